@@ -1,0 +1,1 @@
+"""Relax construction, the build pipeline, schedules and the IR texts."""
