@@ -1,0 +1,180 @@
+"""The graph viewer widget: Graphviz's SVG made interactive in the notebook.
+
+Layout stays on the Python side (the ``dot`` binary through the ``graphviz`` package); the
+front end (``static/viewer.js``, shipped inside the package, no CDN) adds pan/zoom, selection,
+hover links to the DSL source and the let binding, view switching, collapsing of clusters and
+search. The selected node comes back to Python as the ``selected_node`` trait, so a click can
+drive other cells or widgets.
+
+A widget needs a live kernel and its front end; notebook renderers without them (nbconvert,
+nbviewer, GitHub) fall back to the static HTML this module also puts in every display.
+"""
+from __future__ import annotations
+
+import html
+import re
+import pathlib
+import xml.etree.ElementTree as ET
+from typing import Any, Iterable, Mapping, Optional
+
+import anywidget
+import traitlets
+
+_STATIC = pathlib.Path(__file__).parent / "static"
+
+_SVG_NS = "http://www.w3.org/2000/svg"
+_XLINK_NS = "http://www.w3.org/1999/xlink"
+ET.register_namespace("", _SVG_NS)
+ET.register_namespace("xlink", _XLINK_NS)
+
+# Elements that can run code or pull in another document: none belongs in a Graphviz drawing.
+_ACTIVE_ELEMENTS = {"script", "foreignObject", "iframe", "object", "embed", "handler", "listener"}
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def sanitize_svg(svg: str) -> str:
+    """Return ``svg`` without active content (scripts, event handlers, external links).
+
+    Graphviz escapes the labels it draws, but the SVG also carries whatever the DOT source put
+    in ``URL``/``href``/``id`` attributes; this makes the drawing safe to inline in HTML no
+    matter what a student named things. Text that is not well-formed SVG becomes an escaped
+    ``<pre>`` note rather than raw markup.
+    """
+    try:
+        root = ET.fromstring(svg.encode("utf-8") if isinstance(svg, str) else svg)
+    except ET.ParseError as err:
+        return f'<pre class="mlclab-error">unreadable SVG: {html.escape(str(err))}</pre>'
+    if _local(root.tag) != "svg":
+        return f'<pre class="mlclab-error">not an SVG document: {html.escape(_local(root.tag))}</pre>'
+    for parent in list(root.iter()):
+        for child in list(parent):
+            if _local(child.tag) in _ACTIVE_ELEMENTS:
+                parent.remove(child)
+        for name in list(parent.attrib):
+            local = _local(name).lower()
+            value = parent.attrib[name].strip().lower()
+            if local.startswith("on"):
+                del parent.attrib[name]
+            elif local == "href" and not value.startswith("#"):
+                del parent.attrib[name]
+    return ET.tostring(root, encoding="unicode")
+
+
+def svg_of(graph: Any) -> str:
+    """The SVG text of a graph: a ``graphviz`` object (laid out by ``dot``) or SVG text."""
+    if isinstance(graph, str):
+        return graph
+    if hasattr(graph, "pipe"):
+        return graph.pipe(format="svg", encoding="utf-8")
+    if hasattr(graph, "_repr_image_svg_xml"):
+        return graph._repr_image_svg_xml()
+    raise TypeError(f"cannot draw {type(graph).__name__} as SVG")
+
+
+class GraphViewer(anywidget.AnyWidget):
+    """An interactive view of one or more Graphviz drawings of the same program.
+
+    ``views`` maps a view name (``"dataflow"``, ``"let"``, ``"tree"``) to
+    ``{"svg": <svg text>, "nodes": {node_id: info}}``. The SVG's node groups carry the node ids
+    as their ``id`` attribute (the Graphviz node name is used when they do not). ``info`` is a
+    JSON object with any of: ``label``, ``op``, ``kind``, ``attrs`` (dict), ``type``/``shape``/
+    ``dtype``, ``binding`` (IR name), ``dsl_name``, ``line`` and ``source_line`` (in
+    ``source``), ``let_line`` (in ``let_text``) and ``script`` (the TVMScript line).
+    """
+
+    _esm = _STATIC / "viewer.js"
+    _css = _STATIC / "viewer.css"
+
+    views = traitlets.Dict().tag(sync=True)
+    view = traitlets.Unicode("").tag(sync=True)
+    selected_node = traitlets.Unicode("").tag(sync=True)
+    collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    search = traitlets.Unicode("").tag(sync=True)
+    highlight = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    annotations = traitlets.Dict().tag(sync=True)
+    source = traitlets.Unicode("").tag(sync=True)
+    let_text = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, views: Optional[Mapping[str, Mapping]] = None, **kwargs: Any) -> None:
+        clean = {name: {"svg": sanitize_svg(svg_of(v.get("svg", ""))) if v.get("svg") else "",
+                        "nodes": dict(v.get("nodes") or {})}
+                 for name, v in (views or {}).items()}
+        kwargs.setdefault("view", next(iter(clean), ""))
+        super().__init__(views=clean, **kwargs)
+
+    @traitlets.validate("view")
+    def _check_view(self, proposal):
+        name = proposal["value"]
+        if self.views and name not in self.views:
+            raise traitlets.TraitError(f"no view {name!r}; this viewer has {', '.join(self.views)}")
+        return name
+
+    @traitlets.validate("selected_node")
+    def _check_selected(self, proposal):
+        node = proposal["value"]
+        if node and node not in self.nodes:
+            raise traitlets.TraitError(f"no node {node!r} in the {self.view!r} view")
+        return node
+
+    @property
+    def nodes(self) -> dict:
+        """Node id -> info for the current view."""
+        return (self.views.get(self.view) or {}).get("nodes", {})
+
+    @property
+    def selected(self) -> Optional[dict]:
+        """The info of the selected node, or None."""
+        return self.nodes.get(self.selected_node)
+
+    def find(self, op: str) -> list[str]:
+        """Ids of the current view's nodes whose operator or label contains ``op``."""
+        op = op.lower()
+        return [nid for nid, info in self.nodes.items()
+                if op in f"{info.get('op') or ''} {info.get('label') or ''}".lower()]
+
+    # ----------------------------------------------------------------- static fallback
+    def static_html(self) -> str:
+        """Self-contained HTML (no script) of the current view, for renderers without widgets."""
+        svg = (self.views.get(self.view) or {}).get("svg") or ""
+        marks = self._static_marks()
+        names = " · ".join(html.escape(v) for v in self.views)
+        return (f'<div class="mlclab-static-graph">{marks}'
+                f'<div style="font:12px sans-serif;color:#57606a">graph view: '
+                f'<b>{html.escape(self.view)}</b> (views: {names})</div>'
+                f'<div style="overflow:auto;max-height:600px">{svg}</div></div>')
+
+    def _static_marks(self) -> str:
+        # The static drawing cannot restyle nodes, so name the highlighted ones in text.
+        bad = [nid for nid in self.highlight if nid in self.nodes]
+        if not bad:
+            return ""
+        items = ", ".join(html.escape(self.nodes[n].get("label") or n) for n in bad)
+        return f'<div style="font:12px sans-serif;color:#d1242f">highlighted: {items}</div>'
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle
+        data["text/html"] = self.static_html()
+        return data, metadata
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def find_binding_line(text: str, names: Iterable[str]) -> Optional[int]:
+    """The 1-based line of ``text`` that binds any of ``names`` (``let %x = ...``, ``x = ...``,
+    ``x: R.Tensor(...) = ...``), or None."""
+    for name in names:
+        if not name:
+            continue
+        pattern = re.compile(rf"^\s*(?:let\s+)?%?{re.escape(name)}\s*(?::[^=]*)?=(?!=)")
+        for i, line in enumerate(_lines(text), start=1):
+            if pattern.match(line):
+                return i
+    return None

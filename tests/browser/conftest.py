@@ -1,0 +1,191 @@
+"""A real JupyterLab driven by Debian's Chromium through Playwright.
+
+Follows ../shared/BROWSER-TESTING.md: an isolated server on 127.0.0.1 with a token, the
+announcements popup disabled, the page driven through ``window.jupyterapp`` (exposed with
+``expose_app_in_browser``). These tests skip only when /usr/bin/chromium is missing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+CHROMIUM = pathlib.Path("/usr/bin/chromium")
+REPO = pathlib.Path(__file__).resolve().parents[2]
+NOTEBOOKS = pathlib.Path(__file__).parent / "notebooks"
+ARTIFACTS = REPO / "test-artifacts"
+
+
+def pytest_collection_modifyitems(config, items):
+    if CHROMIUM.exists():
+        return
+    skip = pytest.mark.skip(reason="needs /usr/bin/chromium (apt-get install chromium)")
+    for item in items:
+        if "browser" in item.keywords:
+            item.add_marker(skip)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    """A running JupyterLab server serving a private copy of the fixture notebooks."""
+
+    def __init__(self, root: pathlib.Path, port: int, token: str, proc: subprocess.Popen):
+        self.root, self.port, self.token, self.proc = root, port, token, proc
+
+    def api(self, path: str, method: str = "GET") -> bytes:
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.read()
+
+    def url(self, notebook: str) -> str:
+        return f"http://127.0.0.1:{self.port}/lab/tree/{notebook}?token={self.token}&reset"
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "root"
+    shutil.copytree(NOTEBOOKS, root)
+    env = dict(os.environ)
+    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        path = base / var.lower()
+        path.mkdir()
+        env[var] = str(path)
+    labconfig = base / "jupyter_config_dir" / "labconfig"
+    labconfig.mkdir(parents=True)
+    (labconfig / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    # The kernel must import this checkout of mlclab whether or not it is pip-installed.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    port, token = _free_port(), secrets.token_hex(16)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+         "--port-retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+         "--ServerApp.allow_root=True", "--LabApp.expose_app_in_browser=True",
+         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        env=env, cwd=root, stdout=open(base / "server.log", "wb"), stderr=subprocess.STDOUT,
+        start_new_session=True)
+    server = Lab(root, port, token, proc)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            server.api("/api/status")
+            break
+        except (urllib.error.URLError, ConnectionError, OSError):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("JupyterLab did not start:\n" + (base / "server.log").read_text()[-3000:])
+            time.sleep(0.25)
+    yield server
+    try:
+        server.api("/api/shutdown", method="POST")
+        proc.wait(timeout=10)
+    except Exception:
+        pass
+    # Anything the server left behind (kernels) shares its session: end that group, by id.
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    yield pg
+    # A failing test leaves a picture of what the browser showed.
+    failed = getattr(request.node, "rep_call", None)
+    if failed is not None and failed.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        shot = ARTIFACTS / f"{request.node.name}-failure.png"
+        try:
+            pg.screenshot(path=str(shot), full_page=True)
+            print(f"\nfailure screenshot: {shot}")
+        except Exception:
+            pass
+    context.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)
+
+
+def _run_all(page, lab: Lab, notebook: str, timeout_s: float = 180) -> None:
+    """Open ``notebook`` in JupyterLab, run every cell and wait until widgets have drawn."""
+    page.goto(lab.url(notebook))
+    page.wait_for_function(
+        """() => {
+            const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+            const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+            return k && k.status === 'idle';
+        }""", timeout=timeout_s * 1000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(
+        """() => {
+            const w = window.jupyterapp.shell.currentWidget;
+            const cells = [...document.querySelectorAll('.jp-CodeCell')];
+            const done = cells.every((c) => {
+                const src = c.querySelector('.jp-InputArea-editor').textContent.trim();
+                const prompt = c.querySelector('.jp-InputPrompt').textContent;
+                return src === '' || (/\\[\\d+\\]/.test(prompt) && !prompt.includes('*'));
+            });
+            return done && w.sessionContext.session.kernel.status === 'idle';
+        }""", timeout=timeout_s * 1000)
+    page.wait_for_function(
+        "() => ![...document.querySelectorAll('.jp-OutputArea-output')].some(o => o.textContent.includes('Loading widget'))",
+        timeout=60_000)
+    assert page.locator(".jupyter-widgets-error-widget").count() == 0, "a widget failed to load"
+
+
+def _screenshot(page, name: str) -> pathlib.Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"\nscreenshot: {path}")
+    return path
+
+
+@pytest.fixture
+def run_all(page, lab):
+    """``run_all("nb.ipynb")``: open the notebook in the page, run all cells, wait for widgets."""
+    return lambda notebook: _run_all(page, lab, notebook)
+
+
+@pytest.fixture
+def screenshot(page):
+    """``screenshot("name")``: save test-artifacts/name.png and print its path."""
+    return lambda name: _screenshot(page, name)

@@ -1,0 +1,55 @@
+"""The graph viewer widget in a real JupyterLab + Chromium (no compiler involved)."""
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+def test_viewer_click_search_views_collapse(page, run_all, screenshot):
+    run_all("viewer.ipynb")
+    viewer = page.locator(".mlclab-viewer").first
+    graph = viewer.locator("svg.mlclab-graph")
+    graph.wait_for()
+    assert graph.locator("g.node").count() == 4
+
+    # A student-typed label is text in the drawing, never markup.
+    assert graph.locator("script").count() == 0
+    assert "<script>alert(1)</script>" in graph.locator("g#main\\.w").text_content()
+
+    # Click -> details panel, and the kernel learns the selection (a Python-side dlink
+    # rewrites the label below the viewer).
+    viewer.locator("g#main\\.mm").click()
+    details = viewer.locator(".mlclab-details")
+    assert "relax.matmul" in details.text_content()
+    assert "y: R.Tensor((2, 4)) = R.matmul(x, w)" in details.text_content()
+    page.get_by_text("picked: main.mm").wait_for()
+    assert viewer.locator(".mlclab-source .mlclab-line-selected").text_content().strip().endswith("y = x @ w")
+    assert "let %y" in viewer.locator(".mlclab-let .mlclab-line-selected").text_content()
+
+    # Hover lights up the node's DSL line and let binding.
+    viewer.locator("g#main\\.r").hover()
+    assert "relu(y)" in viewer.locator(".mlclab-source .mlclab-line-hover").text_content()
+    assert "let %z" in viewer.locator(".mlclab-let .mlclab-line-hover").text_content()
+
+    # Search by operator dims the rest.
+    viewer.locator(".mlclab-search").fill("relu")
+    assert viewer.locator("g.node.mlclab-match").count() == 1
+    assert viewer.locator(".mlclab-matches").text_content() == "1 match"
+    viewer.locator(".mlclab-search").fill("")
+
+    # Collapsing the fused group hides its two nodes behind one box.
+    viewer.locator(".mlclab-collapse-all").click()
+    placeholder = viewer.locator("g.mlclab-placeholder")
+    assert "fused_matmul_relu (2 nodes)" in placeholder.text_content()
+    assert not viewer.locator("g#main\\.mm").is_visible()
+    placeholder.click()
+    assert viewer.locator("g#main\\.mm").is_visible()
+
+    # Switching views redraws from the other SVG (the "let" drawing has no cluster).
+    viewer.locator("button[data-view='let']").click()
+    assert viewer.locator("button[data-view='let']").get_attribute("aria-selected") == "true"
+    assert graph.count() == 1 and viewer.locator("g.cluster").count() == 0
+
+    # Zoom changes the transform; "fit" resets it.
+    viewer.locator(".mlclab-zoom-in").click()
+    assert "scale(" in viewer.locator("svg.mlclab-graph").get_attribute("style")
+    screenshot("viewer")
