@@ -1,0 +1,184 @@
+"""validate(): comparison rules, random inputs, the report and its static HTML.
+
+These tests drive validate() with a small stand-in for a CompiledFunction (the same duck
+type: typed.params, __call__, reference, trace, reference_trace, bindings) so a fault can be
+planted at a chosen binding; tests/test_validate_compiled.py runs it on real compiled code.
+"""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from mlclab.dsl.typed import BindingInfo, Span
+from mlclab.notebook.report_html import heatmap_svg, report_html
+from mlclab.validate import compare, default_tolerances, random_inputs, time_per_call, validate
+
+
+def param(name, shape, dtype="float32"):
+    return SimpleNamespace(name=name, type=SimpleNamespace(shape=tuple(shape), dtype=dtype))
+
+
+class FakeFunction:
+    """d = a @ b; e = d + c; return relu(e) — with an optional fault planted in one binding."""
+
+    name = "foo"
+    source = "def foo(a, b, c):\n    d = a @ b\n    e = d + c\n    return relu(e)\n"
+
+    def __init__(self, fault=None, shape=("n", 3)):
+        self.fault = fault
+        self.typed = SimpleNamespace(params=[param("a", shape), param("b", (3, 4)), param("c", (1, 4))])
+        lines = self.source.splitlines()
+        self.bindings = {
+            f"var_{n}": BindingInfo(n, dsl, Span(i, 4, i, 20), lines[i - 1], "binding")
+            for n, dsl, i in [("d", "d", 2), ("e", "e", 3), ("lv", None, 4)]}
+
+    def _steps(self, a, b, c, faulty):
+        d = a @ b
+        if faulty and self.fault == "d":
+            d = d + 1.0
+        e = d + c
+        if faulty and self.fault == "e":
+            e = e * 2.0
+        return {"d": d, "e": e, "lv": np.maximum(e, 0)}
+
+    def __call__(self, *args):
+        return self._steps(*args, faulty=True)["lv"]
+
+    def reference(self, *args):
+        return self._steps(*args, faulty=False)["lv"]
+
+    def trace(self, *args):
+        return self._steps(*args, faulty=True)
+
+    def reference_trace(self, *args):
+        return self._steps(*args, faulty=False)
+
+
+def test_compare_within_and_outside_tolerance():
+    e = np.array([[1.0, 2.0], [0.0, -4.0]], dtype=np.float32)
+    ok = compare(e + 1e-7, e)
+    assert ok.ok and ok.mismatches == 0 and ok.max_abs_err < 1e-6
+    bad = compare(e + np.array([[0, 0], [0, 0.5]], dtype=np.float32), e)
+    assert not bad.ok and bad.mismatches == 1
+    assert bad.max_abs_err == pytest.approx(0.5) and bad.max_rel_err == pytest.approx(0.125)
+    assert bad.tolerance_ratio[1, 1] > 1 and bad.tolerance_ratio[0, 0] == 0
+
+
+def test_compare_nan_inf_shape_and_exact_dtypes():
+    nan = np.array([np.nan, np.inf, 1.0], dtype=np.float32)
+    assert compare(nan.copy(), nan).ok                       # NaN meets NaN, inf meets inf
+    one_sided = compare(np.array([1.0, np.inf, 1.0], np.float32), nan)
+    assert not one_sided.ok and one_sided.max_abs_err == np.inf
+    shape = compare(np.zeros((2, 3)), np.zeros((3, 2)))
+    assert not shape.ok and "shape (2, 3)" in shape.note
+    assert default_tolerances("int32") == (0.0, 0.0)
+    assert not compare(np.array([1, 2], np.int32), np.array([1, 3], np.int32)).ok
+    assert compare(np.array([True, False]), np.array([True, False])).ok
+
+
+def test_random_inputs_share_symbolic_sizes_and_follow_dtypes():
+    params = [param("x", ("n", 3)), param("y", ("n",), "int32"), param("m", (2, 2), "bool"),
+              param("u", (4,), "uint8")]
+    args, sizes = random_inputs(params, seed=7)
+    n = sizes["n"]
+    assert 2 <= n <= 5
+    assert args[0].shape == (n, 3) and args[0].dtype == np.float32
+    assert args[1].shape == (n,) and args[1].dtype == np.int32
+    assert args[2].dtype == np.bool_ and args[3].dtype == np.uint8 and args[3].min() >= 0
+    again, _ = random_inputs(params, seed=7)
+    assert all(np.array_equal(a, b) for a, b in zip(args, again))
+
+
+def test_validate_passes_on_a_correct_function_with_random_inputs():
+    report = validate(FakeFunction(), seed=3)
+    assert report.ok and bool(report)
+    assert report.first_divergence is None
+    assert report.max_abs_err == 0 and report.seed == 3 and "n" in report.sizes
+    assert [b.name for b in report.bindings] == ["d", "e", "lv"]
+    assert report.compiled_time_s > 0 and report.reference_time_s > 0
+
+
+@pytest.mark.parametrize("fault", ["d", "e"])
+def test_validate_names_the_first_divergent_binding(fault):
+    report = validate(FakeFunction(fault=fault), seed=1)
+    assert not report.ok
+    assert report.first_divergence == fault
+    bad = report.first_divergent_binding
+    assert bad.dsl_name == fault and bad.line == {"d": 2, "e": 3}[fault]
+    assert report.max_abs_err > 0.1
+    html = report_html(report)
+    assert 'class="mlclab-badge mlclab-fail"' in html
+    assert f"first divergence: <b>{fault}</b>" in html
+
+
+def test_validate_with_a_student_reference_and_given_args():
+    f = FakeFunction()
+    a, b, c = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32), np.zeros((1, 4), np.float32)
+
+    def my_numpy(a, b, c):
+        return np.maximum(a @ b + c, 0) + 0.5          # a student's slip
+
+    report = validate(f, a, b, c, reference=my_numpy)
+    assert not report.ok and report.seed is None
+    assert report.max_abs_err == pytest.approx(0.5)
+    assert report.first_divergence is None              # TVM agrees with the program's numpy
+    assert "my_numpy" in report.reference_name
+    assert [n for n, _ in report.inputs] == ["a", "b", "c"]
+
+
+def test_validate_tolerance_override():
+    f = FakeFunction(fault="e")
+    assert not validate(f, seed=0).ok
+    # e*2 vs e: huge rtol lets it through, but never silently: the error is still reported.
+    loose = validate(f, seed=0, rtol=10.0, atol=10.0)
+    assert loose.ok and loose.max_abs_err > 0
+
+
+def test_references_cannot_change_each_others_inputs():
+    f = FakeFunction()
+
+    def clobber(a, b, c):
+        out = np.maximum(a @ b + c, 0)
+        a[...] = 99.0
+        return out
+
+    report = validate(f, reference=clobber, seed=5)
+    assert report.ok
+    assert report.inputs[0][1].max() < 99
+
+
+def test_report_html_escapes_everything():
+    f = FakeFunction()
+    f.name = "<img src=x onerror=alert(1)>"
+    f.typed.params[0].name = "<b>a</b>"
+    report = validate(f, seed=2)
+    html = report_html(report)
+    assert "<img" not in html and "<b>a</b>" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "&lt;b&gt;a&lt;/b&gt;" in html
+    assert "<script" not in html
+
+
+def test_heatmap_marks_mismatches_and_block_reduces_big_outputs():
+    ratio = np.zeros((3, 4))
+    ratio[1, 2] = 5.0
+    svg = heatmap_svg(ratio, "output")
+    assert svg.count("<rect") == 12
+    assert svg.count('fill="#d1242f"') == 1 and "[1, 2]" in svg
+    big = np.zeros((200, 100))
+    big[150, 7] = 2.0
+    svg = heatmap_svg(big)
+    assert svg.count("<rect") == 40 * 20 and svg.count('fill="#d1242f"') == 1
+    assert "5×5 blocks" in svg
+    with pytest.raises(ValueError):
+        heatmap_svg(np.zeros(3))
+
+
+def test_report_shows_heatmap_for_2d_outputs_only():
+    report = validate(FakeFunction(fault="e"), seed=4)
+    assert "mlclab-heatmap" in report_html(report)
+
+
+def test_time_per_call_grows_the_batch():
+    calls = []
+    t = time_per_call(lambda: calls.append(1), budget_s=0.002)
+    assert t > 0 and len(calls) > 3
