@@ -1,0 +1,55 @@
+"""``DSLError``: every rejected program raises it, pointing at the line and the span."""
+from __future__ import annotations
+
+from typing import Optional
+
+
+class DSLError(Exception):
+    """A tinynn program was rejected.
+
+    ``lineno`` is 1-based in the text that was compiled (the cell, the string, or the
+    decorated function's file); ``col_offset`` is 0-based. ``str(err)`` quotes the line with a
+    caret under the offending span, says what was expected and, where there is one, the fix.
+    """
+
+    def __init__(self, message: str, *, lineno: int = 1, col_offset: int = 0,
+                 end_col_offset: Optional[int] = None, source_line: str = "",
+                 filename: str = "<string>", hint: Optional[str] = None, internal: bool = False):
+        self.message = message
+        self.lineno = lineno
+        self.col_offset = col_offset
+        self.end_col_offset = end_col_offset
+        self.source_line = source_line
+        self.filename = filename
+        self.hint = hint
+        # True when the front end accepted the program and TVM rejected it: a bug of mlclab's
+        # checker, which the fuzz tests hunt for.
+        self.internal = internal
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        lines = [f"{self.filename}, line {self.lineno}: {self.message}"]
+        if self.source_line:
+            text = self.source_line.rstrip("\n")
+            stripped = text.lstrip()
+            indent = len(text) - len(stripped)
+            start = max(self.col_offset - indent, 0)
+            end = self.end_col_offset if self.end_col_offset is not None else self.col_offset + 1
+            width = max(min(end, len(text)) - self.col_offset, 1)
+            lines.append("    " + stripped)
+            lines.append("    " + " " * start + "^" * width)
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+    def __reduce__(self):
+        # Exceptions pickle by their args; keep every field (used when errors cross processes).
+        return (_rebuild, (self.message, self.__dict__.copy()))
+
+
+def _rebuild(message, state):
+    err = DSLError.__new__(DSLError)
+    Exception.__init__(err, "")
+    err.__dict__.update(state)
+    err.args = (err._format(),)
+    return err

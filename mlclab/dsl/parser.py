@@ -1,0 +1,769 @@
+"""Python ``ast`` -> typed program. Every rejected program stops here with a ``DSLError``.
+
+The parser never runs the student's code: it reads the syntax tree, resolves names against
+the parameters, earlier bindings, the operator table and the program's other functions, and
+checks every shape and dtype through the table's rules before TVM sees anything.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from .. import ops as O
+from . import dims as D
+from .annotations import DTYPE_NAMES, DTYPES
+from .diagnostics import DSLError
+from .typed import (Assign, Call, Const, Expr, FuncCall, Function, GetItem, If, Param, Ref,
+                    Return, Span, TensorType, TupleExpr, TupleType, TypedProgram)
+
+_DECORATORS = {"function"}   # @mlclab.function / @function, with or without arguments
+
+_UNSUPPORTED_STMT = {
+    ast.For: "loops are not part of tinynn: a program is a dataflow graph of tensor operators "
+             "(use sum, matmul, ... instead of looping over elements)",
+    ast.AsyncFor: "loops are not part of tinynn",
+    ast.While: "while loops are not part of tinynn: a program is a dataflow graph of tensor "
+               "operators",
+    ast.Import: "import is not allowed inside a tinynn function",
+    ast.ImportFrom: "import is not allowed inside a tinynn function",
+    ast.With: "with blocks are not part of tinynn",
+    ast.Try: "try/except is not part of tinynn",
+    ast.Raise: "raise is not part of tinynn",
+    ast.Assert: "assert is not part of tinynn; mlclab checks shapes for you",
+    ast.Delete: "del is not part of tinynn",
+    ast.Global: "global is not part of tinynn",
+    ast.Nonlocal: "nonlocal is not part of tinynn",
+    ast.FunctionDef: "functions cannot be nested: define them side by side at the top level",
+    ast.ClassDef: "classes are not part of tinynn",
+}
+
+_SUPPORTED = ("supported: name = expr, a, b = expr, return expr, if/else on a bool scalar")
+
+
+@dataclass
+class Literal:
+    """A number literal before it meets a tensor and takes its dtype."""
+
+    value: Union[int, float, bool]
+    span: Span
+
+
+def parse_program(source: str, filename: str = "<string>") -> TypedProgram:
+    return _Parser(source, filename).program()
+
+
+class _Parser:
+    def __init__(self, source: str, filename: str):
+        self.source = source
+        self.filename = filename
+        self.lines = source.splitlines()
+
+    # ------------------------------------------------------------------ errors
+    def error(self, message: str, where, hint: Optional[str] = None) -> DSLError:
+        span = where if isinstance(where, Span) else Span.of(where)
+        line = self.lines[span.lineno - 1] if 0 < span.lineno <= len(self.lines) else ""
+        end = span.end_col_offset if span.end_lineno == span.lineno else len(line)
+        return DSLError(message, lineno=span.lineno, col_offset=span.col_offset,
+                        end_col_offset=end, source_line=line, filename=self.filename, hint=hint)
+
+    # ------------------------------------------------------------------ program
+    def program(self) -> TypedProgram:
+        try:
+            tree = ast.parse(self.source, filename=self.filename)
+        except SyntaxError as exc:
+            lineno = exc.lineno or 1
+            col = max((exc.offset or 1) - 1, 0)
+            end = (exc.end_offset - 1) if exc.end_offset and exc.end_lineno == exc.lineno else col + 1
+            line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+            raise DSLError(f"Python syntax error: {exc.msg}", lineno=lineno, col_offset=col,
+                           end_col_offset=max(end, col + 1), source_line=line,
+                           filename=self.filename) from None
+        defs: dict[str, ast.FunctionDef] = {}
+        for i, node in enumerate(tree.body):
+            if isinstance(node, ast.FunctionDef):
+                if node.name in defs:
+                    raise self.error(f"function {node.name!r} is defined twice (first at line "
+                                     f"{defs[node.name].lineno})", _name_span(node))
+                if node.name in O.OPS:
+                    raise self.error(f"function name {node.name!r} would hide the operator "
+                                     f"{O.OPS[node.name].signature()}", _name_span(node),
+                                     hint="choose another name")
+                defs[node.name] = node
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue   # how a .py file makes the annotations importable; nothing to compile
+            elif i == 0 and _is_docstring(node):
+                continue
+            else:
+                raise self.error("only def statements (and imports) may stand at the top level "
+                                 "of a tinynn program", node)
+        if not defs:
+            raise self.error("no function found: a tinynn program is one or more def statements",
+                             Span(1, 0, 1, max(len(self.lines[0]) if self.lines else 1, 1)))
+        self.defs = defs
+        self.signatures = {name: self.signature(node) for name, node in defs.items()}
+        self.done: dict[str, Function] = {}
+        self.in_progress: list[str] = []
+        for name in defs:
+            self.function(name)
+        return TypedProgram({name: self.done[name] for name in defs}, self.source, self.filename)
+
+    # ------------------------------------------------------------------ signatures
+    def signature(self, node: ast.FunctionDef):
+        for dec in node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+            if name not in _DECORATORS:
+                raise self.error("only @mlclab.function may decorate a tinynn function", dec)
+        a = node.args
+        for extra, what in ((a.vararg, "*args"), (a.kwarg, "**kwargs")):
+            if extra is not None:
+                raise self.error(f"{what} is not supported: list every tensor parameter", extra)
+        if a.kwonlyargs or a.posonlyargs:
+            raise self.error("keyword-only and positional-only markers are not supported",
+                             (a.kwonlyargs or a.posonlyargs)[0])
+        if a.defaults:
+            raise self.error("parameters cannot have default values: every parameter is a tensor "
+                             "the caller passes", a.defaults[0])
+        symbols: set[str] = set()
+        params = []
+        seen = set()
+        for arg in a.args:
+            if arg.annotation is None:
+                raise self.error(f"parameter {arg.arg!r} needs a type annotation",
+                                 arg, hint=f"{arg.arg}: Tensor[(2, 3), f32]")
+            if arg.arg in seen:
+                raise self.error(f"parameter {arg.arg!r} is listed twice", arg)
+            seen.add(arg.arg)
+            ty = self.tensor_annotation(arg.annotation, symbols, allow_new_symbols=True)
+            params.append(Param(arg.arg, ty, Span.of(arg)))
+        ret = None
+        if node.returns is not None:
+            ret = self.return_annotation(node.returns, symbols)
+        return params, ret, symbols
+
+    def tensor_annotation(self, node, symbols: set, allow_new_symbols: bool) -> TensorType:
+        example = "Tensor[(2, 3), f32]"
+        if not (isinstance(node, ast.Subscript) and _attr_name(node.value) == "Tensor"):
+            raise self.error("expected a Tensor annotation", node, hint=f"for example {example}")
+        sl = node.slice
+        if not (isinstance(sl, ast.Tuple) and len(sl.elts) == 2):
+            raise self.error("a Tensor annotation takes a shape and a dtype", node,
+                             hint=f"for example {example}")
+        shape_node, dtype_node = sl.elts
+        if isinstance(shape_node, ast.Tuple):
+            dim_nodes = shape_node.elts
+        elif isinstance(shape_node, (ast.Constant, ast.Name)):
+            dim_nodes = [shape_node]
+        else:
+            raise self.error("the shape must be a tuple of sizes", shape_node,
+                             hint="sizes are int literals or strings naming a symbolic size, "
+                                  "e.g. (\"n\", 784)")
+        shape = []
+        for d in dim_nodes:
+            if isinstance(d, ast.Constant) and type(d.value) is int and d.value >= 0:
+                shape.append(d.value)
+            elif isinstance(d, ast.Constant) and isinstance(d.value, str) and d.value.isidentifier():
+                if d.value not in symbols and not allow_new_symbols:
+                    raise self.error(f"symbolic size {d.value!r} does not appear among the "
+                                     f"parameters' shapes", d)
+                symbols.add(d.value)
+                shape.append(d.value)
+            else:
+                raise self.error("a size is a non-negative int literal or a string naming a "
+                                 "symbolic size", d, hint="e.g. Tensor[(\"n\", 784), f32]")
+        return TensorType(tuple(shape), self.dtype_value(dtype_node))
+
+    def return_annotation(self, node, symbols: set):
+        if isinstance(node, ast.Tuple):
+            return TupleType(tuple(self.return_annotation(e, symbols) for e in node.elts))
+        if isinstance(node, ast.Subscript) and _attr_name(node.value) in ("tuple", "Tuple"):
+            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            return TupleType(tuple(self.return_annotation(e, symbols) for e in elts))
+        return self.tensor_annotation(node, symbols, allow_new_symbols=False)
+
+    def dtype_value(self, node) -> str:
+        name = _attr_name(node)
+        if name in DTYPE_NAMES:
+            return DTYPE_NAMES[name]
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in DTYPES:
+            return node.value
+        raise self.error("unknown dtype", node,
+                         hint="use one of " + ", ".join(DTYPE_NAMES) + " or a name such as \"float32\"")
+
+    # ------------------------------------------------------------------ functions
+    def function(self, name: str) -> Function:
+        if name in self.done:
+            return self.done[name]
+        node = self.defs[name]
+        self.in_progress.append(name)
+        params, ret, symbols = self.signatures[name]
+        scope = _Scope(self, name, symbols)
+        for p in params:
+            scope.env[p.name] = p.type
+        body, returned = scope.block(node.body, top=True)
+        if returned is None:
+            raise self.error(f"function {name!r} does not return a value on every path",
+                             _name_span(node), hint="end it with: return <expr>")
+        if ret is not None and not _same_type(ret, returned):
+            raise self.error(f"function {name!r} is annotated to return {ret} but returns "
+                             f"{returned}", node.returns)
+        fn = Function(name, params, body, returned, Span.of(node), calls=sorted(scope.calls))
+        self.in_progress.pop()
+        self.done[name] = fn
+        return fn
+
+
+class _Scope:
+    """Type-checks one function body; ``env`` maps names to their current types."""
+
+    def __init__(self, parser: _Parser, fname: str, symbols: set):
+        self.p = parser
+        self.fname = fname
+        self.symbols = symbols
+        self.env: dict = {}
+        self.one_branch: dict = {}    # name -> the if that bound it in one branch only
+        self.calls: set = set()
+
+    # ------------------------------------------------------------------ statements
+    def block(self, stmts, top=False):
+        """Check a statement list; return (typed statements, return type or None)."""
+        out = []
+        for i, stmt in enumerate(stmts):
+            if i == 0 and _is_docstring(stmt):
+                continue
+            if isinstance(stmt, ast.Pass):
+                continue
+            if isinstance(stmt, ast.Return):
+                out.append(self.return_(stmt))
+                self.unreachable(stmts[i + 1:])
+                return out, out[-1].value.type
+            if isinstance(stmt, ast.If):
+                typed = self.if_(stmt)
+                out.append(typed)
+                if typed.returns:
+                    self.unreachable(stmts[i + 1:])
+                    return out, typed.output_types[0]
+                continue
+            out.append(self.statement(stmt))
+        return out, None
+
+    def unreachable(self, rest):
+        rest = [s for s in rest if not isinstance(s, ast.Pass)]
+        if rest:
+            raise self.p.error("this code can never run: it follows a return", rest[0])
+
+    def statement(self, stmt):
+        if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) != 1:
+                raise self.p.error("chained assignment (a = b = ...) is not supported", stmt)
+            return self.assign(stmt.targets[0], self.expr(stmt.value), stmt)
+        if isinstance(stmt, ast.AugAssign):
+            if not isinstance(stmt.target, ast.Name):
+                raise self.p.error("only a plain name can be updated in place", stmt.target)
+            value = self.binop(stmt.op, ast.Name(stmt.target.id, ast.Load(),
+                                                 **_loc(stmt.target)), stmt.value, stmt)
+            return self.assign(stmt.target, value, stmt)
+        if isinstance(stmt, ast.AnnAssign):
+            if stmt.value is None or not isinstance(stmt.target, ast.Name):
+                raise self.p.error("an annotated assignment needs a name and a value", stmt)
+            value = self.tensor(self.expr(stmt.value), stmt.value)
+            declared = self.p.tensor_annotation(stmt.annotation, self.symbols,
+                                                allow_new_symbols=False)
+            if not _same_type(declared, value.type):
+                raise self.p.error(f"{stmt.target.id} is annotated {declared} but the value is "
+                                   f"{value.type}", stmt.value)
+            return self.assign(stmt.target, value, stmt)
+        if isinstance(stmt, ast.Expr):
+            raise self.p.error("an expression on its own does nothing: assign it to a name or "
+                               "return it", stmt)
+        for kind, message in _UNSUPPORTED_STMT.items():
+            if isinstance(stmt, kind):
+                raise self.p.error(message, _head_span(stmt), hint=_SUPPORTED)
+        raise self.p.error(f"{type(stmt).__name__} statements are not part of tinynn",
+                           _head_span(stmt), hint=_SUPPORTED)
+
+    def assign(self, target, value, stmt) -> Assign:
+        if isinstance(value, Literal):
+            raise self.p.error("a tinynn value is a tensor; a bare number has no shape or dtype",
+                               stmt.value if hasattr(stmt, "value") else stmt,
+                               hint="use the number directly where a tensor meets it, e.g. x * 2.0")
+        if isinstance(target, ast.Name):
+            self.bind(target.id, value.type)
+            return Assign([target.id], [Span.of(target)], value, Span.of(stmt))
+        if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name)
+                                                             for e in target.elts):
+            if not isinstance(value.type, TupleType):
+                raise self.p.error(f"cannot unpack {value.type} into {len(target.elts)} names",
+                                   target)
+            if len(value.type.fields) != len(target.elts):
+                raise self.p.error(f"the value holds {len(value.type.fields)} results, but "
+                                   f"{len(target.elts)} names receive them", target)
+            for name, ty in zip(target.elts, value.type.fields):
+                self.bind(name.id, ty)
+            return Assign([e.id for e in target.elts], [Span.of(e) for e in target.elts], value,
+                          Span.of(stmt))
+        raise self.p.error("only names can be assigned to (x = ..., or a, b = ...)", target)
+
+    def bind(self, name: str, ty):
+        self.env[name] = ty
+        self.one_branch.pop(name, None)
+
+    def return_(self, stmt: ast.Return) -> Return:
+        if stmt.value is None:
+            raise self.p.error("a tinynn function must return a tensor (or a tuple of them)", stmt)
+        if isinstance(stmt.value, ast.Tuple):
+            value = self.tuple_(stmt.value)
+        else:
+            value = self.tensor_or_tuple(self.expr(stmt.value), stmt.value)
+        return Return(value, Span.of(stmt))
+
+    def if_(self, stmt: ast.If) -> If:
+        cond = self.tensor(self.expr(stmt.test), stmt.test)
+        if not (isinstance(cond.type, TensorType) and cond.type.ndim == 0
+                and cond.type.dtype == "bool"):
+            raise self.p.error(f"an if condition must be a bool scalar (rank 0); this is "
+                               f"{cond.type}", stmt.test,
+                               hint="reduce it to one value, e.g. if sum(x) > 0.0:")
+        before = dict(self.env)
+        then_body, then_ret = self.block(stmt.body)
+        then_env = self.env
+        self.env = dict(before)
+        else_body, else_ret = self.block(stmt.orelse)
+        else_env = self.env
+        span = Span(stmt.lineno, stmt.col_offset, stmt.lineno,
+                    stmt.test.end_col_offset + 1 if stmt.test.end_col_offset else stmt.col_offset + 2)
+        if (then_ret is None) != (else_ret is None):
+            raise self.p.error("either both branches of this if return, or neither does",
+                               span, hint="add the missing return, or move it after the if")
+        if then_ret is not None:
+            if not _same_type(then_ret, else_ret):
+                raise self.p.error(f"the branches return different types: {then_ret} and "
+                                   f"{else_ret}", span)
+            return If(cond, then_body, else_body, [], [then_ret], True, span)
+        outputs, types = [], []
+        assigned = _assigned_names(stmt.body) | _assigned_names(stmt.orelse)
+        self.env = dict(before)
+        for name in _ordered(assigned, stmt):
+            if name in then_env and name in else_env:
+                if not _same_type(then_env[name], else_env[name]):
+                    raise self.p.error(f"{name} has type {then_env[name]} in one branch and "
+                                       f"{else_env[name]} in the other", span)
+                outputs.append(name)
+                types.append(then_env[name])
+                self.bind(name, then_env[name])
+            else:
+                self.env.pop(name, None)
+                self.one_branch[name] = stmt.lineno
+        if not outputs:
+            raise self.p.error("this if binds no name that both branches define: code after it "
+                               "could not use its result", span,
+                               hint="assign the same names in both branches (or add an else)")
+        return If(cond, then_body, else_body, outputs, types, False, span)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, node):
+        if isinstance(node, ast.Constant):
+            if type(node.value) in (int, float, bool):
+                return Literal(node.value, Span.of(node))
+            raise self.p.error(f"{type(node.value).__name__} literals are not part of tinynn", node)
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node.op, node.left, node.right, node)
+        if isinstance(node, ast.UnaryOp):
+            return self.unary(node)
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1:
+                raise self.p.error("chained comparisons are not supported", node,
+                                   hint="compare two values at a time")
+            symbol = _CMP.get(type(node.ops[0]))
+            if symbol is None:
+                raise self.p.error("only < <= > >= == != compare tensors", node)
+            return self.apply(O.BINARY_SYMBOLS[symbol], [node.left, node.comparators[0]], [], node)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.Tuple):
+            return self.tuple_(node)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, ast.Attribute):
+            raise self.p.error("attribute access is not part of tinynn", node,
+                               hint="call operators by name: exp(x), not np.exp(x) or x.exp()")
+        if isinstance(node, ast.BoolOp):
+            raise self.p.error("and/or are not supported on tensors", node)
+        if isinstance(node, ast.IfExp):
+            raise self.p.error("a conditional expression is not supported", node,
+                               hint="use where(cond, a, b) for an element-wise choice")
+        raise self.p.error(f"{_describe(node)} is not part of tinynn", node)
+
+    def name(self, node: ast.Name):
+        if node.id in self.env:
+            return Ref(self.env[node.id], Span.of(node), node.id)
+        if node.id in self.one_branch:
+            raise self.p.error(f"{node.id!r} is assigned in only one branch of the if on line "
+                               f"{self.one_branch[node.id]}, so it may be undefined here", node,
+                               hint="assign it in both branches")
+        if node.id in O.OPS or node.id in self.p.defs:
+            raise self.p.error(f"{node.id!r} is a function: call it", node,
+                               hint=f"{node.id}(...)")
+        known = list(self.env) + list(O.OPS)
+        close = difflib.get_close_matches(node.id, known, n=1)
+        raise self.p.error(f"name {node.id!r} is not defined", node,
+                           hint=f"did you mean {close[0]!r}?" if close else
+                           "names are parameters or values assigned above")
+
+    def binop(self, op, left_node, right_node, node):
+        symbol = _BINOPS.get(type(op))
+        if symbol is None:
+            raise self.p.error(f"the operator {_OPSYM.get(type(op), type(op).__name__)} is not "
+                               "supported on tensors", node)
+        return self.apply(O.BINARY_SYMBOLS[symbol], [left_node, right_node], [], node)
+
+    def unary(self, node: ast.UnaryOp):
+        if isinstance(node.op, ast.UAdd):
+            return self.expr(node.operand)
+        if isinstance(node.op, ast.USub):
+            operand = self.expr(node.operand)
+            if isinstance(operand, Literal):
+                if isinstance(operand.value, bool):
+                    raise self.p.error("cannot negate a bool", node)
+                return Literal(-operand.value, Span.of(node))
+            return self.apply(O.OPS["negative"], [node.operand], [], node, evaluated=[operand])
+        raise self.p.error("'not' and '~' are not supported on tensors", node,
+                           hint="compare instead, e.g. x == 0")
+
+    def tuple_(self, node) -> TupleExpr:
+        items = [self.tensor(self.expr(e), e) for e in node.elts]
+        if not items:
+            raise self.p.error("an empty tuple holds no tensor", node)
+        return TupleExpr(TupleType(tuple(i.type for i in items)), Span.of(node), items)
+
+    def subscript(self, node: ast.Subscript):
+        value = self.expr(node.value)
+        if isinstance(value, Expr) and isinstance(value.type, TupleType):
+            idx = node.slice
+            if isinstance(idx, ast.Constant) and type(idx.value) is int:
+                n = len(value.type.fields)
+                if not -n <= idx.value < n:
+                    raise self.p.error(f"index {idx.value} is out of range for a tuple of {n}", idx)
+                i = idx.value % n
+                return GetItem(value.type.fields[i], Span.of(node), value, i)
+        raise self.p.error("indexing and slicing are not part of tinynn", node,
+                           hint="reshape, transpose, squeeze and the reductions cover most uses")
+
+    def tensor(self, value, node) -> Expr:
+        if isinstance(value, Literal):
+            raise self.p.error("a number alone has no shape or dtype; a tensor is needed here",
+                               node)
+        if isinstance(value.type, TupleType):
+            raise self.p.error(f"a tuple ({value.type}) is used where a tensor is needed", node,
+                               hint="unpack it first: a, b = ...")
+        return value
+
+    def tensor_or_tuple(self, value, node) -> Expr:
+        if isinstance(value, Literal):
+            return self.tensor(value, node)
+        return value
+
+    # ------------------------------------------------------------------ calls
+    def call(self, node: ast.Call):
+        if not isinstance(node.func, ast.Name):
+            raise self.p.error("call operators and functions by their name", node.func,
+                               hint="exp(x), not np.exp(x) or x.exp()")
+        name = node.func.id
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None
+                                                                     for k in node.keywords):
+            raise self.p.error("*args and **kwargs are not supported in calls", node)
+        if name in self.p.defs:
+            return self.func_call(name, node)
+        if name not in O.OPS:
+            close = difflib.get_close_matches(name, list(O.OPS) + list(self.p.defs), n=1)
+            raise self.p.error(f"unknown operator {name!r}", node.func,
+                               hint=f"did you mean {close[0]}?" if close else
+                               "see docs/operators.md for the operators tinynn knows")
+        return self.apply(O.OPS[name], node.args, node.keywords, node)
+
+    def func_call(self, name: str, node: ast.Call) -> FuncCall:
+        if name in self.p.in_progress:
+            cycle = self.p.in_progress[self.p.in_progress.index(name):] + [name]
+            raise self.p.error("recursion is not supported: " + " -> ".join(cycle), node,
+                               hint="tinynn functions form a call graph without cycles")
+        callee = self.p.function(name)
+        self.calls.add(name)
+        if node.keywords:
+            raise self.p.error(f"pass {name}'s arguments by position", node.keywords[0])
+        if len(node.args) != len(callee.params):
+            raise self.p.error(f"{name} takes {len(callee.params)} arguments "
+                               f"({', '.join(p.name for p in callee.params)}), got "
+                               f"{len(node.args)}", node)
+        args, env = [], {}
+        for arg_node, param in zip(node.args, callee.params):
+            arg = self.tensor(self.expr(arg_node), arg_node)
+            want = param.type
+            got = arg.type
+            if got.dtype != want.dtype or got.ndim != want.ndim:
+                raise self.p.error(f"{name}'s parameter {param.name} is {want}, got {got}", arg_node)
+            for dw, dg in zip(want.shape, got.shape):
+                if isinstance(dw, int):
+                    if dw != dg:
+                        raise self.p.error(f"{name}'s parameter {param.name} is {want}, got {got}",
+                                           arg_node)
+                elif dw in env and env[dw] != dg:
+                    raise self.p.error(
+                        f"{name}'s size {dw!r} is {D.format_dim(env[dw])} from an earlier "
+                        f"argument but {D.format_dim(dg)} for {param.name}", arg_node)
+                else:
+                    env[dw] = dg
+            args.append(arg)
+        return FuncCall(_subst_type(callee.ret_type, env), Span.of(node), name, args)
+
+    def apply(self, op: O.Op, pos_nodes, kw_nodes, node, evaluated=None) -> Call:
+        """Bind arguments to ``op``'s parameters, resolve them, and run its type rule."""
+        params = op.params
+        bound: dict = {}
+        if len(pos_nodes) > len(params):
+            raise self.p.error(f"{op.name} takes at most {len(params)} arguments, got "
+                               f"{len(pos_nodes)}", node, hint=f"{op.signature()}")
+        for param, arg in zip(params, pos_nodes):
+            bound[param.name] = arg
+        names = [p.name for p in params]
+        for kw in kw_nodes:
+            if kw.arg not in names:
+                close = difflib.get_close_matches(kw.arg, names, n=1)
+                raise self.p.error(f"{op.name} has no parameter {kw.arg!r}", kw,
+                                   hint=(f"did you mean {close[0]}? " if close else "")
+                                   + f"{op.signature()}")
+            if kw.arg in bound:
+                raise self.p.error(f"{op.name} got {kw.arg!r} twice", kw)
+            bound[kw.arg] = kw.value
+        missing = [p.name for p in params if p.default is O.REQUIRED and p.name not in bound]
+        if missing:
+            raise self.p.error(f"{op.name} is missing its argument {missing[0]!r}", node,
+                               hint=op.signature())
+        evaluated = list(evaluated or [])
+        values: dict = {}      # tensor params: Expr or Literal; others: Python values
+        arg_nodes: dict = {}
+        for p in params:
+            if p.name not in bound:
+                values[p.name] = p.default
+                continue
+            arg = bound[p.name]
+            arg_nodes[p.name] = arg
+            if p.kind == "tensors":
+                if not isinstance(arg, (ast.Tuple, ast.List)):
+                    raise self.p.error(f"{op.name}'s {p.name} is a tuple of tensors", arg,
+                                       hint=f"{op.name}((a, b), ...)")
+                values[p.name] = [self.tensor(self.expr(e), e) for e in arg.elts]
+            elif p.is_tensor:
+                if p.kind == "tensor?" and isinstance(arg, ast.Constant) and arg.value is None:
+                    values[p.name] = None
+                    continue
+                value = evaluated.pop(0) if evaluated else self.expr(arg)
+                if isinstance(value, Literal) and not p.scalar_ok:
+                    raise self.p.error(f"{op.name}'s {p.name} must be a tensor, not a number", arg)
+                if not isinstance(value, Literal):
+                    value = self.tensor(value, arg)
+                values[p.name] = value
+            else:
+                values[p.name] = self.attr_value(op, p, arg)
+        tensor_names = [p.name for p in params if p.is_tensor and p.kind != "tensors"]
+        self.fold_literals(op, values, tensor_names, arg_nodes, node)
+        types = {}
+        for p in params:
+            val = values[p.name]
+            if p.kind == "tensors":
+                types[p.name] = [v.type for v in val]
+            elif p.is_tensor:
+                types[p.name] = None if val is None else val.type
+            else:
+                types[p.name] = val
+        try:
+            out = op.infer(types)
+        except O.OpTypeError as exc:
+            where = arg_nodes.get(exc.param, node) if exc.param else node
+            raise self.p.error(exc.message, where, hint=exc.hint) from None
+        args = [values[p.name] for p in params if p.is_tensor]
+        attrs = {p.name: values[p.name] for p in params if not p.is_tensor}
+        return Call(out, Span.of(node), op, args, attrs)
+
+    def fold_literals(self, op, values, tensor_names, arg_nodes, node):
+        """Give number literals the dtype of the tensors they meet, or fold two of them."""
+        literals = [n for n in tensor_names if isinstance(values[n], Literal)]
+        if not literals:
+            return
+        tensors = [values[n] for n in tensor_names
+                   if values[n] is not None and not isinstance(values[n], Literal)]
+        if not tensors:
+            raise self.p.error(f"{op.symbol or op.name} needs at least one tensor operand; "
+                               "these are all numbers", node)
+        dtype = tensors[0].type.dtype
+        for n in literals:
+            lit = values[n]
+            v = lit.value
+            if dtype == "bool":
+                if type(v) is not bool:
+                    raise self.p.error(f"the number {v!r} meets a bool tensor", arg_nodes[n],
+                                       hint="compare with True or False")
+            elif isinstance(v, bool):
+                raise self.p.error(f"{v} meets a {O.short(dtype)} tensor", arg_nodes[n])
+            elif O.is_float(dtype):
+                v = float(v)
+            elif isinstance(v, float):
+                raise self.p.error(
+                    f"the float {v!r} meets the {O.short(dtype)} tensor {_name_of(tensors[0])}; "
+                    "mlclab does not promote dtypes silently", arg_nodes[n],
+                    hint=f"use an integer, or convert: astype({_name_of(tensors[0])}, f32)")
+            elif not _int_fits(v, dtype):
+                raise self.p.error(f"{v} does not fit in {O.short(dtype)}", arg_nodes[n])
+            values[n] = Const(TensorType((), dtype), lit.span, v)
+
+    def attr_value(self, op: O.Op, p: O.Param, node):
+        kind = p.kind
+        what = f"{op.name}'s {p.name}"
+        if isinstance(node, ast.Constant) and node.value is None:
+            if p.default is None:
+                return None
+            raise self.p.error(f"{what} cannot be None", node)
+        if kind == "dtype":
+            return self.p.dtype_value(node)
+        if kind in ("float",):
+            v = _number(node)
+            if v is None or isinstance(v, bool):
+                raise self.p.error(f"{what} must be a number literal", node)
+            return float(v)
+        if kind == "bool":
+            if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+                return node.value
+            raise self.p.error(f"{what} must be True or False", node)
+        if kind in ("int", "axis"):
+            v = _int(node)
+            if v is None:
+                raise self.p.error(f"{what} must be an int literal", node)
+            return v
+        # tuples of ints (or one int): ints, pair, padding, axes, shape
+        items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else None
+        if items is None:
+            v = _int(node)
+            if v is None:
+                if kind == "shape" and isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    items = [node]
+                else:
+                    raise self.p.error(f"{what} must be an int literal or a tuple of them", node)
+            elif kind == "shape":
+                return (v,)
+            else:
+                return v
+        out = []
+        for e in items:
+            v = _int(e)
+            if v is None and kind == "shape" and isinstance(e, ast.Constant) \
+                    and isinstance(e.value, str):
+                if e.value not in self.symbols:
+                    raise self.p.error(f"{e.value!r} is not a symbolic size of this function",
+                                       e, hint="symbolic sizes come from the parameters' shapes")
+                out.append(e.value)
+                continue
+            if v is None:
+                raise self.p.error(f"{what} must hold int literals", e)
+            out.append(v)
+        return tuple(out)
+
+
+# ---------------------------------------------------------------------- helpers
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+           ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@"}
+_OPSYM = {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+_CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def _attr_name(node) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _is_docstring(node) -> bool:
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+def _name_span(node: ast.FunctionDef) -> Span:
+    # "def name" on the def line, for errors about the function as a whole
+    return Span(node.lineno, node.col_offset, node.lineno, node.col_offset + 4 + len(node.name))
+
+
+def _head_span(stmt) -> Span:
+    return Span(stmt.lineno, stmt.col_offset, stmt.lineno,
+                stmt.end_col_offset if stmt.end_lineno == stmt.lineno else stmt.col_offset + 1)
+
+
+def _loc(node) -> dict:
+    return {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
+
+
+def _int(node) -> Optional[int]:
+    v = _number(node)
+    return v if type(v) is int else None
+
+
+def _number(node):
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _number(node.operand)
+        if v is not None and not isinstance(v, bool):
+            return -v
+    return None
+
+
+def _int_fits(v: int, dtype: str) -> bool:
+    import numpy as np
+
+    info = np.iinfo(dtype)
+    return info.min <= v <= info.max
+
+
+def _name_of(e) -> str:
+    return e.name if isinstance(e, Ref) else "x"
+
+
+def _describe(node) -> str:
+    names = {ast.Lambda: "lambda", ast.ListComp: "a list comprehension", ast.List: "a list",
+             ast.Dict: "a dict", ast.Set: "a set", ast.DictComp: "a dict comprehension",
+             ast.GeneratorExp: "a generator", ast.JoinedStr: "an f-string", ast.Await: "await",
+             ast.Starred: "*unpacking", ast.NamedExpr: "the walrus operator :=",
+             ast.Slice: "a slice", ast.SetComp: "a set comprehension"}
+    return names.get(type(node), type(node).__name__)
+
+
+def _assigned_names(stmts) -> set:
+    out = set()
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                out.add(node.id)
+    return out
+
+
+def _ordered(names: set, stmt) -> list:
+    """``names`` in the order the source first assigns them."""
+    first = {}
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names:
+            pos = (node.lineno, node.col_offset)
+            first[node.id] = min(first.get(node.id, pos), pos)
+    return sorted(first, key=first.get)
+
+
+def _same_type(a, b) -> bool:
+    return a == b
+
+
+def _subst_type(ty, env):
+    if isinstance(ty, TupleType):
+        return TupleType(tuple(_subst_type(f, env) for f in ty.fields))
+    return TensorType(tuple(D.substitute(d, env) for d in ty.shape), ty.dtype)
