@@ -1,0 +1,230 @@
+"""The graph model every view produces and every plotter (and the notebook widget) consumes.
+
+Small plain objects, no TVM inside: a ``Graph`` of ``Node``s, ``Edge``s and ``Cluster``s that
+turns into JSON with ``to_dict()``. Node ids are stable (``"main:lv1"``): the same value has the
+same ``value`` id in the dataflow, tree and let views and in the texts, which is how the notebook
+layer links a click in one view to the others.
+"""
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from .relax_info import SourceInfo
+
+# Node kinds. "op" is an operator call, "call" a call of another function, "fused" a call of a
+# fused kernel, "collapsed" a cluster folded into one node, "elided" stands for nodes cut away.
+NODE_KINDS = ("param", "const", "op", "call", "fused", "tuple", "getitem", "if", "closure",
+              "alias", "match_cast", "return", "collapsed", "elided")
+
+
+@dataclass
+class Node:
+    id: str                          # unique in its graph; also the DOT/SVG element id
+    kind: str                        # one of NODE_KINDS
+    op: str                          # the headline: operator, callee, parameter or constant text
+    name: Optional[str] = None       # the binding (or parameter) name in the IR
+    value: Optional[str] = None      # the value's identity across views (see relax_info.value_ids)
+    type: str = ""                   # output type, e.g. "Tensor[(n, 10), float32]"
+    attrs: dict = field(default_factory=dict)
+    source: Optional[SourceInfo] = None
+    group: Optional[str] = None      # id of the innermost cluster that holds the node
+    recomputed: bool = False         # tree view: a shared value evaluated again
+    is_output: bool = False          # the value a function returns
+    status: Optional[str] = None     # pipeline diffs: "added", "removed", "merged"
+    text: str = ""                   # one-line IR text of the binding (``lv = log(x)``)
+
+    @property
+    def line(self) -> Optional[int]:
+        return self.source.lineno if self.source else None
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "op": self.op, "name": self.name,
+                "value": self.value, "type": self.type, "attrs": dict(self.attrs),
+                "source": self.source.to_dict() if self.source else None, "line": self.line,
+                "group": self.group, "recomputed": self.recomputed, "is_output": self.is_output,
+                "status": self.status, "text": self.text}
+
+
+@dataclass
+class Edge:
+    src: str
+    dst: str
+    index: int = 0                   # argument position at the destination
+    kind: str = "data"               # "data", "call" (to a callee), "seq" (let order), "branch"
+    label: str = ""
+
+    def to_dict(self) -> dict:
+        return {"src": self.src, "dst": self.dst, "index": self.index, "kind": self.kind,
+                "label": self.label}
+
+
+@dataclass
+class Cluster:
+    id: str
+    label: str
+    kind: str                        # "function", "fused", "then", "else", "closure"
+    parent: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "label": self.label, "kind": self.kind, "parent": self.parent}
+
+
+@dataclass
+class Graph:
+    name: str
+    view: str = "dataflow"           # "dataflow", "tree" or "let"
+    nodes: dict = field(default_factory=dict)        # id -> Node, in insertion order
+    edges: list = field(default_factory=list)
+    clusters: dict = field(default_factory=dict)     # id -> Cluster, in insertion order
+    outputs: list = field(default_factory=list)      # node ids of function results
+
+    # ------------------------------------------------------------------ building
+    def add_node(self, node: Node) -> Node:
+        if node.id in self.nodes:
+            raise ValueError(f"duplicate node id {node.id!r}")
+        self.nodes[node.id] = node
+        return node
+
+    def add_edge(self, src: str, dst: str, index: int = 0, kind: str = "data", label: str = ""):
+        edge = Edge(src, dst, index, kind, label)
+        self.edges.append(edge)
+        return edge
+
+    def add_cluster(self, cluster: Cluster) -> Cluster:
+        self.clusters.setdefault(cluster.id, cluster)
+        return self.clusters[cluster.id]
+
+    # ------------------------------------------------------------------ reading
+    def inputs(self, node_id: str, kind: str = "data") -> list[str]:
+        """Ids of the nodes feeding ``node_id``, in argument order."""
+        found = [e for e in self.edges if e.dst == node_id and e.kind == kind]
+        return [e.src for e in sorted(found, key=lambda e: e.index)]
+
+    def users(self, node_id: str, kind: str = "data") -> list[str]:
+        return [e.dst for e in self.edges if e.src == node_id and e.kind == kind]
+
+    def find(self, **match) -> list[Node]:
+        """Nodes whose fields equal the given values, e.g. ``g.find(op="log")``."""
+        return [n for n in self.nodes.values()
+                if all(getattr(n, k) == v for k, v in match.items())]
+
+    def cluster_path(self, cluster_id: Optional[str]) -> list[str]:
+        """The cluster and its ancestors, outermost first."""
+        path = []
+        while cluster_id is not None:
+            path.append(cluster_id)
+            cluster_id = self.clusters[cluster_id].parent
+        return path[::-1]
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "view": self.view,
+                "nodes": [n.to_dict() for n in self.nodes.values()],
+                "edges": [e.to_dict() for e in self.edges],
+                "clusters": [c.to_dict() for c in self.clusters.values()],
+                "outputs": list(self.outputs)}
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    # ------------------------------------------------------------------ big graphs
+    def collapse(self, kinds: Iterable[str] = ("fused",), keep: Iterable[str] = ()) -> "Graph":
+        """A copy where every cluster of one of ``kinds`` (outermost first) is folded into one node.
+
+        ``keep`` names clusters to leave open (the function being shown). Edges into and out of
+        a folded cluster are re-attached to its node; edges inside it disappear.
+        """
+        kinds, keep = set(kinds), set(keep)
+        fold_of: dict[str, str] = {}           # cluster id -> id of the outermost folded cluster
+        for cid in self.clusters:
+            for anc in self.cluster_path(cid):
+                c = self.clusters[anc]
+                if c.kind in kinds and anc not in keep:
+                    fold_of[cid] = anc
+                    break
+        out = Graph(self.name, self.view, outputs=[])
+        node_map: dict[str, str] = {}
+        for cid, c in self.clusters.items():
+            if cid not in fold_of:
+                out.add_cluster(Cluster(c.id, c.label, c.kind, c.parent))
+        for node in self.nodes.values():
+            folded = fold_of.get(node.group) if node.group else None
+            if folded is None:
+                out.add_node(_copy(node))
+                node_map[node.id] = node.id
+                continue
+            nid = f"collapsed:{folded}"
+            node_map[node.id] = nid
+            if nid not in out.nodes:
+                c = self.clusters[folded]
+                members = [n for n in self.nodes.values()
+                           if n.group and fold_of.get(n.group) == folded]
+                out.add_node(Node(nid, "collapsed", c.label, name=c.label, value=nid,
+                                  type=_last_type(members), group=c.parent,
+                                  attrs={"nodes": str(len(members)), "kind": c.kind}))
+        seen = set()
+        for e in self.edges:
+            src, dst = node_map[e.src], node_map[e.dst]
+            key = (src, dst, e.kind)
+            if src == dst or key in seen:
+                continue
+            seen.add(key)
+            out.add_edge(src, dst, e.index, e.kind, e.label)
+        out.outputs = list(dict.fromkeys(node_map[o] for o in self.outputs))
+        for o in out.outputs:
+            out.nodes[o].is_output = True
+        return out
+
+    def limit_depth(self, depth: int) -> "Graph":
+        """A copy keeping the nodes at most ``depth`` data edges away from an output.
+
+        The cut is marked: each kept node that lost inputs gets one ``elided`` node saying how
+        many nodes are hidden behind it, so a student sees that the graph goes on.
+        """
+        if depth < 0:
+            raise ValueError("depth must be >= 0")
+        preds = defaultdict(list)
+        for e in self.edges:
+            preds[e.dst].append(e.src)
+        dist = {o: 0 for o in self.outputs}
+        queue = deque(self.outputs)
+        while queue:
+            nid = queue.popleft()
+            for p in preds[nid]:
+                if p not in dist:
+                    dist[p] = dist[nid] + 1
+                    queue.append(p)
+        keep = {nid for nid, d in dist.items() if d <= depth}
+        if not self.outputs:             # nothing to measure from: keep everything
+            keep = set(self.nodes)
+        out = Graph(self.name, self.view, outputs=[o for o in self.outputs if o in keep])
+        for c in self.clusters.values():
+            out.add_cluster(Cluster(c.id, c.label, c.kind, c.parent))
+        for nid, node in self.nodes.items():
+            if nid in keep:
+                out.add_node(_copy(node))
+        hidden = len(self.nodes) - len(keep)
+        for e in self.edges:
+            if e.src in keep and e.dst in keep:
+                out.add_edge(e.src, e.dst, e.index, e.kind, e.label)
+        for nid in list(out.nodes):
+            cut = [p for p in preds[nid] if p not in keep]
+            if cut:
+                eid = f"elided:{nid}"
+                out.add_node(Node(eid, "elided", "…", value=None, group=out.nodes[nid].group,
+                                  attrs={"hidden": str(hidden)}))
+                out.add_edge(eid, nid, 0, "data")
+        # Clusters left empty by the cut would draw as empty boxes.
+        used = {c for n in out.nodes.values() for c in out.cluster_path(n.group)}
+        out.clusters = {cid: c for cid, c in out.clusters.items() if cid in used}
+        return out
+
+
+def _copy(node: Node) -> Node:
+    return Node(**{**node.__dict__, "attrs": dict(node.attrs)})
+
+
+def _last_type(nodes: list[Node]) -> str:
+    outs = [n for n in nodes if n.kind not in ("param", "const")]
+    return outs[-1].type if outs else ""

@@ -1,0 +1,585 @@
+"""Relax functions -> the graph model, in three binding views.
+
+Following relay_viz's split (parser -> graph -> plotter), a parser turns IR into a ``Graph`` and
+knows nothing about drawing:
+
+- ``DataflowParser`` — graph binding: a DAG in which every value is one node, so a shared value
+  has fan-out. Calls to other functions of the module are drawn as their own clusters; calls to
+  fused kernels (FuseOps' ``Primitive`` functions) are drawn inline as a cluster per group.
+- ``TreeParser`` — what a naive recursive code generator walks: the expression tree under each
+  result, where a value used twice appears (and is computed) twice, marked ``recomputed``.
+- ``LetParser`` — A-normal form: bindings in order inside their scope (function, ``if`` branch,
+  closure), chained by ``seq`` edges, with def-use edges alongside.
+
+Each accepts an mlclab ``CompiledFunction``, a ``relax.Function`` or an ``IRModule``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .model import Cluster, Graph, Node
+from .relax_info import (Subject, call_attrs, call_tir_callee, const_text, format_type,
+                         is_primitive, is_tensor_const, literal, op_name, resolve, value_ids)
+
+
+@dataclass
+class Described:
+    """A binding value reduced to what every view shows: a kind, a headline and its arguments."""
+
+    kind: str
+    op: str
+    attrs: dict
+    args: list = field(default_factory=list)   # each: ("expr", relax expr) or ("lit", text)
+
+
+def describe(value, mod=None) -> Described:
+    """Classify one bound value. Non-tensor leaves (shapes, dtypes, strings) become literals."""
+    from tvm import relax, tirx
+
+    if isinstance(value, relax.Call):
+        callee = call_tir_callee(value)
+        if callee is not None:
+            args = value.args[1]
+            fields = list(args.fields) if isinstance(args, relax.Tuple) else [args]
+            attrs = {"via": op_name(value)}
+            attrs.update(call_attrs(value))
+            extra = [_arg(a) for a in value.args[2:]]
+            kind = "fused" if callee.startswith("fused_") else "op"
+            return Described(kind, callee, attrs, [_arg(f) for f in fields] + extra)
+        kind = "op"
+        if isinstance(value.op, relax.GlobalVar):
+            target = _lookup(mod, value.op)
+            if isinstance(target, relax.Function):
+                kind = "fused" if is_primitive(target) else "call"
+            elif isinstance(target, tirx.PrimFunc) and value.op.name_hint.startswith("fused_"):
+                kind = "fused"
+        return Described(kind, op_name(value), call_attrs(value), [_arg(a) for a in value.args])
+    if isinstance(value, relax.Tuple):
+        return Described("tuple", "Tuple", {}, [_arg(f) for f in value.fields])
+    if isinstance(value, relax.TupleGetItem):
+        return Described("getitem", "TupleGetItem", {"index": str(value.index)},
+                         [_arg(value.tuple_value)])
+    if isinstance(value, relax.If):
+        return Described("if", "if", {}, [_arg(value.cond)])
+    if isinstance(value, relax.Function):
+        return Described("closure", "fn", {}, [])
+    if isinstance(value, relax.Var):
+        return Described("alias", "=", {}, [_arg(value)])
+    if is_tensor_const(value):
+        return Described("const", const_text(value) or "const", {}, [])
+    text = literal(value)
+    return Described("const", text if text is not None else type(value).__name__, {}, [])
+
+
+def _arg(expr):
+    from tvm import relax
+
+    if isinstance(expr, relax.Var) or is_tensor_const(expr) or isinstance(expr, relax.Tuple):
+        return ("expr", expr)
+    text = literal(expr)
+    return ("lit", text if text is not None else type(expr).__name__)
+
+
+def _lookup(mod, gv):
+    if mod is None:
+        return None
+    try:
+        return mod[gv]
+    except Exception:    # a GlobalVar from another module: nothing to look up
+        return None
+
+
+class RelaxParser:
+    """Base of the parsers: resolves the input and gives nodes their ids, names and sources."""
+
+    view = "dataflow"
+
+    def __init__(self, max_nodes: int = 5000):
+        self.max_nodes = max_nodes
+
+    def parse(self, obj, function: Optional[str] = None, params: Optional[dict] = None) -> Graph:
+        """``params`` maps parameter names to arrays bound to them (weights): drawn as constants."""
+        subject = resolve(obj, function)
+        self.subject = subject
+        self.mod = subject.mod
+        self.params = dict(params or {})
+        self.graph = Graph(subject.name, self.view)
+        self._ids = {}
+        self._const_count = 0
+        self._build()
+        return self.graph
+
+    # -------------------------------------------------------------- shared helpers
+    def _ids_of(self, fname):
+        if fname not in self._ids:
+            self._ids[fname] = value_ids(self.mod[fname], fname)
+        return self._ids[fname]
+
+    def _function_cluster(self, fname, parent=None) -> str:
+        func = self.mod[fname]
+        kind = "fused" if is_primitive(func) else "function"
+        sig = ", ".join(f"{p.name}: {format_type(p.ty)}" for p in func.params)
+        cid = f"fn:{fname}"
+        self.graph.add_cluster(Cluster(cid, f"fn {fname}({sig})", kind, parent))
+        return cid
+
+    def _source(self, fname, var, value, vid):
+        src = self.subject.source_of(var, value) if fname == self.subject.name else None
+        return src if src is not None else self.subject.by_value.get(vid)
+
+    def _param_node(self, fname, var, nid, group):
+        vid = self._ids_of(fname)[var]
+        bound = var.name in self.params
+        node = Node(nid, "const" if bound else "param", var.name, name=var.name, value=vid,
+                    type=format_type(var.ty), group=group,
+                    attrs={"bound": "weight"} if bound else {},
+                    source=self._source(fname, var, None, vid))
+        node.text = f"{var.name}: {node.type}"
+        return self.graph.add_node(node)
+
+    def _const_node(self, const, group) -> Node:
+        self._const_count += 1
+        nid = f"{self.subject.name}:const{self._const_count}"
+        text = const_text(const)
+        node = Node(nid, "const", text or "const", value=nid, type=format_type(const.ty),
+                    group=group)
+        node.text = text or f"const {node.type}"
+        return self.graph.add_node(node)
+
+    def _unique(self, nid):
+        if nid not in self.graph.nodes:
+            return nid
+        k = 2
+        while f"{nid}~{k}" in self.graph.nodes:
+            k += 1
+        return f"{nid}~{k}"
+
+
+class DataflowParser(RelaxParser):
+    """Graph binding: one node per value, shared values fan out; functions as clusters."""
+
+    view = "dataflow"
+
+    def __init__(self, max_nodes: int = 100000, inline_fused: bool = True):
+        super().__init__(max_nodes)
+        self.inline_fused = inline_fused
+
+    def _build(self):
+        self._consts = {}           # tensor constant -> node id (a constant used twice is one node)
+        self._call_edges = []       # (call node id, callee name), drawn once all functions are in
+        self._outputs_of = {}       # function name -> its result node id
+        drawn, pending = set(), [self.subject.name]
+        while pending:              # the shown function first, then what it calls, breadth-first
+            fname = pending.pop(0)
+            if fname in drawn:
+                continue
+            drawn.add(fname)
+            cid = self._function_cluster(fname)
+            func = self.mod[fname]
+            env = {p: self._param_node(fname, p, self._ids_of(fname)[p], cid).id
+                   for p in func.params}
+            out = self._seq(fname, fname, func.body, env, cid)
+            if out is not None:
+                self.graph.nodes[out].is_output = True
+                self.graph.outputs.append(out)
+                self._outputs_of[fname] = out
+            pending += [callee for _, callee in self._call_edges if callee not in drawn]
+        for call_node, callee in self._call_edges:
+            target = self._outputs_of.get(callee)
+            if target is not None:
+                self.graph.add_edge(call_node, target, 0, "call", "calls")
+
+    def _seq(self, fname, owner, seq, env, group) -> Optional[str]:
+        from tvm import relax
+
+        if not isinstance(seq, relax.SeqExpr):
+            return self._leaf(fname, owner, seq, env, group, out=True)
+        for block in seq.blocks:
+            for binding in block.bindings:
+                self._binding(fname, owner, binding, env, group)
+        return self._leaf(fname, owner, seq.body, env, group, out=True)
+
+    def _leaf(self, fname, owner, expr, env, group, out=False) -> Optional[str]:
+        """The node for an argument or a returned expression."""
+        from tvm import relax
+
+        if isinstance(expr, relax.Var):
+            if expr not in env:       # a free variable (closure capture): draw it where used
+                env[expr] = self._param_node_free(fname, expr, group).id
+            return env[expr]
+        if is_tensor_const(expr):
+            if expr not in self._consts:
+                self._consts[expr] = self._const_node(expr, group).id
+            return self._consts[expr]
+        # A returned tuple or literal is not bound to a var: draw it as a return node.
+        d = describe(expr, self.mod)
+        nid = self._unique(f"{owner}:return")
+        node = self.graph.add_node(Node(nid, "return" if out else d.kind, d.op, value=nid,
+                                        type=format_type(getattr(expr, "ty", None)),
+                                        attrs=d.attrs, group=group))
+        self._connect(fname, owner, nid, d.args, env, group)
+        node.text = f"{d.op}(" + ", ".join(self._arg_names(d.args, env)) + ")"
+        return nid
+
+    def _param_node_free(self, fname, var, group):
+        nid = self._unique(f"{fname}:{var.name}")
+        node = Node(nid, "param", var.name, name=var.name, value=nid, type=format_type(var.ty),
+                    group=group, attrs={"free": "true"})
+        return self.graph.add_node(node)
+
+    def _arg_names(self, args, env):
+        names = []
+        for kind, x in args:
+            if kind == "lit":
+                names.append(x)
+            else:
+                names.append(_expr_name(x, env, self.graph))
+        return names
+
+    def _connect(self, fname, owner, nid, args, env, group):
+        from tvm import relax
+
+        index = 0
+        for kind, x in args:
+            if kind == "lit":
+                continue
+            fields = list(x.fields) if isinstance(x, relax.Tuple) else [x]
+            for f in fields:
+                src = self._leaf(fname, owner, f, env, group)
+                if src is not None:
+                    self.graph.add_edge(src, nid, index)
+                index += 1
+
+    def _binding(self, fname, owner, binding, env, group):
+        from tvm import relax
+
+        var, value = binding.var, binding.value
+        vid = self._ids_of(fname)[var] if var in self._ids_of(fname) else f"{fname}:{var.name}"
+        if owner != fname:      # inside an inlined fused group: ids live in the caller's space
+            vid = f"{owner}:{var.name}"
+        if isinstance(value, relax.Var) and value in env:
+            env[var] = env[value]          # an alias adds no computation: same node
+            return
+        d = describe(value, self.mod)
+        if isinstance(value, relax.Call) and d.kind == "fused" and self.inline_fused \
+                and isinstance(_lookup(self.mod, value.op), relax.Function):
+            env[var] = self._inline(fname, owner, value, env, group, var)
+            return
+        nid = self._unique(vid)
+        node = Node(nid, d.kind, d.op, name=var.name, value=vid, type=format_type(var.ty),
+                    attrs=d.attrs, group=group, source=self._source(owner, var, value, vid))
+        if isinstance(binding, relax.MatchCast):
+            node.kind, node.op = "match_cast", "match_cast"
+            d = Described("match_cast", "match_cast", {}, [_arg(value)])
+        self.graph.add_node(node)
+        env[var] = nid
+        if d.kind == "if":
+            self._connect(fname, owner, nid, d.args, env, group)
+            for label, branch in (("then", value.true_branch), ("else", value.false_branch)):
+                bid = f"{nid}/{label}"
+                self.graph.add_cluster(Cluster(bid, label, label, group))
+                res = self._seq(fname, owner, branch, dict(env), bid)
+                if res is not None:
+                    self.graph.add_edge(res, nid, 1 if label == "then" else 2, "branch", label)
+            node.text = f"{var.name} = if ({_expr_name(value.cond, env, self.graph)}) ..."
+            return
+        if d.kind == "closure":
+            cid = f"{nid}/fn"
+            self.graph.add_cluster(Cluster(cid, f"fn {var.name}", "closure", group))
+            inner = dict(env)
+            for p in value.params:
+                pid = self._unique(f"{fname}:{p.name}")
+                self.graph.add_node(Node(pid, "param", p.name, name=p.name, value=pid,
+                                         type=format_type(p.ty), group=cid))
+                inner[p] = pid
+            res = self._seq(fname, owner, value.body, inner, cid)
+            if res is not None:
+                self.graph.add_edge(res, nid, 0, "branch", "body")
+            node.text = f"{var.name} = fn (...)"
+            return
+        self._connect(fname, owner, nid, d.args, env, group)
+        node.text = _binding_text(var.name, d, self._arg_names(d.args, env))
+        if d.kind == "call" and isinstance(value.op, relax.GlobalVar):
+            callee = value.op.name_hint
+            if isinstance(_lookup(self.mod, value.op), relax.Function):
+                self._call_edges.append((nid, callee))
+
+    def _inline(self, fname, owner, call, env, group, var):
+        """Draw a fused group's body in its own cluster, its params bound to the call's args."""
+        callee = call.op.name_hint
+        func = self.mod[callee]
+        cid = self._unique_cluster(f"{group}/{callee}")
+        self.graph.add_cluster(Cluster(cid, callee, "fused", group))
+        inner = {}
+        for p, a in zip(func.params, call.args):
+            inner[p] = self._leaf(fname, owner, a, env, group)
+        return self._seq(callee, owner, func.body, inner, cid)
+
+    def _unique_cluster(self, cid):
+        k, base = 1, cid
+        while cid in self.graph.clusters:
+            k += 1
+            cid = f"{base}#{k}"
+        return cid
+
+
+def _expr_name(expr, env, graph):
+    from tvm import relax
+
+    if isinstance(expr, relax.Var):
+        return expr.name
+    if isinstance(expr, relax.Tuple):
+        return "(" + ", ".join(_expr_name(f, env, graph) for f in expr.fields) + ")"
+    if is_tensor_const(expr):
+        return const_text(expr) or "const"
+    text = literal(expr)
+    return text if text is not None else type(expr).__name__
+
+
+def _binding_text(name, d: Described, arg_names) -> str:
+    if d.kind == "getitem":
+        return f"{name} = {arg_names[0]}.{d.attrs['index']}"
+    if d.kind == "tuple":
+        return f"{name} = (" + ", ".join(arg_names) + ")"
+    if d.kind == "const":
+        return f"{name} = {d.op}"
+    attrs = [f"{k}={v}" for k, v in d.attrs.items() if k != "via"]
+    return f"{name} = {d.op}(" + ", ".join(list(arg_names) + attrs) + ")"
+
+
+class TreeParser(RelaxParser):
+    """The expression tree a naive recursive code generator walks from each result.
+
+    Every use of a value expands its whole definition again, so a value shared by two users
+    appears twice; every occurrence after the first is marked ``recomputed``. The tree can grow
+    exponentially with sharing, so it stops at ``max_nodes`` and marks the cut with ``elided``.
+    """
+
+    view = "tree"
+
+    def __init__(self, max_nodes: int = 2000):
+        super().__init__(max_nodes)
+
+    def _build(self):
+        from tvm import relax
+
+        fname = self.subject.name
+        func = self.mod[fname]
+        cid = self._function_cluster(fname)
+        ids = self._ids_of(fname)
+        defs = {}
+
+        def collect(seq):
+            for block in seq.blocks:
+                for b in block.bindings:
+                    defs[b.var] = b.value
+                    if isinstance(b.value, relax.If):
+                        for br in (b.value.true_branch, b.value.false_branch):
+                            if isinstance(br, relax.SeqExpr):
+                                collect(br)
+
+        if isinstance(func.body, relax.SeqExpr):
+            collect(func.body)
+            result = func.body.body
+        else:
+            result = func.body
+        params = set(func.params)
+        seen: dict[str, int] = {}
+        # An explicit stack, not recursion: a 1,000-deep chain must not hit Python's limit.
+        stack = [(result, None, 0, cid, "data", "")]
+        root = None
+        while stack:
+            expr, parent, index, group, ekind, label = stack.pop()
+            while isinstance(expr, relax.Var) and isinstance(defs.get(expr), relax.Var):
+                expr = defs[expr]                      # aliases compute nothing
+            nid, children = self._tree_node(fname, expr, ids, defs, params, seen, group)
+            if root is None:
+                root = nid
+            if parent is not None:
+                self.graph.add_edge(nid, parent, index, ekind, label)
+            for child in reversed(children):
+                stack.append((child[0], nid, child[1], child[2] or group, child[3], child[4]))
+        if root is not None:
+            self.graph.nodes[root].is_output = True
+            self.graph.outputs.append(root)
+
+    def _tree_node(self, fname, expr, ids, defs, params, seen, group):
+        """Make the node for one occurrence; return its id and the children still to expand."""
+        from tvm import relax
+
+        if len(self.graph.nodes) >= self.max_nodes:
+            nid = self._unique(f"{fname}:elided")
+            self.graph.add_node(Node(nid, "elided", "…", group=group,
+                                     attrs={"reason": f"tree cut at {self.max_nodes} nodes"}))
+            return nid, []
+        if isinstance(expr, relax.Var):
+            vid = ids.get(expr, f"{fname}:{expr.name}")
+            seen[vid] = seen.get(vid, 0) + 1
+            nid = vid if seen[vid] == 1 else f"{vid}~{seen[vid]}"
+            if expr in params or expr not in defs:
+                node = self._param_node(fname, expr, nid, group) if expr in params else \
+                    self.graph.add_node(Node(nid, "param", expr.name, name=expr.name, value=vid,
+                                             type=format_type(expr.ty), group=group,
+                                             attrs={"free": "true"}))
+                return node.id, []
+            value = defs[expr]
+            d = describe(value, self.mod)
+            node = Node(nid, d.kind, d.op, name=expr.name, value=vid, type=format_type(expr.ty),
+                        attrs=d.attrs, group=group, recomputed=seen[vid] > 1,
+                        source=self._source(fname, expr, value, vid))
+            node.text = _binding_text(expr.name, d, [_expr_name(x, {}, None) if k == "expr"
+                                                     else x for k, x in d.args])
+            self.graph.add_node(node)
+            children = self._arg_children(d.args)
+            if d.kind == "if":
+                node.text = f"{expr.name} = if ({_expr_name(value.cond, {}, None)}) ..."
+                for pos, label, branch in ((1, "then", value.true_branch),
+                                           (2, "else", value.false_branch)):
+                    bid = f"{nid}/{label}"
+                    self.graph.add_cluster(Cluster(bid, label, label, group))
+                    body = branch.body if isinstance(branch, relax.SeqExpr) else branch
+                    children.append((body, pos, bid, "branch", label))
+            return nid, children
+        if is_tensor_const(expr):
+            return self._const_node(expr, group).id, []
+        d = describe(expr, self.mod)
+        nid = self._unique(f"{fname}:{d.kind}")
+        self.graph.add_node(Node(nid, d.kind, d.op, value=nid, attrs=d.attrs, group=group,
+                                 type=format_type(getattr(expr, "ty", None))))
+        return nid, self._arg_children(d.args)
+
+    @staticmethod
+    def _arg_children(args):
+        from tvm import relax
+
+        children, index = [], 0
+        for kind, x in args:
+            if kind == "lit":
+                continue
+            for f in (list(x.fields) if isinstance(x, relax.Tuple) else [x]):
+                children.append((f, index, None, "data", ""))
+                index += 1
+        return children
+
+
+class LetParser(RelaxParser):
+    """A-normal form: each scope lists its bindings in order, ``if`` branches and closures nest.
+
+    ``seq`` edges give the evaluation order (what ``let`` fixes), ``data`` edges the def-use
+    links; constants are atoms of ANF, so they stay inline in the binding text.
+    """
+
+    view = "let"
+
+    def _build(self):
+        from tvm import relax
+
+        self._call_edges = []
+        drawn, pending = set(), [self.subject.name]
+        while pending:
+            fname = pending.pop(0)
+            if fname in drawn:
+                continue
+            drawn.add(fname)
+            cid = self._function_cluster(fname)
+            func = self.mod[fname]
+            env, prev = {}, None
+            for p in func.params:
+                node = self._param_node(fname, p, self._ids_of(fname)[p], cid)
+                env[p] = node.id
+                if prev is not None:
+                    self.graph.add_edge(prev, node.id, 0, "seq")
+                prev = node.id
+            first, last = self._scope(fname, func.body, env, cid, prev)
+            self.graph.outputs.append(last)
+            self.graph.nodes[last].is_output = True
+            for _, callee in self._call_edges:
+                if callee not in drawn:
+                    pending.append(callee)
+
+    def _scope(self, fname, seq, env, group, prev):
+        """Lay out one scope; returns the ids of its first and last nodes."""
+        from tvm import relax
+
+        first = None
+        bindings = []
+        if isinstance(seq, relax.SeqExpr):
+            bindings = [b for block in seq.blocks for b in block.bindings]
+            result = seq.body
+        else:
+            result = seq
+        ids = self._ids_of(fname)
+        for b in bindings:
+            var, value = b.var, b.value
+            vid = ids.get(var, f"{fname}:{var.name}")
+            d = describe(value, self.mod)
+            nid = self._unique(vid)
+            node = Node(nid, d.kind, d.op, name=var.name, value=vid, type=format_type(var.ty),
+                        attrs=d.attrs, group=group, source=self._source(fname, var, value, vid))
+            if isinstance(b, relax.MatchCast):
+                node.kind, node.op = "match_cast", "match_cast"
+                d = Described("match_cast", "match_cast", {}, [_arg(value)])
+            self.graph.add_node(node)
+            if prev is not None:
+                self.graph.add_edge(prev, nid, 0, "seq")
+            first = first or nid
+            self._uses(nid, d.args, env)
+            env[var] = nid
+            names = [_expr_name(x, {}, None) if k == "expr" else x for k, x in d.args]
+            node.text = "let " + _binding_text(var.name, d, names)
+            if d.kind == "if":
+                node.text = f"let {var.name} = if ({names[0]}) ..."
+                for label, branch in (("then", value.true_branch), ("else", value.false_branch)):
+                    bid = f"{nid}/{label}"
+                    self.graph.add_cluster(Cluster(bid, label, label, group))
+                    head, _ = self._scope(fname, branch, dict(env), bid, None)
+                    self.graph.add_edge(nid, head, 0, "branch", label)
+            elif d.kind == "closure":
+                cid = f"{nid}/fn"
+                self.graph.add_cluster(Cluster(cid, f"fn {var.name}", "closure", group))
+                inner, pprev = dict(env), None
+                for p in value.params:
+                    pid = self._unique(f"{fname}:{p.name}")
+                    self.graph.add_node(Node(pid, "param", p.name, name=p.name, value=pid,
+                                             type=format_type(p.ty), group=cid))
+                    if pprev is not None:
+                        self.graph.add_edge(pprev, pid, 0, "seq")
+                    inner[p], pprev = pid, pid
+                self._scope(fname, value.body, inner, cid, pprev)
+                node.text = f"let {var.name} = fn (...)"
+            elif d.kind == "call" and isinstance(value.op, relax.GlobalVar) \
+                    and isinstance(_lookup(self.mod, value.op), relax.Function):
+                self._call_edges.append((nid, value.op.name_hint))
+            prev = nid
+        # The scope's result: what the tail of the let chain returns.
+        rid = self._unique(f"{fname}:return")
+        d = describe(result, self.mod) if not isinstance(result, relax.Var) else None
+        node = Node(rid, "return", "return", value=ids.get(result, rid), group=group,
+                    name=result.name if isinstance(result, relax.Var) else None,
+                    type=format_type(getattr(result, "ty", None)))
+        node.text = _expr_name(result, {}, None)
+        self.graph.add_node(node)
+        if prev is not None:
+            self.graph.add_edge(prev, rid, 0, "seq")
+        if isinstance(result, relax.Var):
+            if result in env:
+                self.graph.add_edge(env[result], rid, 0, "data")
+        elif d is not None:
+            self._uses(rid, d.args, env)
+        return first or rid, rid
+
+    def _uses(self, nid, args, env):
+        from tvm import relax
+
+        index = 0
+        for kind, x in args:
+            if kind == "lit":
+                continue
+            for f in (list(x.fields) if isinstance(x, relax.Tuple) else [x]):
+                if isinstance(f, relax.Var) and f in env:
+                    self.graph.add_edge(env[f], nid, index, "data")
+                index += 1
+
+
+PARSERS = {"dataflow": DataflowParser, "tree": TreeParser, "let": LetParser}

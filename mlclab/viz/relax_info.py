@@ -1,0 +1,329 @@
+"""What the views need to know about Relax IR: which function to show, and how to name things.
+
+Everything that reads Relax for display goes through here, so the graph views, the Relay-style
+texts and the pipeline agree on the same names, types and node identities:
+
+- ``Subject`` resolves what a caller passes (an mlclab ``CompiledFunction``, a bare
+  ``relax.Function`` or an ``IRModule``) into a module, a function name and the DSL bindings.
+- ``value_ids`` gives every value of a function a stable id (``"main:lv1"``) used by every view.
+- ``format_type``, ``op_name``, ``call_attrs`` and ``literal`` turn IR objects into short text.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """Where a value comes from in the DSL source: what the notebook layer links on."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int
+    end_col_offset: int
+    source_line: str = ""
+    dsl_name: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return {"lineno": self.lineno, "col_offset": self.col_offset,
+                "end_lineno": self.end_lineno, "end_col_offset": self.end_col_offset,
+                "source_line": self.source_line, "dsl_name": self.dsl_name}
+
+
+@dataclass
+class Subject:
+    """One function to show, with the module it lives in and what the DSL knows about it."""
+
+    mod: Any                                    # tvm.IRModule
+    name: str                                   # the function's name in ``mod``
+    bindings: dict = field(default_factory=dict)  # relax.Var -> BindingInfo (may be empty)
+    source: Optional[str] = None
+    target: Any = "llvm"
+    # Value id -> DSL origin, for IR whose vars are not the DSL's own (after a pass rewrote
+    # them): the pipeline carries the high-level IR's mapping through by binding name.
+    by_value: dict = field(default_factory=dict)
+
+    @property
+    def function(self):
+        return self.mod[self.name]
+
+    def source_of(self, var, value=None) -> Optional[SourceInfo]:
+        """The DSL origin of a binding var: mlclab's BindingInfo first, else a TVM span."""
+        info = self.bindings.get(var) if self.bindings else None
+        if info is not None:
+            sp = info.span
+            return SourceInfo(sp.lineno, sp.col_offset, sp.end_lineno, sp.end_col_offset,
+                              info.source_line, info.dsl_name)
+        for obj in (var, value):
+            span = getattr(obj, "span", None) if obj is not None else None
+            if span is not None and getattr(span, "line", 0):
+                return SourceInfo(int(span.line), int(span.column), int(span.end_line),
+                                  int(span.end_column), self._line(int(span.line)))
+        return None
+
+    def _line(self, lineno: int) -> str:
+        if not self.source:
+            return ""
+        lines = self.source.splitlines()
+        return lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+
+
+def resolve(obj, function: Optional[str] = None) -> Subject:
+    """Accept a CompiledFunction, a relax.Function or an IRModule and pick the function to show.
+
+    For a module the default is ``main`` (or its first Relax function): that is where imported
+    models (e.g. from PyTorch) put their entry point.
+    """
+    import tvm
+    from tvm import relax
+
+    if isinstance(obj, Subject):
+        return obj if function is None else Subject(obj.mod, function, obj.bindings,
+                                                    obj.source, obj.target, obj.by_value)
+    if hasattr(obj, "relax_function") and hasattr(obj, "mod"):   # mlclab CompiledFunction
+        name = function or obj.name
+        bindings = getattr(obj, "bindings", None) or {}
+        return Subject(obj.mod, name, dict(bindings) if name == obj.name else _all_bindings(obj, name),
+                       getattr(obj, "source", None), getattr(obj, "target", "llvm"))
+    if isinstance(obj, relax.Function):
+        symbol = obj.attrs.get("global_symbol") if obj.attrs is not None else None
+        name = function or (str(symbol) if symbol else "main")
+        return Subject(tvm.IRModule({name: obj}), name)
+    if isinstance(obj, tvm.IRModule):
+        names = relax_function_names(obj)
+        if not names:
+            raise ValueError("the IRModule holds no Relax function to show")
+        if function is None:
+            function = "main" if "main" in names else names[0]
+        elif function not in names:
+            raise ValueError(f"no Relax function {function!r} in the module; it has {', '.join(names)}")
+        return Subject(obj, function)
+    raise TypeError(f"expected an mlclab compiled function, a relax.Function or an IRModule, "
+                    f"got {type(obj).__name__}")
+
+
+def _all_bindings(fn, name):
+    """Bindings of another function of the same program (when a view follows a call)."""
+    program = getattr(fn, "program", None)
+    try:
+        return dict(program[name].bindings)
+    except Exception:   # a program without that function, or not an mlclab program at all
+        return {}
+
+
+def relax_function_names(mod) -> list[str]:
+    """Relax functions of a module, ``main`` first, then in the module's order."""
+    from tvm import relax
+
+    names = [gv.name_hint for gv, f in mod.functions.items() if isinstance(f, relax.Function)]
+    return sorted(names, key=lambda n: (n != "main",))
+
+
+# --------------------------------------------------------------------------- identities
+def value_ids(func, fname: str) -> dict:
+    """A stable id for every parameter and binding var of ``func``, keyed by the Var.
+
+    Ids are ``"<function>:<name>"``. Relax allows two vars with the same name (a binding may
+    even reuse a parameter's name, and lowering emits many ``_``), so repeats get ``#2``, ``#3``
+    in definition order: the id is a function of the IR alone, and every view computes the same.
+    """
+    from tvm import relax
+
+    ids: dict = {}
+    seen: dict[str, int] = {}
+
+    def add(var):
+        if var in ids:
+            return
+        base = f"{fname}:{var.name}"
+        seen[base] = seen.get(base, 0) + 1
+        ids[var] = base if seen[base] == 1 else f"{base}#{seen[base]}"
+
+    def walk_seq(seq):
+        for block in seq.blocks:
+            for binding in block.bindings:
+                add(binding.var)
+                walk_value(binding.value)
+
+    def walk_value(value):
+        if isinstance(value, relax.If):
+            for branch in (value.true_branch, value.false_branch):
+                if isinstance(branch, relax.SeqExpr):
+                    walk_seq(branch)
+        elif isinstance(value, relax.Function):      # a closure: its own params and bindings
+            for p in value.params:
+                add(p)
+            if isinstance(value.body, relax.SeqExpr):
+                walk_seq(value.body)
+
+    for p in func.params:
+        add(p)
+    if isinstance(func.body, relax.SeqExpr):
+        walk_seq(func.body)
+    return ids
+
+
+# --------------------------------------------------------------------------- short texts
+_INT_IMM = re.compile(r"T\.int(?:32|64)\((-?\d+)\)")
+
+
+def format_dim(dim) -> str:
+    """A shape dimension: ``8``, ``n``, ``n * 4 + 1`` (TVM's ``T.int64(4)`` noise removed)."""
+    try:
+        return str(int(dim))
+    except (TypeError, ValueError):
+        return _INT_IMM.sub(r"\1", str(dim))
+
+
+def format_type(ty, style: str = "relay") -> str:
+    """A Relax type in Relay's spelling: ``Tensor[(n, 10), float32]``, ``(T1, T2)`` for tuples."""
+    from tvm import relax
+
+    if ty is None:
+        return ""
+    if isinstance(ty, relax.TensorType):
+        dtype = str(ty.dtype) or "?"
+        if ty.shape is None or not isinstance(ty.shape, relax.ShapeExpr):
+            rank = "" if ty.ndim < 0 else f", ndim={ty.ndim}"
+            return f"Tensor[?, {dtype}{rank}]"
+        dims = ", ".join(format_dim(d) for d in ty.shape.values)
+        return f"Tensor[({dims}), {dtype}]"
+    if isinstance(ty, relax.TupleType):
+        return "(" + ", ".join(format_type(f) for f in ty.fields) + ")"
+    if isinstance(ty, relax.ShapeType):
+        return "Shape" if ty.ndim < 0 else f"Shape[ndim={ty.ndim}]"
+    if isinstance(ty, relax.FuncType):
+        return "fn"
+    name = type(ty).__name__
+    return {"AnyType": "Object", "ObjectType": "Object"}.get(name, name.replace("Type", "") or "?")
+
+
+def op_name(call) -> str:
+    """What a call calls, in Relay's words: ``nn.conv2d``, ``add``, a function or PrimFunc name."""
+    import tvm
+    from tvm import relax
+
+    op = call.op
+    if isinstance(op, tvm.ir.Op):
+        name = op.name
+        return name[len("relax."):] if name.startswith("relax.") else name
+    if isinstance(op, relax.GlobalVar):
+        return op.name_hint
+    if isinstance(op, relax.ExternFunc):
+        return str(op.global_symbol)
+    if isinstance(op, relax.Var):
+        return "%" + op.name
+    return type(op).__name__
+
+
+def call_tir_callee(call) -> Optional[str]:
+    """For ``call_tir``-like calls, the PrimFunc it runs; else None."""
+    import tvm
+    from tvm import relax
+
+    if isinstance(call.op, tvm.ir.Op) and call.op.name.startswith("relax.call_tir") \
+            and call.args and isinstance(call.args[0], relax.GlobalVar):
+        return call.args[0].name_hint
+    return None
+
+
+def _attr_fields(attrs):
+    info = getattr(type(attrs), "__tvm_ffi_type_info__", None)
+    names: list[str] = []
+    while info is not None:
+        names = [f.name for f in info.fields] + names
+        info = info.parent_type_info
+    return names
+
+
+def call_attrs(call) -> dict[str, str]:
+    """The call's attributes as short strings; unset (None) ones are left out."""
+    attrs = call.attrs
+    if attrs is None:
+        return {}
+    out = {}
+    for name in _attr_fields(attrs):
+        try:
+            value = getattr(attrs, name)
+        except Exception:     # a field the Python side cannot read: leave it out, never fail
+            continue
+        if value is None:
+            continue
+        out[name] = format_value(value)
+    return out
+
+
+def format_value(value) -> str:
+    """A Python/FFI attribute value as text: lists as ``[1, 1]``, strings bare, dims cleaned."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    try:
+        items = list(value)
+    except TypeError:
+        return format_dim(value)
+    return "[" + ", ".join(format_value(v) for v in items) + "]"
+
+
+def is_tensor_const(expr) -> bool:
+    """A tensor constant (``relax.const``): drawn as a node. Other literals are inline text."""
+    import tvm
+
+    return isinstance(expr, tvm.ir.expr.GenericConst) and isinstance(expr.value, tvm.runtime.Tensor)
+
+
+_RELAY_SUFFIX = {"float32": "f", "float64": "f64", "float16": "f16", "int32": "",
+                 "int64": "i64", "int8": "i8", "int16": "i16", "uint8": "u8", "bool": ""}
+
+
+def const_text(const, style: str = "relay") -> Optional[str]:
+    """A scalar constant the way Relay printed it (``2f``, ``3i64``); None for larger tensors."""
+    arr = const.value
+    if len(arr.shape) != 0:
+        return None
+    value = arr.numpy().item()
+    dtype = str(arr.dtype)
+    if dtype == "bool":
+        return str(bool(value))
+    if isinstance(value, float):
+        text = repr(value)
+        if text.endswith(".0"):
+            text = text[:-2]
+    else:
+        text = str(value)
+    return text + _RELAY_SUFFIX.get(dtype, dtype)
+
+
+def literal(expr) -> Optional[str]:
+    """Non-tensor leaf arguments (shapes, dtypes, strings, ints) as inline text; None otherwise."""
+    import tvm
+    from tvm import relax
+
+    if isinstance(expr, relax.ShapeExpr):
+        return "(" + ", ".join(format_dim(v) for v in expr.values) + ")"
+    if isinstance(expr, tvm.ir.expr.StringImm):
+        return repr(str(expr.value))
+    if isinstance(expr, tvm.ir.expr.GenericConst) and not isinstance(expr.value, tvm.runtime.Tensor):
+        return str(expr.value)
+    if isinstance(expr, tvm.ir.expr.Constant) and hasattr(expr, "value"):
+        return format_value(expr.value)
+    if isinstance(expr, relax.GlobalVar):
+        return "@" + expr.name_hint
+    if isinstance(expr, relax.ExternFunc):
+        return f'"{expr.global_symbol}"'
+    return None
+
+
+def is_primitive(func) -> bool:
+    """A function FuseOps made for one fused group (``Primitive`` attribute)."""
+    attrs = getattr(func, "attrs", None)
+    if attrs is None:
+        return False
+    try:
+        value = attrs.get("Primitive")
+    except Exception:
+        return False
+    return bool(value) if value is not None else False

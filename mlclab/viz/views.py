@@ -1,0 +1,106 @@
+"""The three binding views of a function, as notebook-ready objects.
+
+``graph(fn, view)`` is what ``CompiledFunction.graph(view)`` returns: a ``GraphView`` that holds
+the graph model (``.graph``, JSON via ``.to_dict()``), draws itself as SVG in a notebook, and
+falls back to the terminal text, with a hint on installing Graphviz, when ``dot`` is missing.
+"""
+from __future__ import annotations
+
+import html
+from typing import Optional
+
+from .dot import INSTALL_HINT, DotPlotter, write
+from .model import Graph
+from .parser import PARSERS
+from .term import TermPlotter
+
+VIEWS = tuple(PARSERS)
+
+
+def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
+          collapse: Optional[str] = None, depth: Optional[int] = None,
+          params: Optional[dict] = None, max_nodes: Optional[int] = None) -> "GraphView":
+    """One binding view of ``fn`` (a compiled function, ``relax.Function`` or ``IRModule``).
+
+    - ``view``: ``"dataflow"`` (graph binding, a DAG), ``"tree"`` (shared values duplicated and
+      marked recomputed) or ``"let"`` (A-normal form, scopes nested).
+    - ``collapse``: ``"function"`` folds each called function into one node, ``"group"`` each
+      fused group, ``"all"`` both; ``depth`` keeps nodes at most that many edges from a result.
+    - ``max_nodes``: where the tree view stops expanding (it can grow exponentially).
+    """
+    if view not in PARSERS:
+        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    parser = PARSERS[view]() if max_nodes is None else PARSERS[view](max_nodes=max_nodes)
+    g = parser.parse(fn, function=function, params=params)
+    return GraphView(shape(g, collapse=collapse, depth=depth))
+
+
+def shape(g: Graph, collapse: Optional[str] = None, depth: Optional[int] = None) -> Graph:
+    """Apply the big-graph options to a parsed graph."""
+    kinds = {None: (), "function": ("function",), "group": ("fused",),
+             "all": ("function", "fused")}
+    if collapse not in kinds:
+        raise ValueError(f"collapse must be one of 'function', 'group', 'all', got {collapse!r}")
+    if kinds[collapse]:
+        g = g.collapse(kinds[collapse], keep=[f"fn:{g.name}"])
+    if depth is not None:
+        g = g.limit_depth(depth)
+    return g
+
+
+class GraphView:
+    """A drawn view: SVG in notebooks, text in terminals, the model for widgets."""
+
+    def __init__(self, graph: Graph, plotter: Optional[DotPlotter] = None):
+        self.graph = graph
+        self.plotter = plotter or DotPlotter()
+        self._dot = None
+
+    @property
+    def view(self) -> str:
+        return self.graph.view
+
+    @property
+    def dot(self):
+        """The ``graphviz.Digraph`` (building it needs no ``dot`` binary; drawing does)."""
+        if self._dot is None:
+            self._dot = self.plotter.digraph(self.graph)
+        return self._dot
+
+    @property
+    def source(self) -> str:
+        return self.dot.source
+
+    @property
+    def text(self) -> str:
+        return TermPlotter().render(self.graph)
+
+    def svg(self) -> str:
+        """The SVG text; raises ``graphviz.ExecutableNotFound`` without Graphviz."""
+        return self.dot.pipe(format="svg", encoding="utf-8")
+
+    def render(self, filename: str, format: Optional[str] = None) -> str:
+        """Write svg/pdf/png/dot/txt; without ``dot`` writes the text next to it and warns."""
+        return write(self.dot, self.graph, filename, format)
+
+    def to_dict(self) -> dict:
+        return self.graph.to_dict()
+
+    def nodes(self, **match):
+        return self.graph.find(**match)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        import graphviz
+
+        try:
+            return {"image/svg+xml": self.svg(), "text/plain": self.text}
+        except graphviz.ExecutableNotFound:
+            pre = html.escape(self.text)
+            return {"text/html": f"<p>{html.escape(INSTALL_HINT)}</p><pre>{pre}</pre>",
+                    "text/plain": INSTALL_HINT + "\n\n" + self.text}
+
+    def __repr__(self) -> str:
+        return f"<GraphView {self.graph.view} of {self.graph.name}: {len(self.graph)} nodes>"
+
+    def __str__(self) -> str:
+        return self.text
