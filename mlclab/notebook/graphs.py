@@ -1,7 +1,7 @@
 """A compiled function's graphs, ready for the viewer widget.
 
-``mlclab.viz`` produces, per view, a graph model (nodes with stable ids, operators, types and
-DSL spans) and a Graphviz drawing whose SVG node elements carry those ids. This module joins
+``fn.graph(view)`` (``mlclab.viz.views``) gives, per view, a graph model (nodes with stable ids,
+operators, types and DSL spans) and its Graphviz drawing, whose SVG node elements carry those ids. This module joins
 the two with the texts (let binding, TVMScript) so the widget can link a node to its lines.
 """
 from __future__ import annotations
@@ -11,13 +11,6 @@ from typing import Any, Iterable, Mapping, Optional
 from .viewer import GraphViewer, find_binding_line, svg_of
 
 VIEWS = ("dataflow", "let", "tree")
-
-
-def _model(fn, view: str):
-    from mlclab.viz import parser
-
-    parsers = {"dataflow": "DataflowParser", "let": "LetParser", "tree": "TreeParser"}
-    return getattr(parser, parsers[view])().parse(fn)
 
 
 def node_infos(model: Mapping, let_text: str = "", script_text: str = "") -> dict:
@@ -50,9 +43,11 @@ def graph_views(fn, views: Iterable[str] = VIEWS) -> dict:
     let_text, script_text = fn.text("let"), fn.text("relax")
     out = {}
     for view in views:
-        model = _model(fn, view).to_dict()
-        out[view] = {"svg": svg_of(fn.graph(view)),
-                     "nodes": node_infos(model, let_text, script_text)}
+        drawn = fn.graph(view)           # mlclab.viz.views.GraphView: the model and its drawing
+        model = drawn.to_dict()
+        out[view] = {"svg": svg_of(drawn), "nodes": node_infos(model, let_text, script_text),
+                     "clusters": {c["id"]: {"label": c.get("label", ""), "kind": c.get("kind", "")}
+                                  for c in model.get("clusters", [])}}
     return out
 
 
@@ -63,15 +58,16 @@ def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str) -> list[str]:
 
 def function_viewer(fn, view: str = "dataflow", views: Iterable[str] = VIEWS,
                     annotations: Optional[Mapping[str, Mapping[str, Any]]] = None,
-                    highlight_bindings: Iterable[str] = (), **kwargs) -> GraphViewer:
+                    highlight_bindings: Iterable[str] = (), payload: Optional[dict] = None,
+                    **kwargs) -> GraphViewer:
     """A :class:`GraphViewer` of ``fn``.
 
     ``annotations`` maps IR binding names to ``{"status": "ok" | "diverged", "text": ...}``;
     ``highlight_bindings`` names bindings to mark. Both are applied to every view's nodes that
-    hold those bindings, so the marks survive switching views.
+    hold those bindings, so the marks survive switching views. ``payload`` reuses the output
+    of :func:`graph_views` (drawing is the slow part).
     """
-    views = list(views)
-    payload = graph_views(fn, views)
+    payload = payload if payload is not None else graph_views(fn, views)
     notes, marked = {}, []
     for data in payload.values():
         for binding, note in (annotations or {}).items():

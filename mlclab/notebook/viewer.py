@@ -64,9 +64,12 @@ def sanitize_svg(svg: str) -> str:
 
 
 def svg_of(graph: Any) -> str:
-    """The SVG text of a graph: a ``graphviz`` object (laid out by ``dot``) or SVG text."""
+    """The SVG text of a graph: mlclab's ``GraphView``, a ``graphviz`` object (laid out by
+    ``dot``) or SVG text."""
     if isinstance(graph, str):
         return graph
+    if callable(getattr(graph, "svg", None)):
+        return graph.svg()
     if hasattr(graph, "pipe"):
         return graph.pipe(format="svg", encoding="utf-8")
     if hasattr(graph, "_repr_image_svg_xml"):
@@ -78,7 +81,8 @@ class GraphViewer(anywidget.AnyWidget):
     """An interactive view of one or more Graphviz drawings of the same program.
 
     ``views`` maps a view name (``"dataflow"``, ``"let"``, ``"tree"``) to
-    ``{"svg": <svg text>, "nodes": {node_id: info}}``. The SVG's node groups carry the node ids
+    ``{"svg": <svg text>, "nodes": {node_id: info}, "clusters": {cluster_id: {"label", "kind"}}}``
+    (``clusters`` optional; a cluster of kind ``"function"`` is not folded by "collapse groups"). The SVG's node groups carry the node ids
     as their ``id`` attribute (the Graphviz node name is used when they do not). ``info`` is a
     JSON object with any of: ``label``, ``op``, ``kind``, ``attrs`` (dict), ``type``/``shape``/
     ``dtype``, ``binding`` (IR name), ``dsl_name``, ``line`` and ``source_line`` (in
@@ -100,7 +104,8 @@ class GraphViewer(anywidget.AnyWidget):
 
     def __init__(self, views: Optional[Mapping[str, Mapping]] = None, **kwargs: Any) -> None:
         clean = {name: {"svg": sanitize_svg(svg_of(v.get("svg", ""))) if v.get("svg") else "",
-                        "nodes": dict(v.get("nodes") or {})}
+                        "nodes": dict(v.get("nodes") or {}),
+                        "clusters": dict(v.get("clusters") or {})}
                  for name, v in (views or {}).items()}
         kwargs.setdefault("view", next(iter(clean), ""))
         super().__init__(views=clean, **kwargs)

@@ -2,6 +2,8 @@
 display a static HTML twin (for nbconvert, nbviewer and GitHub, which have no kernel)."""
 from __future__ import annotations
 
+from html import escape
+
 import ipywidgets as W
 
 from .report_html import report_html
@@ -10,7 +12,9 @@ from .report_html import report_html
 def widget_bundle(widget, static_html: str):
     """``widget``'s MIME bundle plus ``text/html``: live front ends draw the widget, static
     renderers the HTML."""
-    data, metadata = widget._repr_mimebundle_()
+    bundle = widget._repr_mimebundle_()
+    # ipywidgets answers with the data dict alone, anywidget with (data, metadata).
+    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
     data = dict(data)
     data["text/html"] = static_html
     return data, metadata
@@ -36,6 +40,9 @@ def validation_widget(report):
         viewer = function_viewer(fn, annotations=marks, highlight_bindings=[bad] if bad else [])
     except graphviz.ExecutableNotFound:
         return W.VBox([html, W.HTML("<i>graph unavailable: Graphviz's <code>dot</code> is not installed</i>")])
+    except Exception as err:  # noqa: BLE001 - the report stands on its own; say why the graph is missing
+        return W.VBox([html, W.HTML(f'<div style="color:#d1242f">graph unavailable: '
+                                    f"{escape(type(err).__name__)}: {escape(str(err))}</div>")])
     if bad:
         first = [nid for nid in viewer.highlight if nid in viewer.nodes]
         if first:

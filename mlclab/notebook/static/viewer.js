@@ -239,7 +239,7 @@ function render({ model, el }) {
     label.setAttribute("text-anchor", "middle");
     label.setAttribute("dominant-baseline", "middle");
     const n = c.members.size;
-    label.textContent = `${c.name} (${n} node${n === 1 ? "" : "s"})`;
+    label.textContent = `${c.label} (${n} node${n === 1 ? "" : "s"})`;
     ph.append(rect, label);
     ph.style.display = "none";
     ph.addEventListener("click", () => toggleCluster(c.name));
@@ -248,16 +248,23 @@ function render({ model, el }) {
   }
 
   function buildClusters() {
+    const known = ((model.get("views") || {})[model.get("view")] || {}).clusters || {};
     clusters = [...svg.querySelectorAll("g.cluster")].map((g) => {
-      const c = { name: titleOf(g).replace(/^cluster_?/, ""), g, box: null, members: new Set(), placeholder: null };
+      // mlclab's plotter ids clusters "cluster:<model id>"; plain Graphviz names them by title.
+      const name = g.id.startsWith("cluster:") ? g.id.slice("cluster:".length) : titleOf(g).replace(/^cluster_?/, "");
+      const info = known[name] || {};
+      const c = { name, kind: info.kind || "", label: info.label || name, g, box: null, members: new Set(), placeholder: null };
       // Clicking a cluster's label folds it.
       const handle = g.querySelector(":scope > text") || g;
       handle.classList.add("mlclab-cluster-handle");
       handle.addEventListener("click", () => toggleCluster(c.name));
       return c;
     });
-    collapseAll.disabled = clusters.length === 0;
+    collapseAll.disabled = foldable().length === 0;
   }
+
+  // "collapse groups" folds fused groups and other inner clusters, not whole functions.
+  const foldable = () => clusters.filter((c) => c.kind !== "function");
 
   // ----------------------------------------------------------------- drawing a view
   function drawViewButtons() {
@@ -343,7 +350,7 @@ function render({ model, el }) {
   });
   collapseAll.addEventListener("click", () => {
     const any = (model.get("collapsed") || []).length > 0;
-    model.set("collapsed", any ? [] : clusters.map((c) => c.name));
+    model.set("collapsed", any ? [] : foldable().map((c) => c.name));
     model.save_changes();
   });
 

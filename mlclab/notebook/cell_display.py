@@ -1,0 +1,172 @@
+"""What a ``%%tinynn`` cell shows: one compact display with a tab per view.
+
+Live: an ipywidgets ``Tab`` per function (a toggle picks the function when the cell defines
+several), whose graph tabs are :class:`GraphViewer` widgets. Static (nbconvert, nbviewer,
+GitHub): the same views as ``<details>`` sections, graphs as inline SVG, no script.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import ipywidgets as W
+
+from .report_html import report_html
+from .widgets import widget_bundle
+
+SHOW_CHOICES = ("graph", "let", "tree", "relax", "relay", "tir", "pipeline", "validate")
+TEXT_STYLES = ("let", "relax", "relay", "tir")
+GRAPH_VIEWS = {"graph": "dataflow", "tree": "tree"}
+_PRE = ("margin:0;padding:6px 8px;max-height:480px;overflow:auto;"
+        "font-family:var(--jp-code-font-family,monospace);font-size:12px;line-height:1.35")
+_TITLES = {"graph": "graph", "let": "let (ANF)", "tree": "tree", "relax": "relax",
+           "relay": "relay", "tir": "tir", "pipeline": "pipeline", "validate": "validate"}
+
+
+def pre(text: str) -> str:
+    return f'<pre class="mlclab-text" style="{_PRE}">{html.escape(text)}</pre>'
+
+
+def _failure(view: str, err: Exception) -> str:
+    # A view that fails to draw must not take the others (or the bound functions) with it; the
+    # student still sees what went wrong, in place.
+    return (f'<div class="mlclab-view-error" style="color:#d1242f">the {html.escape(view)} view '
+            f"failed: {html.escape(type(err).__name__)}: {html.escape(str(err))}</div>")
+
+
+def _pipeline_html(obj) -> str:
+    if hasattr(obj, "_repr_html_"):
+        return obj._repr_html_()
+    return pre(str(obj))
+
+
+@dataclass
+class FunctionViews:
+    """The chosen views of one compiled function, each computed once."""
+
+    fn: Any
+    show: Sequence[str]
+    report: Any = None                 # a ValidationReport when the cell validated
+    _cache: dict = field(default_factory=dict)
+
+    def _get(self, key: str, make: Callable[[], Any]):
+        if key not in self._cache:
+            try:
+                self._cache[key] = (True, make())
+            except Exception as err:  # noqa: BLE001 - isolated per view, shown in its place
+                self._cache[key] = (False, err)
+        return self._cache[key]
+
+    def text(self, style: str):
+        return self._get(f"text:{style}", lambda: self.fn.text(style))
+
+    def pipeline(self):
+        return self._get("pipeline", self.fn.pipeline)
+
+    def validation(self):
+        if self.report is None:
+            from mlclab.validate import validate
+
+            return self._get("validate", lambda: validate(self.fn))
+        return True, self.report
+
+    def viewer(self, view: str):
+        from .graphs import function_viewer, graph_views
+
+        ok, payload = self._get("graphs", lambda: graph_views(self.fn))
+        if not ok:
+            return ok, payload
+        return self._get(f"viewer:{view}",
+                         lambda: function_viewer(self.fn, view=GRAPH_VIEWS[view], payload=payload))
+
+    # ----------------------------------------------------------------- live widgets
+    def widget(self, view: str):
+        if view in GRAPH_VIEWS:
+            ok, viewer = self.viewer(view)
+            return viewer if ok else W.HTML(_failure(view, viewer))
+        if view in TEXT_STYLES:
+            ok, text = self.text(view)
+            return W.HTML(pre(text) if ok else _failure(view, text))
+        if view == "pipeline":
+            ok, obj = self.pipeline()
+            if not ok:
+                return W.HTML(_failure(view, obj))
+            return obj if isinstance(obj, W.Widget) else W.HTML(_pipeline_html(obj))
+        if view == "validate":
+            ok, report = self.validation()
+            return report.widget() if ok else W.HTML(_failure(view, report))
+        raise ValueError(f"unknown view {view!r}")
+
+    def tabs(self) -> W.Tab:
+        tab = W.Tab(children=[self.widget(v) for v in self.show])
+        tab.titles = tuple(_TITLES[v] for v in self.show)
+        tab.add_class("mlclab-tabs")
+        return tab
+
+    # ----------------------------------------------------------------- static HTML
+    def static_view(self, view: str) -> str:
+        if view in GRAPH_VIEWS:
+            ok, viewer = self.viewer(view)
+            return viewer.static_html() if ok else _failure(view, viewer)
+        if view in TEXT_STYLES:
+            ok, text = self.text(view)
+            return pre(text) if ok else _failure(view, text)
+        if view == "pipeline":
+            ok, obj = self.pipeline()
+            return _pipeline_html(obj) if ok else _failure(view, obj)
+        if view == "validate":
+            ok, report = self.validation()
+            return report_html(report) if ok else _failure(view, report)
+        raise ValueError(f"unknown view {view!r}")
+
+    def static_html(self) -> str:
+        parts = []
+        for i, view in enumerate(self.show):
+            parts.append(f'<details{" open" if i == 0 else ""} class="mlclab-static-view">'
+                         f"<summary><b>{html.escape(_TITLES[view])}</b></summary>"
+                         f'<div style="overflow:auto;max-height:640px">{self.static_view(view)}</div></details>')
+        return "".join(parts)
+
+
+class CellDisplay:
+    """The display of one ``%%tinynn`` cell (or of any mlclab Program)."""
+
+    def __init__(self, program: Mapping[str, Any], show: Sequence[str],
+                 reports: Optional[Mapping[str, Any]] = None, target: Optional[str] = None):
+        self.functions = {name: FunctionViews(fn, list(show), (reports or {}).get(name))
+                          for name, fn in program.items()}
+        self.target = target
+
+    def header_html(self) -> str:
+        names = ", ".join(f"<code>{html.escape(n)}</code>" for n in self.functions)
+        where = f" for <code>{html.escape(str(self.target))}</code>" if self.target else ""
+        badges = ""
+        for name, fv in self.functions.items():
+            if fv.report is not None:
+                from .report_html import badge
+
+                badges += f" {badge(fv.report.ok)} <code>{html.escape(name)}</code> vs numpy"
+        return (f'<div class="mlclab-cell-header" style="font-family:var(--jp-ui-font-family,sans-serif);'
+                f'font-size:12px;margin:2px 0 4px">tinynn: compiled {names}{where}{badges}</div>')
+
+    def widget(self) -> W.Widget:
+        header = W.HTML(self.header_html())
+        tabs = [fv.tabs() for fv in self.functions.values()]
+        if len(tabs) == 1:
+            return W.VBox([header, tabs[0]])
+        picker = W.ToggleButtons(options=list(self.functions), description="function")
+        stack = W.Stack(children=tabs, selected_index=0)
+        W.jslink((picker, "index"), (stack, "selected_index"))
+        return W.VBox([header, picker, stack])
+
+    def static_html(self) -> str:
+        parts = [self.header_html()]
+        for name, fv in self.functions.items():
+            if len(self.functions) > 1:
+                parts.append(f"<h4 style=\"margin:6px 0 2px\">{html.escape(name)}</h4>")
+            parts.append(fv.static_html())
+        return f'<div class="mlclab-cell">{"".join(parts)}</div>'
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return widget_bundle(self.widget(), self.static_html())

@@ -1,0 +1,135 @@
+"""``%load_ext mlclab`` and the ``%%tinynn`` cell magic.
+
+The cell holds DSL functions. The magic hands the cell text to ``mlclab.compile`` (the text is
+parsed, never run by Python), binds each compiled function in the notebook under its own name
+and shows the views in one display. A rejected program fails the cell, so Run All stops, and
+shows only the compact diagnostic (file, line, the source line with a caret): the traceback of
+mlclab's internals would say nothing to a student.
+"""
+from __future__ import annotations
+
+import json
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+from traitlets import List, Unicode
+
+from .cell_display import SHOW_CHOICES, CellDisplay
+
+_RED, _RESET = "\x1b[1;31m", "\x1b[0m"
+
+
+def compact_traceback(kind: str, message: str) -> list[str]:
+    """What IPython prints instead of a traceback: ``kind: first line`` then the rest."""
+    first, *rest = message.splitlines() or [""]
+    return [f"{_RED}{kind}{_RESET}: {first}", *rest]
+
+
+def _suppress_traceback(err: BaseException, kind: str) -> BaseException:
+    # IPython asks an exception for ``_render_traceback_()`` before formatting one; setting it
+    # on the instance keeps the exception's own type (a DSLError stays a DSLError for code that
+    # catches it) while the cell shows only the message.
+    err._render_traceback_ = lambda: compact_traceback(kind, str(err))
+    return err
+
+
+class CheckFailed(Exception):
+    """``%%tinynn --check`` found a compiled function that disagrees with numpy."""
+
+    def _render_traceback_(self):
+        return compact_traceback("CheckFailed", str(self))
+
+
+def _parse_show(values, default) -> list[str]:
+    names = []
+    for value in values or default:
+        names.extend(v for v in value.replace(",", " ").split() if v)
+    unknown = [n for n in names if n not in SHOW_CHOICES]
+    if unknown:
+        raise UsageError(f"--show: unknown view {', '.join(map(repr, unknown))}; "
+                         f"choose from {', '.join(SHOW_CHOICES)}")
+    return list(dict.fromkeys(names))
+
+
+def _parse_target(text):
+    if text is None:
+        return None
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise UsageError(f"--target: not valid JSON: {err}") from None
+    return text
+
+
+@magics_class
+class TinyNNMagics(Magics):
+    """Compile tinynn DSL cells. Defaults can be set with ``%config TinyNNMagics.show = [...]``."""
+
+    show = List(Unicode(), default_value=["graph", "let", "relax", "tir"],
+                help="views a %%tinynn cell shows when --show is not given").tag(config=True)
+
+    @magic_arguments()
+    @argument("--show", nargs="+", metavar="VIEW",
+              help=f"views to show, any of: {', '.join(SHOW_CHOICES)} (space or comma separated)")
+    @argument("--target", default=None,
+              help='compilation target: "llvm" (default) or a JSON target dict')
+    @argument("-q", "--quiet", action="store_true", help="bind the functions, show nothing")
+    @argument("-f", "--force", action="store_true", help="recompile, bypassing the cache")
+    @argument("--check", action="store_true",
+              help="validate every function against numpy on random inputs; fail the cell if one disagrees")
+    @argument("--seed", type=int, default=None, help="seed of --check's random inputs")
+    @cell_magic
+    def tinynn(self, line, cell):
+        """Compile the DSL functions in this cell and bind each under its own name.
+
+        Example::
+
+            %%tinynn --show graph relax --check
+            def mlp(x: Tensor[("n", 784), f32], w: Tensor[(10, 784), f32]):
+                return relu(linear(x, w))
+        """
+        import mlclab
+        from mlclab.dsl.diagnostics import DSLError
+        from mlclab.validate import validate
+
+        args = parse_argstring(self.tinynn, line)
+        show = _parse_show(args.show, self.show)
+        target = _parse_target(args.target)
+        if args.check and "validate" not in show:
+            show.append("validate")
+
+        # One blank line stands for the %%tinynn line, so line numbers in errors and views are
+        # the ones the student sees in the cell.
+        source = "\n" + cell
+        filename = f"<tinynn cell [{self.shell.execution_count}]>"
+        options = {"filename": filename, "force": args.force}
+        if target is not None:
+            options["target"] = target
+        try:
+            program = mlclab.compile(source, **options)
+        except DSLError as err:
+            raise _suppress_traceback(err, "DSLError")
+
+        for name, fn in program.items():
+            self.shell.user_ns[name] = fn
+
+        reports = {}
+        if args.check:
+            reports = {name: validate(fn, seed=args.seed) for name, fn in program.items()}
+        if not args.quiet:
+            display(CellDisplay(program, show, reports, target=target or "llvm"))
+        failed = [r for r in reports.values() if not r.ok]
+        if failed:
+            raise CheckFailed("; ".join(
+                f"{r.function} disagrees with numpy: max abs err {r.max_abs_err:.3g}"
+                + (f", first divergence at {r.first_divergence}" if r.first_divergence else "")
+                for r in failed))
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext mlclab``: register ``%%tinynn``."""
+    ipython.register_magics(TinyNNMagics)
