@@ -100,18 +100,25 @@ def is_int(dtype: str) -> bool:
     return dtype.startswith("int") or dtype.startswith("uint")
 
 
+def written(v: dict, name: str) -> str:
+    """How the student wrote the argument of parameter ``name`` (the parser supplies it)."""
+    return v.get("_written", {}).get(name, name)
+
+
 def need_float(v: dict, name: str, what: str) -> None:
     t = v[name]
     if not is_float(t.dtype):
-        raise OpTypeError(f"{what} needs a floating-point tensor, but {name} is {short(t.dtype)}",
-                          param=name, hint=f"convert it first: astype({name}, f32)")
+        w = written(v, name)
+        raise OpTypeError(f"{what} needs a floating-point tensor, but {w} is {short(t.dtype)}",
+                          param=name, hint=f"convert it first: astype({w}, f32)")
 
 
 def need_numeric(v: dict, name: str, what: str) -> None:
     t = v[name]
     if t.dtype == "bool":
+        w = written(v, name)
         raise OpTypeError(f"{what} is not defined on bool tensors", param=name,
-                          hint=f"convert it first: astype({name}, i32)")
+                          hint=f"convert it first: astype({w}, i32)")
 
 
 def same_dtype(v: dict, names, what: str) -> str:
@@ -119,10 +126,11 @@ def same_dtype(v: dict, names, what: str) -> str:
     first_name, first = dtypes[0]
     for n, dt in dtypes[1:]:
         if dt != first:
+            w = written(v, n)
             raise OpTypeError(
-                f"{what} needs operands of one dtype, got {short(first)} ({first_name}) and "
-                f"{short(dt)} ({n}); mlclab does not promote dtypes silently",
-                param=n, hint=f"convert one of them, e.g. astype({n}, {short(first)})")
+                f"{what} needs operands of one dtype, got {short(first)} ({written(v, first_name)}) "
+                f"and {short(dt)} ({w}); mlclab does not promote dtypes silently",
+                param=n, hint=f"convert one of them, e.g. astype({w}, {short(first)})")
     return first
 
 
@@ -147,8 +155,7 @@ def broadcast_shapes(shapes, what: str, names) -> tuple:
                 f"{what} cannot broadcast shapes " + " and ".join(fmt_shape(s) for s in shapes)
                 + f": dimension {D.format_dim(dim)} vs {D.format_dim(d)}"
                 + ("" if isinstance(d, int) and isinstance(dim, int)
-                   else " (symbolic sizes must be the same name to match)"),
-                param=n)
+                   else " (symbolic sizes must be the same name to match)"))
         out.append(dim)
     return tuple(out)
 
@@ -306,10 +313,10 @@ def _binary(name, symbol, np_fn, relax_fn, doc, kind="arith", build=None):
         dtype = same_dtype(v, ("x1", "x2"), f"'{symbol}'" if symbol else name)
         if kind == "divide" and not is_float(dtype):
             raise OpTypeError(f"'/' divides floating-point tensors; these are {short(dtype)}",
-                              param="x1", hint="use // for integer division, or astype(x, f32) first")
+                              hint="use // for integer division, or astype(x, f32) first")
         if kind == "power" and not is_float(dtype):
             raise OpTypeError(f"'**' is defined here on floating-point tensors; these are {short(dtype)}",
-                              param="x1", hint="multiply (x * x), or astype(x, f32) first")
+                              hint="multiply (x * x), or astype(x, f32) first")
         shape = broadcast_shapes([v["x1"].shape, v["x2"].shape], f"'{symbol}'" if symbol else name,
                                  ("x1", "x2"))
         return TensorType(shape, "bool" if kind == "compare" else dtype)
@@ -412,7 +419,8 @@ def _matmul_infer(v):
     if ka != kb:
         raise OpTypeError(
             f"'@' needs the inner dimensions to match: {D.format_dim(ka)} vs {D.format_dim(kb)} "
-            f"(x1 is {fmt_shape(a.shape)}, x2 is {fmt_shape(b.shape)})", param="x2",
+            f"({written(v, 'x1')} is {fmt_shape(a.shape)}, {written(v, 'x2')} is "
+            f"{fmt_shape(b.shape)})",
             hint="the last dimension of the left operand must equal the "
                  + ("only" if b.ndim == 1 else "second-to-last") + " dimension of the right one"
                  + (" (transpose(x2)?)" if b.ndim == 2 and b.shape[-1] == ka else ""))

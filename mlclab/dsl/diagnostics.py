@@ -35,7 +35,7 @@ class DSLError(Exception):
             indent = len(text) - len(stripped)
             start = max(self.col_offset - indent, 0)
             end = self.end_col_offset if self.end_col_offset is not None else self.col_offset + 1
-            width = max(min(end, len(text)) - self.col_offset, 1)
+            width = max(min(end, len(text.rstrip())) - self.col_offset, 1)
             lines.append("    " + stripped)
             lines.append("    " + " " * start + "^" * width)
         if self.hint:

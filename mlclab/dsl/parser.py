@@ -419,7 +419,31 @@ class _Scope:
         if symbol is None:
             raise self.p.error(f"the operator {_OPSYM.get(type(op), type(op).__name__)} is not "
                                "supported on tensors", node)
-        return self.apply(O.BINARY_SYMBOLS[symbol], [left_node, right_node], [], node)
+        left, right = self.expr(left_node), self.expr(right_node)
+        if isinstance(left, Literal) and isinstance(right, Literal):
+            return self.fold(symbol, left, right, node)
+        return self.apply(O.BINARY_SYMBOLS[symbol], [left_node, right_node], [], node,
+                          evaluated=[left, right])
+
+    def fold(self, symbol: str, left: Literal, right: Literal, node) -> Literal:
+        """``2 * 3``: numbers meeting numbers are computed here, as Python would."""
+        a, b = left.value, right.value
+        if symbol == "@" or isinstance(a, bool) or isinstance(b, bool):
+            raise self.p.error(f"{symbol} needs a tensor operand; these are plain values", node)
+        if symbol in ("/", "//", "%") and b == 0:
+            raise self.p.error("division by zero", node)
+        if symbol == "**" and (abs(b) > 64 or (a == 0 and b < 0)):
+            raise self.p.error("this power of a literal is out of range", node)
+        result = {"+": a + b, "-": a - b, "*": a * b} .get(symbol) if symbol in "+-*" else None
+        if result is None:
+            result = {"/": lambda: a / b, "//": lambda: a // b, "%": lambda: a % b,
+                      "**": lambda: a ** b}.get(symbol, lambda: None)()
+        if result is None:
+            raise self.p.error(f"{symbol} between two numbers gives a bool, not a tensor", node,
+                               hint="compare tensors instead")
+        if isinstance(result, complex) or (isinstance(result, int) and abs(result) > 2 ** 63):
+            raise self.p.error("this literal expression is out of range", node)
+        return Literal(result, Span.of(node))
 
     def unary(self, node: ast.UnaryOp):
         if isinstance(node.op, ast.UAdd):
@@ -570,7 +594,7 @@ class _Scope:
                 values[p.name] = self.attr_value(op, p, arg)
         tensor_names = [p.name for p in params if p.is_tensor and p.kind != "tensors"]
         self.fold_literals(op, values, tensor_names, arg_nodes, node)
-        types = {}
+        types = {"_written": {n: ast.unparse(a) for n, a in arg_nodes.items()}}
         for p in params:
             val = values[p.name]
             if p.kind == "tensors":
@@ -697,8 +721,13 @@ def _name_span(node: ast.FunctionDef) -> Span:
 
 
 def _head_span(stmt) -> Span:
-    return Span(stmt.lineno, stmt.col_offset, stmt.lineno,
-                stmt.end_col_offset if stmt.end_lineno == stmt.lineno else stmt.col_offset + 1)
+    """The statement's first line (``for k in a:``), for statements tinynn does not have."""
+    if stmt.end_lineno == stmt.lineno:
+        return Span(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.end_col_offset)
+    first_body = getattr(stmt, "body", None)
+    if first_body and isinstance(first_body, list) and first_body[0].lineno > stmt.lineno:
+        return Span(stmt.lineno, stmt.col_offset, stmt.lineno, 10 ** 6)   # to the line's end
+    return Span(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.col_offset + 1)
 
 
 def _loc(node) -> dict:
