@@ -1,0 +1,293 @@
+"""The CPU schedules: every scheduled operator kind agrees with numpy on ordinary, odd,
+prime, tiny and symbolic shapes, the schedules really apply where they should, and
+nothing a schedule can't handle ever breaks a build.
+
+Modules are built with ``relax.BlockBuilder`` from the same Relax operators the DSL emits
+and compiled with mlclab's own pipeline (``build_passes``), so these tests exercise
+exactly the code a student's program runs.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
+
+import numpy as np
+import pytest
+
+tvm = pytest.importorskip("tvm")
+from tvm import relax, tirx  # noqa: E402
+from tvm.relax import op as R  # noqa: E402
+
+from mlclab.ir.passes import build_passes, resolve_target  # noqa: E402
+from mlclab.ir.schedules import schedule_cpu, schedule_primfunc, vector_lanes  # noqa: E402
+
+RNG = np.random.default_rng(7)
+# Results are compared with numpy evaluated in float64.  FMA contraction on the host target
+# rounds a*b+c once instead of twice, and a float32 sum of K terms carries a rounding error
+# growing like sqrt(K): the absolute tolerance scales with the reduction length ``terms``.
+RTOL, ATOL = 1e-5, 1e-5
+
+
+def _var(name, shape, dtype="float32"):
+    return relax.Var(name, relax.TensorType(shape, dtype))
+
+
+def _module(params, body):
+    """A one-function Relax module: ``params`` is [(name, shape)], ``body(bb, *vars)``
+    returns the output expression."""
+    bb = relax.BlockBuilder()
+    vs = [_var(name, shape) for name, shape in params]
+    with bb.function("main", vs):
+        with bb.dataflow():
+            out = bb.emit_output(body(bb, *vs))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _build(mod, target="llvm"):
+    ex = tvm.compile(mod, target=resolve_target(target),
+                     relax_pipeline=tvm.transform.Sequential(build_passes(target)))
+    fn = relax.VirtualMachine(ex, tvm.cpu())["main"]
+    return lambda *arrays: fn(*[tvm.runtime.tensor(np.array(a, order="C")) for a in arrays]).numpy()
+
+
+def _scheduled(mod, target="llvm"):
+    """The module right after mlclab's schedule pass."""
+    passes = build_passes(target)
+    names = [p.info.name for p in passes]
+    return tvm.transform.Sequential(passes[: names.index("mlclab.ScheduleCPU") + 1])(mod)
+
+
+def _primfuncs(mod):
+    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
+
+
+def _data(*shapes):
+    return [RNG.standard_normal(s).astype("float32") for s in shapes]
+
+
+def _check(params, body, reference, terms=1):
+    """Compile, run on random data and compare with numpy (in float64)."""
+    mod = _module(params, body)
+    arrays = _data(*[s for _, s in params])
+    got = _build(mod)(*arrays)
+    want = reference(*[a.astype("float64") for a in arrays])
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL * max(1.0, np.sqrt(terms)))
+    return mod
+
+
+# ---------------------------------------------------------------------------------------
+# correctness of every scheduled operator kind, on several shapes
+
+MATMUL_SHAPES = [(512, 512, 512), (64, 784, 128), (64, 128, 10), (7, 13, 5), (1, 31, 1),
+                 (97, 61, 67), (32, 16, 48), (4, 8, 28)]
+
+
+@pytest.mark.parametrize("m,k,n", MATMUL_SHAPES)
+def test_matmul_relu_matches_numpy(m, k, n):
+    _check([("a", (m, k)), ("b", (k, n))],
+           lambda bb, a, b: R.nn.relu(bb.emit(R.matmul(a, b))),
+           lambda a, b: np.maximum(a @ b, 0), terms=k)
+
+
+@pytest.mark.parametrize("m,k,n", [(64, 784, 128), (64, 128, 10), (5, 7, 3), (33, 40, 17)])
+def test_linear_with_bias_matches_numpy(m, k, n):
+    _check([("x", (m, k)), ("w", (n, k)), ("b", (n,))],
+           lambda bb, x, w, b: R.linear(x, w, b),
+           lambda x, w, b: x @ w.T + b, terms=k)
+
+
+@pytest.mark.parametrize("shapes", [((3, 16, 24), (3, 24, 32)), ((2, 5, 7), (7, 11)),
+                                    ((4, 3, 17, 8), (4, 3, 8, 64))])
+def test_batched_and_broadcast_matmul_matches_numpy(shapes):
+    sa, sb = shapes
+    _check([("a", sa), ("b", sb)], lambda bb, a, b: R.matmul(a, b), lambda a, b: a @ b,
+           terms=sa[-1])
+
+
+def test_matmul_epilogue_chain_matches_numpy():
+    _check([("a", (64, 96)), ("b", (96, 48)), ("c", (48,))],
+           lambda bb, a, b, c: R.sigmoid(bb.emit(R.nn.relu(bb.emit(R.add(bb.emit(R.matmul(a, b)), c))))),
+           lambda a, b, c: 1 / (1 + np.exp(-np.maximum(a @ b + c, 0))), terms=96)
+
+
+@pytest.mark.parametrize("shape", [(2048, 16), (7, 13), (1,), (17, 1, 3), (2, 3, 5, 7), ()])
+def test_fused_elementwise_chain_matches_numpy(shape):
+    _check([("a", shape), ("b", shape), ("c", shape)],
+           lambda bb, a, b, c: R.nn.relu(bb.emit(R.add(bb.emit(R.multiply(a, b)), c))),
+           lambda a, b, c: np.maximum(a * b + c, 0))
+
+
+def test_broadcast_and_transpose_match_numpy():
+    _check([("a", (33, 64)), ("b", (64,))],
+           lambda bb, a, b: R.permute_dims(bb.emit(R.exp(bb.emit(R.subtract(a, b))))),
+           lambda a, b: np.exp(a - b).T)
+    _check([("a", (6, 35))],
+           lambda bb, a: R.reshape(bb.emit(R.tanh(a)), (5, 42)),
+           lambda a: np.tanh(a).reshape(5, 42))
+
+
+@pytest.mark.parametrize("n,c,h,w,o,kernel,stride,pad", [
+    (1, 3, 32, 32, 8, 3, 1, 1), (2, 4, 28, 28, 6, 5, 1, 2), (1, 3, 17, 13, 5, 3, 2, 0),
+    (1, 2, 7, 7, 3, 1, 1, 0), (1, 1, 11, 29, 2, 3, 1, 1)])
+def test_conv2d_matches_numpy(n, c, h, w, o, kernel, stride, pad):
+    def reference(x, wt):
+        xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        oh = (h + 2 * pad - kernel) // stride + 1
+        ow = (w + 2 * pad - kernel) // stride + 1
+        out = np.zeros((n, o, oh, ow), "float64")
+        for ry in range(kernel):
+            for rx in range(kernel):
+                patch = xp[:, :, ry:ry + stride * oh:stride, rx:rx + stride * ow:stride]
+                out += np.einsum("nchw,oc->nohw", patch, wt[:, :, ry, rx])
+        return np.maximum(out, 0)
+
+    _check([("x", (n, c, h, w)), ("w", (o, c, kernel, kernel))],
+           lambda bb, x, wt: R.nn.relu(bb.emit(R.nn.conv2d(x, wt, strides=stride, padding=pad))),
+           reference, terms=c * kernel * kernel)
+
+
+def _pool(x, k, s, fn):
+    n, c, h, w = x.shape
+    oh, ow = (h - k) // s + 1, (w - k) // s + 1
+    windows = [x[:, :, i:i + s * oh:s, j:j + s * ow:s] for i in range(k) for j in range(k)]
+    return fn(np.stack(windows), axis=0)
+
+
+@pytest.mark.parametrize("shape,k,s", [((1, 8, 32, 32), 2, 2), ((2, 3, 13, 11), 3, 2), ((1, 1, 5, 5), 1, 1)])
+def test_pooling_matches_numpy(shape, k, s):
+    _check([("x", shape)], lambda bb, x: R.nn.max_pool2d(x, pool_size=k, strides=s),
+           lambda x: _pool(x, k, s, np.max))
+    _check([("x", shape)], lambda bb, x: R.nn.avg_pool2d(x, pool_size=k, strides=s),
+           lambda x: _pool(x, k, s, np.mean))
+
+
+@pytest.mark.parametrize("shape", [(64, 128), (7, 13), (3, 1, 97)])
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_reductions_match_numpy(shape, axis):
+    terms = int(np.prod(shape)) if axis is None else shape[axis]
+    _check([("x", shape)], lambda bb, x: R.sum(x, axis=axis), lambda x: x.sum(axis=axis), terms)
+    _check([("x", shape)], lambda bb, x: R.mean(x, axis=axis, keepdims=True),
+           lambda x: x.mean(axis=axis, keepdims=True), terms)
+    _check([("x", shape)], lambda bb, x: R.max(x, axis=axis), lambda x: x.max(axis=axis))
+
+
+@pytest.mark.parametrize("shape", [(64, 10), (3, 7, 31)])
+def test_softmax_matches_numpy(shape):
+    def softmax(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    _check([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=-1), softmax)
+
+
+def test_symbolic_sizes_match_numpy_for_each_size():
+    n = tirx.Var("n", "int64")
+    mod = _module([("x", (n, 784)), ("w", (128, 784)), ("b", (128,)), ("v", (n, 128))],
+                  lambda bb, x, w, b, v: R.add(bb.emit(R.nn.relu(bb.emit(R.linear(x, w, b)))), v))
+    run = _build(mod)
+    for size in (1, 5, 64, 67):
+        x, w, b, v = _data((size, 784), (128, 784), (128,), (size, 128))
+        want = np.maximum(x.astype("float64") @ w.T + b, 0) + v
+        np.testing.assert_allclose(run(x, w, b, v), want, rtol=RTOL, atol=ATOL * np.sqrt(784))
+
+
+def test_symbolic_elementwise_and_reduction_match_numpy():
+    n, m = tirx.Var("n", "int64"), tirx.Var("m", "int64")
+    mod = _module([("x", (n, m)), ("y", (n, m))],
+                  lambda bb, x, y: R.sum(bb.emit(R.exp(bb.emit(R.multiply(x, y)))), axis=1))
+    run = _build(mod)
+    for shape in ((1, 1), (3, 17), (40, 64)):
+        x, y = _data(shape, shape)
+        want = np.exp(x.astype("float64") * y).sum(axis=1)
+        np.testing.assert_allclose(run(x, y), want, rtol=RTOL, atol=ATOL * np.sqrt(shape[1]))
+
+
+def test_zero_size_tensors_build_and_run():
+    mod = _module([("a", (0, 8)), ("b", (8, 16))], lambda bb, a, b: R.nn.relu(bb.emit(R.matmul(a, b))))
+    assert _build(mod)(*_data((0, 8), (8, 16))).shape == (0, 16)
+
+
+def test_generic_target_gives_numpy_results_too():
+    # {"kind": "llvm"} is generic x86-64: 4-wide vectors, no FMA.
+    mod = _module([("a", (37, 41)), ("b", (41, 64))], lambda bb, a, b: R.matmul(a, b))
+    a, b = _data((37, 41), (41, 64))
+    np.testing.assert_allclose(_build(mod, {"kind": "llvm"})(a, b), a.astype("float64") @ b,
+                               rtol=RTOL, atol=ATOL * np.sqrt(41))
+
+
+# ---------------------------------------------------------------------------------------
+# the schedules really apply
+
+
+def _legalized(mod):
+    from tvm.relax.backend import cpu_generic
+
+    return tvm.transform.Sequential(cpu_generic.legalize_passes(None))(mod)
+
+
+@pytest.mark.parametrize("params,body", [
+    ([("a", (512, 512)), ("b", (512, 512))], lambda bb, a, b: R.nn.relu(bb.emit(R.matmul(a, b)))),
+    ([("x", (64, 784)), ("w", (128, 784)), ("b", (128,))], lambda bb, x, w, b: R.linear(x, w, b)),
+    ([("x", (1, 3, 32, 32)), ("w", (8, 3, 3, 3))], lambda bb, x, w: R.nn.conv2d(x, w, padding=1)),
+    ([("a", (2048, 2048)), ("b", (2048, 2048))], lambda bb, a, b: R.nn.relu(bb.emit(R.multiply(a, b)))),
+    ([("x", (64, 128))], lambda bb, x: R.nn.softmax(x)),
+    ([("x", (1, 16, 64, 64))], lambda bb, x: R.nn.max_pool2d(x, pool_size=2, strides=2)),
+])
+def test_schedule_applies_without_falling_back(params, body):
+    for name, func in _primfuncs(_legalized(_module(params, body))).items():
+        scheduled = schedule_primfunc(func, lanes=8, strict=True)
+        assert scheduled.attrs["tirx.is_scheduled"], name
+        text = scheduled.script()
+        assert "T.parallel" in text or "T.vectorized" in text, name
+
+
+def test_matmul_gets_a_register_tile():
+    mod = _legalized(_module([("a", (512, 512)), ("b", (512, 512))],
+                             lambda bb, a, b: R.nn.relu(bb.emit(R.matmul(a, b)))))
+    (func,) = _primfuncs(mod).values()
+    text = schedule_primfunc(func, lanes=8, strict=True).script()
+    assert "T.unroll(T.int64(4))" in text and "T.vectorized(T.int64(16))" in text
+    assert "T.parallel(" in text
+    # The epilogue runs per tile: relu reads the tile buffer inside the parallel loop.
+    assert text.index("T.max(") > text.index("T.parallel(")
+
+
+def test_vector_width_follows_the_target():
+    from tvm.target import Target
+
+    assert vector_lanes(Target({"kind": "llvm", "mcpu": "znver5"})) == 16
+    assert vector_lanes(Target({"kind": "llvm", "mcpu": "znver3"})) == 8
+    assert vector_lanes(Target("llvm")) == 4
+
+
+def test_pass_is_idempotent_and_leaves_its_input_alone():
+    mod = _legalized(_module([("a", (64, 64)), ("b", (64, 64))], lambda bb, a, b: R.matmul(a, b)))
+    before = mod.script()
+    target = resolve_target("llvm")
+    once = schedule_cpu(target)(mod)
+    assert mod.script() == before
+    assert once.script() != before
+    assert schedule_cpu(target)(once).script() == once.script()
+
+
+def test_unschedulable_function_is_left_unchanged():
+    # Plain TIR loops without blocks: nothing for a block schedule to work on.
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def loops_only(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
+        for i in range(8):
+            b[i] = a[i] + T.float32(1)
+
+    assert schedule_primfunc(loops_only, lanes=8) is loops_only
+    with pytest.raises(Exception):
+        schedule_primfunc(loops_only, lanes=8, strict=True)
+
+
+def test_host_target_names_this_cpu():
+    target = resolve_target("llvm")
+    assert target.kind.name == "llvm"
+    assert resolve_target("llvm") is target  # resolved once per process
+    assert resolve_target({"kind": "llvm"}).attrs.get("mcpu") is None
