@@ -83,8 +83,8 @@ def cache_info() -> dict:
 
 
 def _normalize(source: str) -> str:
-    return "\n".join(line.rstrip() for line in source.strip("\n").splitlines()) \
-        if source.strip() else ""
+    """Source with trailing blanks and blank edge lines dropped: they change nothing."""
+    return "\n".join(line.rstrip() for line in source.splitlines()).strip("\n")
 
 
 def _target_key(target) -> str:
@@ -150,7 +150,7 @@ class Program(Mapping):
         self.executable = _build(self.mod, tgt, passes.build_passes(target))
         self._vm = None
         self._functions = {name: CompiledFunction(self, name) for name in typed.functions}
-        self._trace = None
+        self._traces: dict = {}
 
     @property
     def vm(self):
@@ -161,18 +161,18 @@ class Program(Mapping):
             self._vm = relax.VirtualMachine(self.executable, t.cpu())
         return self._vm
 
-    def traced(self):
-        """The program rebuilt so each function also returns every top-level binding."""
-        if self._trace is None:
+    def traced(self, name: str):
+        """``name`` rebuilt so that it also returns every top-level binding (cached)."""
+        if name not in self._traces:
             from tvm import relax
 
             from .ir.builder import build_module
             from .ir.passes import build_passes
 
-            built = build_module(self.typed, trace=True)
+            built = build_module(self.typed, trace=name)
             ex = _build(built.mod, _check_target(self.target), build_passes(self.target))
-            self._trace = (built, relax.VirtualMachine(ex, tvm().cpu()))
-        return self._trace
+            self._traces[name] = (built, relax.VirtualMachine(ex, tvm().cpu()))
+        return self._traces[name]
 
     def __getitem__(self, name):
         try:
@@ -305,7 +305,7 @@ class CompiledFunction:
     def reference_trace(self, *args) -> dict:
         """numpy's value of every top-level binding, keyed by its IR binding name."""
         arrays = self.check_args(args, f"{self.name}.reference_trace")
-        built, _ = self.program.traced()
+        built, _ = self.program.traced(self.name)
         expr_vars = built.expr_vars[self.name]
         wanted = set(self._trace_names())
         out = {}
@@ -322,13 +322,13 @@ class CompiledFunction:
     def trace(self, *args) -> dict:
         """TVM's value of every top-level binding, keyed by its IR binding name."""
         arrays = self.check_args(args, f"{self.name}.trace")
-        built, vm = self.program.traced()
+        built, vm = self.program.traced(self.name)
         result = vm[self.name](*self._marshaller.to_tvm(arrays))
         values = self._marshaller.to_numpy(result[1])
         return dict(zip(self._trace_names(), values))
 
     def _trace_names(self) -> list:
-        built, _ = self.program.traced()
+        built, _ = self.program.traced(self.name)
         fn = built.mod[self.name]
         ret = fn.body.body
         inter = ret.fields[1].fields if hasattr(ret, "fields") else []

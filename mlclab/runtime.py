@@ -15,7 +15,9 @@ class Marshaller:
     def to_tvm(self, arrays: list) -> list:
         import tvm
 
-        return [tvm.runtime.tensor(np.ascontiguousarray(a)) for a in arrays]
+        # np.ascontiguousarray would turn a 0-d array into a 1-d one
+        return [tvm.runtime.tensor(np.array(a, order="C", copy=not a.flags.c_contiguous))
+                for a in arrays]
 
     def to_numpy(self, result):
         if hasattr(result, "numpy"):

@@ -240,6 +240,16 @@ class _Scope:
                 self.unreachable(stmts[i + 1:])
                 return out, out[-1].value.type
             if isinstance(stmt, ast.If):
+                if not stmt.orelse and stmt.body and _ends_in_return(stmt.body) \
+                        and stmts[i + 1:]:
+                    # ``if c: return x`` followed by more code: that code is the else branch.
+                    stmt = ast.copy_location(ast.If(stmt.test, stmt.body, list(stmts[i + 1:])),
+                                             stmt)
+                    stmt.end_lineno, stmt.end_col_offset = stmts[-1].end_lineno, \
+                        stmts[-1].end_col_offset
+                    typed = self.if_(stmt)
+                    out.append(typed)
+                    return out, typed.output_types[0] if typed.returns else None
                 typed = self.if_(stmt)
                 out.append(typed)
                 if typed.returns:
@@ -700,6 +710,14 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv
            ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@"}
 _OPSYM = {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def _ends_in_return(stmts) -> bool:
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and bool(last.orelse) and _ends_in_return(last.body) \
+        and _ends_in_return(last.orelse)
 
 
 def _attr_name(node) -> Optional[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from .annotations import SHORT_NAMES
 from .dims import Dim, format_dim
 
 
@@ -40,7 +41,7 @@ class TensorType:
         dims = ", ".join(format_dim(d) for d in self.shape)
         if len(self.shape) == 1:
             dims += ","
-        return f"Tensor[({dims}), {self.dtype}]"
+        return f"Tensor[({dims}), {SHORT_NAMES.get(self.dtype, self.dtype)}]"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Optional
 
 from ..dsl import dims as D
 from ..dsl.diagnostics import DSLError
@@ -23,22 +24,25 @@ class BuiltModule:
     expr_vars: dict                   # function name -> {typed Expr: relax.Var}
 
 
-def build_module(program: TypedProgram, trace: bool = False) -> BuiltModule:
-    """Build every function of ``program``; with ``trace``, each function also returns the
-    values of all its top-level bindings (for comparing intermediates with numpy)."""
+def build_module(program: TypedProgram, trace: Optional[str] = None) -> BuiltModule:
+    """Build every function of ``program``.
+
+    With ``trace="f"``, the module holds ``f`` and what it calls, and ``f`` also returns the
+    values of all its top-level bindings (for comparing intermediates with numpy).
+    """
     from tvm import relax
 
     bb = relax.BlockBuilder()
     bindings, expr_vars = {}, {}
-    for name in _callees_first(program):
-        fb = _FunctionBuilder(bb, program, program.functions[name], trace)
+    for name in _callees_first(program, trace):
+        fb = _FunctionBuilder(bb, program, program.functions[name], trace == name)
         fb.build()
         bindings[name] = fb.infos
         expr_vars[name] = fb.expr_vars
     return BuiltModule(bb.get(), bindings, expr_vars)
 
 
-def _callees_first(program: TypedProgram) -> list:
+def _callees_first(program: TypedProgram, root: Optional[str] = None) -> list:
     order, seen = [], set()
 
     def visit(name):
@@ -49,7 +53,7 @@ def _callees_first(program: TypedProgram) -> list:
             visit(callee)
         order.append(name)
 
-    for name in program.functions:
+    for name in ([root] if root else program.functions):
         visit(name)
     return order
 
@@ -172,8 +176,10 @@ class _FunctionBuilder:
                     result = relax.Tuple([result, relax.Tuple(inter)])
                 self.bb.emit_func_output(result)
         except DSLError:
+            self.abandon()
             raise
         except Exception as exc:   # TVM refused what the checker accepted: a bug of ours
+            self.abandon()
             span = self.current_span
             line = self.lines[span.lineno - 1] if 0 < span.lineno <= len(self.lines) else ""
             raise DSLError(f"TVM rejected this expression: {clean_tvm_message(exc)}",
@@ -183,6 +189,14 @@ class _FunctionBuilder:
                            hint="this program passed mlclab's checks, so this is an mlclab bug: "
                                 "please report it") from None
         self.trace_names = [v.name for _, v in self.top_level]
+
+    def abandon(self):
+        """Close the builder's open blocks, so TVM does not warn about them on stderr."""
+        for close in (self.bb._end_block, self.bb.end_scope):
+            try:
+                close()
+            except Exception:
+                pass
 
     def block(self, stmts, top=True):
         """Emit ``stmts``; return the returned relax expr, or None when they fall through."""
