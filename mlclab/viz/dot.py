@@ -57,6 +57,8 @@ STATUS_STYLE = {
     "added": dict(color="#15803d", penwidth="2.5", fillcolor="#dcfce7"),
     "removed": dict(color="#b91c1c", style="dashed,filled", fillcolor="#fee2e2"),
     "merged": dict(color="#c2410c", penwidth="2.5", fillcolor="#ffedd5"),
+    "rewritten": dict(color="#1d4ed8", penwidth="2"),
+    "grouped": dict(color="#d97706", penwidth="2"),
 }
 CLUSTER_STYLE = {
     "function": dict(style="rounded", color="#6b7280"),
@@ -180,7 +182,8 @@ class DotPlotter:
         if name or typ:
             rows.append(small.format(html_escape(_shorten(
                 f"{name}: {typ}" if name and typ else name or typ, 2 * self.max_label))))
-        if self.show_source and node.source is not None:
+        # A parameter's line is the ``def`` line: long, and the same for all of them.
+        if self.show_source and node.source is not None and node.kind != "param":
             line = node.source.source_line.strip()
             rows.append('<font point-size="9" color="#4b5563">{}</font>'.format(html_escape(
                 _shorten(f"line {node.source.lineno}: {line}" if line

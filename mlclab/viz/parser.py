@@ -125,7 +125,7 @@ class RelaxParser:
         return cid
 
     def _source(self, fname, var, value, vid):
-        src = self.subject.source_of(var, value) if fname == self.subject.name else None
+        src = self.subject.source_of(var, value)
         return src if src is not None else self.subject.by_value.get(vid)
 
     def _param_node(self, fname, var, nid, group):
@@ -256,8 +256,10 @@ class DataflowParser(RelaxParser):
 
         var, value = binding.var, binding.value
         vid = self._ids_of(fname)[var] if var in self._ids_of(fname) else f"{fname}:{var.name}"
-        if owner != fname:      # inside an inlined fused group: ids live in the caller's space
-            vid = f"{owner}:{var.name}"
+        if owner != fname:
+            # Inside an inlined fused group: the value belongs to the caller, under the group's
+            # name, since the group's own names (``gv``) may repeat the caller's.
+            vid = f"{owner}:{fname}/{var.name}"
         if isinstance(value, relax.Var) and value in env:
             env[var] = env[value]          # an alias adds no computation: same node
             return

@@ -38,7 +38,9 @@ class Subject:
 
     mod: Any                                    # tvm.IRModule
     name: str                                   # the function's name in ``mod``
-    bindings: dict = field(default_factory=dict)  # relax.Var -> BindingInfo (may be empty)
+    # relax.Var -> BindingInfo for every DSL function of the program (empty for plain IR);
+    # Vars are unique to one function, so one dict serves the function and its callees.
+    bindings: dict = field(default_factory=dict)
     source: Optional[str] = None
     target: Any = "llvm"
     # Value id -> DSL origin, for IR whose vars are not the DSL's own (after a pass rewrote
@@ -84,8 +86,10 @@ def resolve(obj, function: Optional[str] = None) -> Subject:
                                                     obj.source, obj.target, obj.by_value)
     if hasattr(obj, "relax_function") and hasattr(obj, "mod"):   # mlclab CompiledFunction
         name = function or obj.name
-        bindings = getattr(obj, "bindings", None) or {}
-        return Subject(obj.mod, name, dict(bindings) if name == obj.name else _all_bindings(obj, name),
+        if name not in relax_function_names(obj.mod):
+            raise ValueError(f"no Relax function {name!r} in the program; it has "
+                             f"{', '.join(relax_function_names(obj.mod))}")
+        return Subject(obj.mod, name, _program_bindings(obj),
                        getattr(obj, "source", None), getattr(obj, "target", "llvm"))
     if isinstance(obj, relax.Function):
         symbol = obj.attrs.get("global_symbol") if obj.attrs is not None else None
@@ -104,13 +108,14 @@ def resolve(obj, function: Optional[str] = None) -> Subject:
                     f"got {type(obj).__name__}")
 
 
-def _all_bindings(fn, name):
-    """Bindings of another function of the same program (when a view follows a call)."""
+def _program_bindings(fn) -> dict:
+    """Bindings of every function of ``fn``'s program, so views that follow calls keep lines."""
+    merged = dict(getattr(fn, "bindings", None) or {})
     program = getattr(fn, "program", None)
-    try:
-        return dict(program[name].bindings)
-    except Exception:   # a program without that function, or not an mlclab program at all
-        return {}
+    if program is not None:
+        for other in program.values():
+            merged.update(getattr(other, "bindings", None) or {})
+    return merged
 
 
 def relax_function_names(mod) -> list[str]:

@@ -1,0 +1,394 @@
+"""The build pipeline, one pass at a time: what each pass did to the program.
+
+``pipeline(fn)`` runs exactly ``mlclab.ir.passes.build_passes(target)`` — the list mlclab
+compiles with — on ``fn.mod``, one pass at a time, and keeps the module after each. A step
+can be drawn (``step.graph()``: fused groups are clusters) and compared with the one before
+(``step.diff()``: a text diff, and a graph whose nodes are marked added, removed, rewritten or
+merged).
+
+Lowering passes drop spans and rename some values (FuseOps names a group's result ``gv``), so
+a value's identity is carried from step to step: by name first, and for a renamed value by
+what it is computed from (same inputs, and it replaces a value that disappeared). Every node of
+every step thus keeps the DSL line and the value id it had in the high-level IR.
+"""
+from __future__ import annotations
+
+import difflib
+import html
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..viz.relax_info import Subject, resolve, value_ids
+
+# Node statuses a diff can give.
+ADDED, REMOVED, MERGED, REWRITTEN, GROUPED = "added", "removed", "merged", "rewritten", "grouped"
+
+
+def run_passes(mod, target="llvm"):
+    """``mod`` after the whole Relax build pipeline (what goes to TIR lowering and codegen)."""
+    for _, after in _steps(mod, target):
+        mod = after
+    return mod
+
+
+def _steps(mod, target):
+    import tvm
+
+    from .passes import build_passes, resolve_target
+
+    tgt = resolve_target(target)
+    # tvm.compile applies the Relax pipeline inside ``with target:``; so do we, pass by pass.
+    with tgt:
+        for p in build_passes(target):
+            after = p(mod)
+            yield p, after
+            mod = after
+
+
+@dataclass
+class Step:
+    index: int                       # 0-based position in the pipeline
+    name: str                        # the pass's name, e.g. "FuseOps"
+    mod: object                      # the IRModule after the pass
+    changed: bool                    # whether the pass changed the module at all
+    pipeline: "Pipeline" = field(repr=False)
+
+    @property
+    def before(self):
+        return self.pipeline.input if self.index == 0 else self.pipeline.steps[self.index - 1].mod
+
+    def subject(self) -> Subject:
+        return self.pipeline._subject(self.mod)
+
+    def graph(self, view: str = "dataflow", **opts):
+        """This step's function as a graph view (fused groups drawn as clusters)."""
+        return self.pipeline._graph(self.index, view, **opts)
+
+    def text(self, style: str = "relax") -> str:
+        from .text import text
+
+        if style == "tir":
+            raise ValueError("a step shows its own module: use style relax, relay or let")
+        return text(self.subject(), style)
+
+    def diff(self) -> "Diff":
+        """What this pass changed, against the step before (or the input)."""
+        return self.pipeline.diff(self.index)
+
+    def __repr__(self):
+        return f"<Step {self.index} {self.name}{'' if self.changed else ' (no change)'}>"
+
+
+class Pipeline:
+    """The steps of the build pipeline for one function; indexable by position or pass name."""
+
+    def __init__(self, fn, function: Optional[str] = None):
+        import tvm_ffi
+
+        self.subject = resolve(fn, function)
+        self.name = self.subject.name
+        self.input = self.subject.mod
+        self.target = self.subject.target
+        self.steps: list[Step] = []
+        before = self.input
+        for i, (p, after) in enumerate(_steps(self.input, self.target)):
+            changed = not (after.same_as(before) or tvm_ffi.structural_equal(after, before))
+            self.steps.append(Step(i, p.info.name, after, changed, self))
+            before = after
+        self._identities: Optional[list] = None
+        # The DSL origin of every value of the high-level IR, by value id: carried to later
+        # steps by identity, since lowering drops spans and rewrites the vars.
+        self.sources = {}
+        from ..viz.relax_info import relax_function_names
+
+        for fname in relax_function_names(self.input):
+            for var, vid in value_ids(self.input[fname], fname).items():
+                src = self.subject.source_of(var)
+                if src is not None:
+                    self.sources[vid] = src
+
+    # ---------------------------------------------------------------- sequence protocol
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.steps]
+
+    @property
+    def final(self):
+        return self.steps[-1].mod if self.steps else self.input
+
+    def __len__(self):
+        return len(self.steps)
+
+    def __iter__(self):
+        return iter(self.steps)
+
+    def __getitem__(self, key) -> Step:
+        if isinstance(key, str):
+            for s in self.steps:
+                if s.name == key:
+                    return s
+            raise KeyError(f"no pass {key!r} in the pipeline; it has {', '.join(self.names)}")
+        return self.steps[key]
+
+    # ---------------------------------------------------------------- identities
+    def _subject(self, mod) -> Subject:
+        return Subject(mod, self.name, self.subject.bindings, self.subject.source, self.target)
+
+    def _raw_graph(self, index: int):
+        """The dataflow graph of the input (index -1) or of a step, with the IR's own ids."""
+        from ..viz.parser import DataflowParser
+
+        mod = self.input if index < 0 else self.steps[index].mod
+        return DataflowParser().parse(self._subject(mod))
+
+    def identities(self) -> list[dict]:
+        """For the input and each step: raw value id in that module -> high-level value id."""
+        if self._identities is None:
+            first = self._raw_graph(-1)
+            idents = [{n.value: n.value for n in first.nodes.values() if n.value}]
+            prev = first
+            for i in range(len(self.steps)):
+                g = self._raw_graph(i)
+                idents.append(_carry(prev, idents[-1], g))
+                prev = g
+            self._identities = idents
+        return self._identities
+
+    def _graph(self, index: int, view: str = "dataflow", **opts):
+        from ..viz.parser import PARSERS
+        from ..viz.views import GraphView, shape
+
+        collapse, depth = opts.pop("collapse", None), opts.pop("depth", None)
+        mod = self.input if index < 0 else self.steps[index].mod
+        g = PARSERS[view](**opts).parse(self._subject(mod))
+        ident = self.identities()[index + 1]
+        for node in g.nodes.values():
+            orig = ident.get(node.value)
+            if orig is not None:
+                node.value = orig
+                if node.source is None:
+                    node.source = self.sources.get(orig)
+        return GraphView(shape(g, collapse=collapse, depth=depth))
+
+    # ---------------------------------------------------------------- diffs
+    def diff(self, after: int, before: Optional[int] = None) -> "Diff":
+        """Compare step ``after`` with step ``before`` (default: the one just before it)."""
+        if isinstance(after, str):
+            after = self[after].index
+        before = after - 1 if before is None else before
+        return Diff(self, before, after)
+
+    # ---------------------------------------------------------------- display
+    def __repr__(self):
+        rows = [f"{s.index:>2} {s.name}{'' if s.changed else '  (no change)'}" for s in self.steps]
+        return f"<Pipeline of {self.name}: {len(self.steps)} passes>\n" + "\n".join(rows)
+
+    def _repr_html_(self):
+        rows = "".join(
+            f"<tr><td>{s.index}</td><td><code>{html.escape(s.name)}</code></td>"
+            f"<td>{'changed' if s.changed else '—'}</td></tr>" for s in self.steps)
+        return (f"<table><caption>Build pipeline of <code>{html.escape(self.name)}</code>"
+                f"</caption><tr><th>#</th><th>pass</th><th>effect</th></tr>{rows}</table>")
+
+
+def _carry(prev, prev_ident: dict, g) -> dict:
+    """Identities for graph ``g`` (one step) from ``prev`` (the step before it).
+
+    Nodes are matched in definition order, so a node's inputs are identified before it:
+    1. same name and same inputs: the same value;
+    2. else a previous value computed from the same inputs (FuseOps names a group's result
+       ``gv``, which may be a name another value had: inputs decide, not the name);
+    3. else the same name (a pass changed how it is computed, e.g. its allocation);
+    4. destination-passing style (CallTIRRewrite): ``_ = matmul(x, w, alloc)`` computes what
+       ``lv = call_tir(matmul, (x, w))`` did, into ``alloc``: the buffer takes ``lv``'s identity.
+    """
+    ident: dict = {}
+    taken: set = set()
+
+    def inputs_of(graph, node_id, table):
+        return tuple(table.get(graph.nodes[s].value, graph.nodes[s].value)
+                     for s in graph.inputs(node_id))
+
+    prev_by_value = {n.value: nid for nid, n in prev.nodes.items() if n.value}
+    prev_inputs = {nid: inputs_of(prev, nid, prev_ident) for nid in prev.nodes}
+    by_inputs: dict = {}
+    for nid, node in prev.nodes.items():
+        if node.value and node.kind not in ("param", "const"):
+            by_inputs.setdefault(prev_inputs[nid], []).append(nid)
+
+    # The result of each fused group of ``prev``: the value a fused kernel of ``g`` computes.
+    group_result = {}
+    for cid, c in prev.clusters.items():
+        if c.kind == "fused":
+            inside = {nid for nid, n in prev.nodes.items() if n.group == cid}
+            outs = [nid for nid in inside if nid in prev.outputs
+                    or any(u not in inside for u in prev.users(nid))]
+            if outs:
+                group_result[c.label] = outs[-1]
+
+    def take(raw, prev_nid):
+        orig = prev_ident.get(prev.nodes[prev_nid].value, prev.nodes[prev_nid].value)
+        ident[raw] = orig
+        taken.add(prev_nid)
+
+    for nid, node in g.nodes.items():
+        raw = node.value
+        if not raw:
+            continue
+        result = group_result.get(node.op) if node.kind == "fused" else None
+        if result is not None and result not in taken:
+            take(raw, result)
+            continue
+        same_name = prev_by_value.get(raw)
+        key = inputs_of(g, nid, ident)
+        if same_name is not None and same_name not in taken and prev_inputs[same_name] == key:
+            take(raw, same_name)
+            continue
+        free = [p for p in by_inputs.get(key, ()) if p not in taken] if key else []
+        if free:
+            named = [p for p in free if _short(prev.nodes[p].value) == _short(raw)]
+            take(raw, (named or free)[0])
+        elif same_name is not None and same_name not in taken:
+            take(raw, same_name)
+    # Rule 4, once every node had its chance by rules 1-3.
+    for pid, pnode in prev.nodes.items():
+        if pid in taken or pnode.attrs.get("via") is None:
+            continue
+        want = prev_inputs[pid]
+        for nid, node in g.nodes.items():
+            ins = g.inputs(nid)
+            if node.op == pnode.op and node.value not in ident and len(ins) > len(want) and \
+                    inputs_of(g, nid, ident)[:len(want)] == want:
+                out_buf = g.nodes[ins[-1]].value
+                if out_buf and out_buf not in ident:
+                    take(out_buf, pid)
+                break
+    return ident
+
+
+def _short(value_id: str) -> str:
+    """The binding name in a value id: ``main:lv1`` and ``main:fused_add/lv1`` -> ``lv1``."""
+    return value_id.rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+
+
+class Diff:
+    """What one pass changed: ``text`` (a unified diff) and ``graph`` (nodes marked by status).
+
+    ``added`` / ``removed`` list high-level value ids that appear / disappear; ``merged`` maps
+    a node of the later step to the values it absorbed (a fused kernel and its group);
+    ``rewritten`` lists values computed by a different operation now (LegalizeOps turning
+    ``add`` into ``call_tir``); ``grouped`` those a pass put into a fused group.
+    """
+
+    def __init__(self, pipeline: Pipeline, before: int, after: int):
+        self.pipeline = pipeline
+        self.before, self.after = before, after
+        self.before_name = "input" if before < 0 else pipeline.steps[before].name
+        self.after_name = pipeline.steps[after].name
+        a = pipeline._graph(before).graph
+        b = pipeline._graph(after).graph
+        self._a, self._b = a, b
+        a_vals = {n.value: n for n in a.nodes.values() if n.value}
+        b_vals = {n.value: n for n in b.nodes.values() if n.value}
+        self.added = [v for v in b_vals if v not in a_vals]
+        self.removed = [v for v in a_vals if v not in b_vals]
+        def how(n):
+            return n.op, n.kind, n.attrs.get("via")
+
+        self.rewritten = [v for v in b_vals if v in a_vals and how(a_vals[v]) != how(b_vals[v])
+                          and b_vals[v].kind not in ("param",)]
+        def group_of(g, n):
+            c = g.clusters.get(n.group)
+            return c.label if c is not None and c.kind == "fused" else None
+
+        # Values that FuseOps put into a fused group (drawn as its cluster).
+        self.grouped = [v for v in b_vals if v in a_vals and group_of(b, b_vals[v])
+                        and group_of(b, b_vals[v]) != group_of(a, a_vals[v])]
+        # A fused kernel in ``b`` absorbs the values that sat in the cluster of the same name
+        # in ``a`` (FuseTIR turns the group FuseOps made into one PrimFunc call).
+        self.merged: dict = {}
+        labels = {}
+        for n in a.nodes.values():
+            if n.group and n.group in a.clusters and a.clusters[n.group].kind == "fused":
+                labels.setdefault(a.clusters[n.group].label, []).append(n.value)
+        for n in b.nodes.values():
+            if n.kind == "fused" and n.op in labels:
+                absorbed = [v for v in labels[n.op] if v != n.value]
+                if absorbed:
+                    self.merged[n.value] = absorbed
+        merged_away = {v for vs in self.merged.values() for v in vs}
+        self.removed = [v for v in self.removed if v not in merged_away]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed or self.merged or self.rewritten
+                    or self.grouped or self.text.strip())
+
+    @property
+    def text(self) -> str:
+        p = self.pipeline
+        a = (p.input if self.before < 0 else p.steps[self.before].mod).script(show_meta=False)
+        b = p.steps[self.after].mod.script(show_meta=False)
+        return "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True),
+                                            fromfile=f"before {self.after_name} ({self.before_name})",
+                                            tofile=f"after {self.after_name}"))
+
+    @property
+    def graph(self):
+        """The later step's graph, statuses marked, removed/merged-away values as ghosts."""
+        from ..viz.model import Cluster, Node
+        from ..viz.views import GraphView
+
+        a, b = self._a, self._b
+        g = b.collapse(())                    # a copy
+        by_value = {n.value: n for n in g.nodes.values()}
+        for v in self.added:
+            by_value[v].status = ADDED
+        for v in self.rewritten:
+            by_value[v].status = REWRITTEN
+        for v in self.grouped:
+            by_value[v].status = GROUPED
+        for v in self.merged:
+            by_value[v].status = MERGED
+            by_value[v].attrs["merged"] = ", ".join(_short(x) for x in self.merged[v])
+        ghosts = self.removed + [v for vs in self.merged.values() for v in vs]
+        a_by_value = {n.value: n for n in a.nodes.values()}
+        for v in ghosts:
+            old = a_by_value[v]
+            group = old.group if old.group in g.clusters else next(iter(g.clusters), None)
+            if old.group in a.clusters and old.group not in g.clusters:
+                c = a.clusters[old.group]
+                parent = c.parent if c.parent in g.clusters else group
+                g.add_cluster(Cluster(c.id, c.label, c.kind, parent))
+                group = c.id
+            ghost = Node(f"removed:{old.id}", old.kind, old.op, name=old.name, value=v,
+                         type=old.type, attrs=dict(old.attrs), source=old.source, group=group,
+                         status=REMOVED if v in self.removed else MERGED)
+            g.add_node(ghost)
+            by_value.setdefault(v, ghost)
+        ghost_ids = {f"removed:{a_by_value[v].id}" for v in ghosts}
+        for e in a.edges:
+            src, dst = a.nodes[e.src].value, a.nodes[e.dst].value
+            if src in by_value and dst in by_value and \
+                    (by_value[src].id in ghost_ids or by_value[dst].id in ghost_ids):
+                g.add_edge(by_value[src].id, by_value[dst].id, e.index, e.kind, e.label)
+        return GraphView(g)
+
+    def summary(self) -> str:
+        def short(vs):
+            return ", ".join(_short(v) for v in vs) or "none"
+
+        lines = [f"{self.after_name}: {self.before_name} -> {self.after_name}",
+                 f"  added: {short(self.added)}", f"  removed: {short(self.removed)}",
+                 f"  rewritten: {short(self.rewritten)}", f"  grouped: {short(self.grouped)}"]
+        for v, absorbed in self.merged.items():
+            lines.append(f"  merged into {_short(v)}: {short(absorbed)}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return self.summary()
+
+
+def pipeline(fn, function: Optional[str] = None) -> Pipeline:
+    """The build pipeline of ``fn`` (a compiled function, ``relax.Function`` or ``IRModule``)."""
+    return Pipeline(fn, function)
