@@ -65,7 +65,7 @@ def test_tinynn_cell_shows_one_widget_with_a_static_svg_twin(executed):
     html = data["text/html"]
     assert "tinynn: compiled <code>foo</code>" in html
     assert "<svg" in html and 'id="foo:d"' in html                  # the dataflow graph, node ids kept
-    assert "mlclab-badge mlclab-pass" in html                        # the validate view
+    assert "mlclab-badge mlclab-pass" in html and "random, seed=0" in html   # the validate view, --seed kept
     for title in ("graph", "let (ANF)", "relax", "validate"):
         assert f"<summary><b>{title}</b></summary>" in html
     assert not [o for o in c.outputs if o.output_type == "error"]

@@ -48,6 +48,7 @@ class FunctionViews:
     fn: Any
     show: Sequence[str]
     report: Any = None                 # a ValidationReport when the cell validated
+    seed: Optional[int] = None         # for the inputs of a validate view computed here
     _cache: dict = field(default_factory=dict)
 
     def _get(self, key: str, make: Callable[[], Any]):
@@ -68,7 +69,7 @@ class FunctionViews:
         if self.report is None:
             from mlclab.validate import validate
 
-            return self._get("validate", lambda: validate(self.fn))
+            return self._get("validate", lambda: validate(self.fn, seed=self.seed))
         return True, self.report
 
     def viewer(self, view: str):
@@ -133,8 +134,9 @@ class CellDisplay:
     """The display of one ``%%tinynn`` cell (or of any mlclab Program)."""
 
     def __init__(self, program: Mapping[str, Any], show: Sequence[str],
-                 reports: Optional[Mapping[str, Any]] = None, target: Optional[str] = None):
-        self.functions = {name: FunctionViews(fn, list(show), (reports or {}).get(name))
+                 reports: Optional[Mapping[str, Any]] = None, target: Optional[str] = None,
+                 seed: Optional[int] = None):
+        self.functions = {name: FunctionViews(fn, list(show), (reports or {}).get(name), seed)
                           for name, fn in program.items()}
         self.target = target
 

@@ -81,7 +81,7 @@ class TinyNNMagics(Magics):
     @argument("-f", "--force", action="store_true", help="recompile, bypassing the cache")
     @argument("--check", action="store_true",
               help="validate every function against numpy on random inputs; fail the cell if one disagrees")
-    @argument("--seed", type=int, default=None, help="seed of --check's random inputs")
+    @argument("--seed", type=int, default=None, help="seed of the random inputs of --check and the validate view")
     @cell_magic
     def tinynn(self, line, cell):
         """Compile the DSL functions in this cell and bind each under its own name.
@@ -121,7 +121,7 @@ class TinyNNMagics(Magics):
         if args.check:
             reports = {name: validate(fn, seed=args.seed) for name, fn in program.items()}
         if not args.quiet:
-            display(CellDisplay(program, show, reports, target=target or "llvm"))
+            display(CellDisplay(program, show, reports, target=target or "llvm", seed=args.seed))
         failed = [r for r in reports.values() if not r.ok]
         if failed:
             raise CheckFailed("; ".join(

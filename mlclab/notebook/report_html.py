@@ -155,9 +155,14 @@ def report_html(report) -> str:
     timing = ""
     if report.compiled_time_s is not None and report.reference_time_s is not None:
         ratio = report.reference_time_s / report.compiled_time_s if report.compiled_time_s else math.inf
+        if ratio >= 1:
+            verdict = f"compiled is {ratio:.2g}× faster"
+        else:
+            # Usual for tiny tensors: the VM's per-call overhead outweighs the arithmetic.
+            verdict = f"numpy is {1 / ratio:.2g}× faster at this size"
         timing = (f'<div style="margin:4px 0"><b>time per call</b>: compiled {esc(fmt_time(report.compiled_time_s))}'
                   f' · reference {esc(fmt_time(report.reference_time_s))}'
-                  f' <span style="color:#57606a">(compiled is {esc(f"{ratio:.2g}")}× the reference speed)</span></div>')
+                  f' <span style="color:#57606a">({esc(verdict)})</span></div>')
 
     bindings = ""
     if report.bindings:

@@ -290,6 +290,13 @@ function render({ model, el }) {
       return;
     }
     svg.classList.add("mlclab-graph");
+    // Graphviz sizes the drawing in pt; size it in CSS px from its viewBox instead, so the
+    // scale arithmetic of zoom and fit works in one unit.
+    const vb = svg.viewBox && svg.viewBox.baseVal;
+    if (vb && vb.width) {
+      svg.setAttribute("width", vb.width);
+      svg.setAttribute("height", vb.height);
+    }
     canvas.replaceChildren(svg);
     const known = view.nodes || {};
     for (const g of svg.querySelectorAll("g.node")) {

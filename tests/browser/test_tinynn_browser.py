@@ -1,0 +1,51 @@
+"""%%tinynn end to end in a real JupyterLab + Chromium: run all cells, then use the display."""
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+def test_tinynn_cell_graph_validation_details_and_views(page, run_all, screenshot):
+    run_all("tinynn.ipynb")
+
+    # The bound function ran in the next cell.
+    page.get_by_text("foo returned [[3.0, 3.0, 3.0, 3.0], [3.0, 3.0, 3.0, 3.0]]").wait_for()
+
+    display = page.locator(".mlclab-tabs").first
+    tab_titles = display.locator(".lm-TabBar-tab")
+    assert [t.strip() for t in tab_titles.all_text_contents()] == ["graph", "relax", "validate"]
+
+    # The graph rendered, node ids from mlclab's graph model.
+    viewer = display.locator(".mlclab-viewer").first
+    graph = viewer.locator("svg.mlclab-graph")
+    graph.wait_for()
+    assert graph.locator("g.node").count() >= 5
+    assert graph.locator("g.node[id='foo:d']").count() == 1
+
+    # Clicking a node shows its details and selects its DSL line.
+    graph.locator("g.node[id='foo:d']").click()
+    details = viewer.locator(".mlclab-details")
+    details.get_by_text("matmul", exact=False).first.wait_for()
+    assert "foo:d" in details.text_content()
+    assert "d = a @ b" in viewer.locator(".mlclab-source .mlclab-line-selected").text_content()
+
+    # Switching the viewer's views redraws the graph.
+    viewer.locator("button[data-view='let']").click()
+    assert viewer.locator("button[data-view='let']").get_attribute("aria-selected") == "true"
+    graph.locator("g.node").first.wait_for()
+    viewer.locator("button[data-view='tree']").click()
+    assert viewer.locator("button[data-view='tree']").get_attribute("aria-selected") == "true"
+    viewer.locator("button[data-view='dataflow']").click()
+
+    # Switching tabs: the Relax text, then the validation report with its badge.
+    tab_titles.filter(has_text="relax").click()
+    relax = display.locator(".mlclab-text").first
+    relax.wait_for()
+    assert "R.matmul" in relax.text_content()
+    tab_titles.filter(has_text="validate").click()
+    badge = display.locator(".mlclab-validation .mlclab-badge").first
+    badge.wait_for()
+    assert badge.text_content() == "pass"
+    screenshot("tinynn-validate")
+    tab_titles.filter(has_text="graph").click()
+    graph.wait_for()
+    screenshot("tinynn-graph")

@@ -1,0 +1,112 @@
+"""%%tinynn in an in-process IPython shell: flags, binding, errors, --check."""
+import numpy as np
+import pytest
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+import mlclab.validate as validate_module
+from mlclab.dsl.diagnostics import DSLError
+from mlclab.notebook.magic import CheckFailed, TinyNNMagics
+
+PROGRAM = """def double(a: Tensor[("n",), f32]):
+    return a + a
+
+def square(a: Tensor[(2, 2), f32]):
+    b = a @ a
+    return b
+"""
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "mlclab")
+    return shell
+
+
+def test_every_function_is_bound_under_its_name(ip):
+    with capture_output() as cap:
+        assert ip.run_cell_magic("tinynn", "--show relax", PROGRAM) is None
+    double, square = ip.user_ns["double"], ip.user_ns["square"]
+    np.testing.assert_array_equal(double(np.arange(3, dtype="float32")), [0, 2, 4])
+    a = np.array([[1, 2], [3, 4]], dtype="float32")
+    np.testing.assert_allclose(square(a), a @ a)
+    # One display for the whole cell, whose static twin holds both functions.
+    assert len(cap.outputs) == 1
+    html = cap.outputs[0].data["text/html"]
+    assert "<code>double</code>, <code>square</code>" in html and html.count("<summary><b>relax</b>") == 2
+
+
+def test_quiet_shows_nothing(ip):
+    with capture_output() as cap:
+        ip.run_cell_magic("tinynn", "--quiet", "def one(a: Tensor[(1,), f32]):\n    return a\n")
+    assert cap.outputs == [] and "one" in ip.user_ns
+
+
+@pytest.mark.parametrize("line, message", [
+    ("--show graph nonsense", "unknown view 'nonsense'"),
+    ("--target {oops", "--target: not valid JSON"),
+    ("--bogus", "unrecognized arguments"),
+])
+def test_bad_flags_are_usage_errors(ip, line, message):
+    with pytest.raises(UsageError, match=message):
+        ip.run_cell_magic("tinynn", line, "def f(a: Tensor[(1,), f32]):\n    return a\n")
+
+
+def test_show_accepts_commas_and_the_configured_default(ip):
+    magics = ip.magics_manager.registry["TinyNNMagics"]
+    assert isinstance(magics, TinyNNMagics)
+    old = magics.show
+    try:
+        ip.run_line_magic("config", "TinyNNMagics.show = ['relay']")
+        with capture_output() as cap:
+            ip.run_cell_magic("tinynn", "", "def g1(a: Tensor[(1,), f32]):\n    return a\n")
+        assert "<summary><b>relay</b>" in cap.outputs[0].data["text/html"]
+        with capture_output() as cap:
+            ip.run_cell_magic("tinynn", "--show tir,let", "def g2(a: Tensor[(1,), f32]):\n    return a\n")
+        html = cap.outputs[0].data["text/html"]
+        assert html.index("<b>tir</b>") < html.index("<b>let (ANF)</b>") and "<b>relay</b>" not in html
+    finally:
+        magics.show = old
+
+
+def test_dsl_error_keeps_its_type_and_renders_without_traceback(ip):
+    cell = "def bad(a: Tensor[(2, 3), f32]):\n    return a @ a\n"
+    with pytest.raises(DSLError) as info:
+        ip.run_cell_magic("tinynn", "", cell)
+    err = info.value
+    assert err.lineno == 3                       # the %%tinynn line is line 1 of the cell
+    rendered = err._render_traceback_()
+    assert "DSLError" in rendered[0] and "line 3" in rendered[0]
+    assert rendered[1].strip() == "return a @ a" and "^" in rendered[2]
+    assert "bad" not in ip.user_ns
+
+
+def test_shell_shows_the_compact_error_only(ip, capsys):
+    # What the student sees: IPython's own error display, through _render_traceback_.
+    result = ip.run_cell("%%tinynn\ndef bad2(a: Tensor[(2, 3), f32]):\n    return a @ a\n")
+    assert isinstance(result.error_in_exec, DSLError)
+    out = capsys.readouterr()
+    shown = out.out + out.err
+    assert "return a @ a" in shown and "Traceback" not in shown and "magic.py" not in shown
+
+
+def test_check_fails_the_cell_when_validation_disagrees(ip, monkeypatch):
+    real = validate_module.validate
+    seen = {}
+
+    def failing(fn, *args, **kwargs):
+        seen.update(kwargs)
+        report = real(fn, *args, **kwargs)
+        report.outputs[0].comparison.mismatches = 1          # pretend TVM got one element wrong
+        return report
+
+    monkeypatch.setattr(validate_module, "validate", failing)
+    with capture_output() as cap, pytest.raises(CheckFailed, match="chk disagrees with numpy"):
+        ip.run_cell_magic("tinynn", "--check --seed 5", "def chk(a: Tensor[(2,), f32]):\n    return a * 2.0\n")
+    assert seen["seed"] == 5
+    # The display came first, so the student sees the failing report above the error.
+    assert "mlclab-badge mlclab-fail" in cap.outputs[0].data["text/html"]
+    assert "chk" in ip.user_ns
+    assert CheckFailed("x")._render_traceback_()[0].endswith("x")
