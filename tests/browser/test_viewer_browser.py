@@ -15,12 +15,18 @@ def test_viewer_click_search_views_collapse(page, run_all, screenshot):
     assert graph.locator("script").count() == 0
     assert "<script>alert(1)</script>" in graph.locator("g#main\\.w").text_content()
 
+    # Validation marks: the divergent node is highlighted, the checked one marked ok.
+    assert "mlclab-diverged" in graph.locator("g#main\\.mm").get_attribute("class")
+    assert "mlclab-highlight" in graph.locator("g#main\\.mm").get_attribute("class")
+    assert "mlclab-ok" in graph.locator("g#main\\.r").get_attribute("class")
+
     # Click -> details panel, and the kernel learns the selection (a Python-side dlink
     # rewrites the label below the viewer).
     viewer.locator("g#main\\.mm").click()
     details = viewer.locator(".mlclab-details")
     assert "relax.matmul" in details.text_content()
     assert "y: R.Tensor((2, 4)) = R.matmul(x, w)" in details.text_content()
+    assert "differs from numpy, max abs err 0.5" in details.text_content()
     page.get_by_text("picked: main.mm").wait_for()
     assert viewer.locator(".mlclab-source .mlclab-line-selected").text_content().strip().endswith("y = x @ w")
     assert "let %y" in viewer.locator(".mlclab-let .mlclab-line-selected").text_content()

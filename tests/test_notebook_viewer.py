@@ -1,0 +1,122 @@
+"""The graph viewer's Python side: SVG sanitizing, traits, static fallback, and the join of a
+compiled function's graphs with its texts and validation marks."""
+import numpy as np
+import pytest
+import traitlets
+
+import mlclab
+from mlclab.notebook.graphs import function_viewer, graph_views
+from mlclab.notebook.viewer import GraphViewer, find_binding_line, sanitize_svg
+from mlclab.notebook.widgets import validation_widget, widget_bundle
+from mlclab.validate import validate
+
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">{}</svg>'
+
+
+def test_sanitize_svg_drops_active_content_and_keeps_drawing():
+    dirty = SVG.format(
+        '<g id="n1" class="node" onclick="alert(1)"><title>a</title><text>x &lt; y</text></g>'
+        '<script>alert(2)</script><foreignObject><div>hi</div></foreignObject>'
+        '<a xlink:href="javascript:alert(3)"><text>link</text></a><use href="#n1"/>')
+    clean = sanitize_svg(dirty)
+    assert "alert" not in clean and "foreignObject" not in clean and "javascript" not in clean
+    assert 'id="n1"' in clean and "x &lt; y" in clean and 'href="#n1"' in clean
+
+
+@pytest.mark.parametrize("bad", ["<svg", "<html><script>alert(1)</script></html>"])
+def test_sanitize_svg_turns_non_svg_into_escaped_text(bad):
+    out = sanitize_svg(bad)
+    assert out.startswith('<pre class="mlclab-error">') and "<script" not in out and "<html" not in out
+
+
+def test_viewer_traits_are_checked():
+    v = GraphViewer({"dataflow": {"svg": SVG.format(""), "nodes": {"f:a": {"op": "add"}}},
+                     "let": {"svg": SVG.format(""), "nodes": {}}})
+    assert v.view == "dataflow" and v.find("ADD") == ["f:a"]
+    v.selected_node = "f:a"
+    assert v.selected == {"op": "add"}
+    with pytest.raises(traitlets.TraitError, match="no node 'f:zz'"):
+        v.selected_node = "f:zz"
+    with pytest.raises(traitlets.TraitError, match="no view 'tree'"):
+        v.view = "tree"
+
+
+def test_viewer_bundle_carries_a_static_svg_without_script():
+    import graphviz
+
+    g = graphviz.Digraph()
+    g.node("n", "n <script>alert(1)</script>", id="f:n")
+    v = GraphViewer({"dataflow": {"svg": g, "nodes": {}}}, highlight=["f:n"])
+    data, _ = v._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    html = data["text/html"]
+    assert "<svg" in html and 'id="f:n"' in html
+    assert "<script" not in html and "&lt;script&gt;" in html
+
+
+def test_find_binding_line_reads_let_relax_and_python_forms():
+    text = "fn (%x) {\n  let %lv = log(%x);\n  lv1: R.Tensor((2,)) = R.exp(lv)\n  y = lv1\n}"
+    assert find_binding_line(text, ["lv"]) == 2
+    assert find_binding_line(text, ["lv1"]) == 3
+    assert find_binding_line(text, ["y"]) == 4
+    assert find_binding_line(text, ["x"]) is None and find_binding_line(text, [None]) is None
+
+
+SOURCE = """def foo(a: Tensor[(2, 3), f32], b: Tensor[(3, 4), f32], c: Tensor[(2, 4), f32]):
+    d = a @ b
+    e = d + c
+    return relu(e)
+"""
+
+
+@pytest.fixture(scope="module")
+def foo():
+    return mlclab.compile(SOURCE)["foo"]
+
+
+def test_graph_views_join_nodes_to_source_let_and_tvmscript(foo):
+    views = graph_views(foo)
+    assert set(views) == {"dataflow", "let", "tree"}
+    let_lines = foo.text("let").splitlines()
+    for view, data in views.items():
+        assert 'class="node"' in data["svg"], view
+        d = data["nodes"]["foo:d"]
+        assert d["binding"] == "d" and d["line"] == 2 and "d = a @ b" in d["source_line"]
+        assert "matmul" in d["op"]
+        assert "R.matmul" in d["script"]
+        assert "matmul" in let_lines[d["let_line"] - 1]
+    assert views["dataflow"]["clusters"]["fn:foo"]["kind"] == "function"
+
+
+def test_function_viewer_marks_bindings_in_every_view(foo):
+    v = function_viewer(foo, annotations={"d": {"status": "diverged", "text": "bad"}},
+                        highlight_bindings=["d"])
+    assert v.annotations["foo:d"]["status"] == "diverged"
+    assert "foo:d" in v.highlight
+    assert v.source == foo.source and "let" in v.let_text
+
+
+def test_validation_widget_highlights_and_selects_the_first_divergence(foo):
+    report = validate(foo, seed=0)
+    assert report.ok
+    box = validation_widget(report)
+    viewer = box.children[1]
+    assert viewer.selected_node == "" and viewer.highlight == []
+    assert {viewer.annotations[n]["status"] for n in viewer.annotations} == {"ok"}
+    # Plant a divergence at d, as if TVM had computed it wrongly.
+    report.bindings[0].comparison.mismatches = 1
+    assert report.first_divergence == "d" and not report.ok
+    viewer = validation_widget(report).children[1]
+    assert viewer.selected_node == "foo:d" and "foo:d" in viewer.highlight
+    assert viewer.annotations["foo:d"]["status"] == "diverged"
+    data, _ = widget_bundle(validation_widget(report), report._repr_html_())
+    assert "first divergence: <b>d</b>" in data["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in data
+
+
+def test_report_repr_and_mimebundle(foo):
+    a = np.ones((2, 3), "float32")
+    report = validate(foo, a, np.ones((3, 4), "float32"), np.zeros((2, 4), "float32"))
+    assert repr(report).startswith("<ValidationReport foo: pass")
+    data, _ = report._repr_mimebundle_()
+    assert "mlclab-badge mlclab-pass" in data["text/html"]
