@@ -71,13 +71,14 @@ class TermPlotter:
                 inputs[e.dst].append((e.src, e.label))
         out: list[str] = []
         printed: set = set()
-        for cid, c in graph.clusters.items():
-            if c.parent is not None:
-                continue
-            out.append(_oneline(c.label))
+        used = {e.src for e in graph.edges if e.kind in ("data", "branch")}
+        tops = [cid for cid, c in graph.clusters.items() if c.parent is None]
+        # Nodes outside every cluster (a hand-made graph) form one unnamed scope of their own.
+        for cid in ([None] if any(n.group is None for n in graph.nodes.values()) else []) + tops:
+            if cid is not None:
+                out.append(_oneline(graph.clusters[cid].label))
             roots = [o for o in graph.outputs if _top(graph, graph.nodes[o].group) == cid]
             # Values nothing reads (side effects after lowering, dead code) are roots too.
-            used = {e.src for e in graph.edges if e.kind in ("data", "branch")}
             roots += [nid for nid, n in graph.nodes.items()
                       if nid not in used and nid not in roots and _top(graph, n.group) == cid
                       and n.kind not in ("param", "const")]
