@@ -1,0 +1,243 @@
+"""The call path between numpy and the VM: zero-copy where it is safe, one copy into a
+reused aligned buffer where it is not, and no returned array ever aliasing an input, a
+staging buffer, another result, or anything a later call writes."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import mlclab
+from mlclab.runtime import (ALIGNMENT, ZERO_COPY_MIN_BYTES, Marshaller, aligned_copy,
+                            aligned_empty, is_aligned)
+
+tvm = pytest.importorskip("tvm")
+
+BIG = (256, 256)  # 256 KiB of float32: above the zero-copy threshold
+assert 4 * BIG[0] * BIG[1] >= ZERO_COPY_MIN_BYTES
+
+
+def _misaligned(shape, dtype="float32"):
+    """A C-contiguous array whose data is deliberately not 64-byte aligned."""
+    itemsize = np.dtype(dtype).itemsize
+    count = int(np.prod(shape))
+    raw = aligned_empty(count + ALIGNMENT, dtype)
+    out = raw[1:1 + count].reshape(shape)
+    assert out.flags.c_contiguous and not is_aligned(out) and out.ctypes.data % itemsize == 0
+    out[...] = np.arange(count).reshape(shape) % 7
+    return out
+
+
+def _ptr(tensor) -> int:
+    return np.from_dlpack(tensor).ctypes.data
+
+
+@pytest.fixture(scope="module")
+def prog():
+    return mlclab.compile('''
+def same(x: Tensor[("n", 256), f32]):
+    return x
+
+def reshaped(x: Tensor[(256, 256), f32]):
+    return reshape(x, (65536,))
+
+def scaled(a: Tensor[(256, 256), f32], b: Tensor[(256, 256), f32]):
+    return a * b + 1.0
+
+def both(x: Tensor[(256, 256), f32]):
+    y = x + 1.0
+    return y, y
+
+def flags(a: Tensor[(3, 5), f32], b: Tensor[(3, 5), f32]):
+    return a < b
+''')
+
+
+# ---------------------------------------------------------------------------------------
+# aligned memory helpers
+
+
+@pytest.mark.parametrize("shape,dtype", [((3, 5), "float32"), ((1000,), "float64"), (7, "int8"),
+                                         ((0, 4), "float32"), ((), "float32")])
+def test_aligned_empty_is_aligned_and_shaped(shape, dtype):
+    a = aligned_empty(shape, dtype)
+    assert is_aligned(a) and a.flags.c_contiguous and a.dtype == np.dtype(dtype)
+    assert a.shape == ((shape,) if isinstance(shape, int) else shape)
+
+
+def test_aligned_copy_copies_and_casts():
+    src = np.arange(12).reshape(3, 4)[:, ::2]
+    out = aligned_copy(src, dtype="float32")
+    assert is_aligned(out) and out.dtype == np.float32 and not np.shares_memory(out, src)
+    np.testing.assert_array_equal(out, src)
+
+
+# ---------------------------------------------------------------------------------------
+# inputs
+
+
+def test_large_aligned_input_is_shared_without_copy():
+    a = aligned_copy(np.random.rand(*BIG).astype("float32"))
+    (t,) = Marshaller(["float32"]).to_tvm([a])
+    assert _ptr(t) == a.ctypes.data
+
+
+def test_misaligned_input_is_copied_into_a_reused_aligned_buffer():
+    m = Marshaller(["float32"])
+    a = _misaligned(BIG)
+    (t1,) = m.to_tvm([a])
+    assert _ptr(t1) % ALIGNMENT == 0 and _ptr(t1) != a.ctypes.data
+    np.testing.assert_array_equal(np.from_dlpack(t1), a)
+    b = _misaligned(BIG)
+    b += 1
+    (t2,) = m.to_tvm([b])
+    assert _ptr(t2) == _ptr(t1)  # the same staging buffer, not a fresh allocation
+    np.testing.assert_array_equal(np.from_dlpack(t2), b)
+
+
+def test_staging_buffer_follows_a_symbolic_size():
+    m = Marshaller(["float32"])
+    for rows in (3, 5, 3):
+        a = _misaligned((rows, 256))
+        (t,) = m.to_tvm([a])
+        np.testing.assert_array_equal(np.from_dlpack(t), a)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.asfortranarray(np.random.rand(*BIG).astype("float32")),
+    lambda: np.random.rand(BIG[0], 2 * BIG[1]).astype("float32")[:, ::2],
+    lambda: np.broadcast_to(np.arange(BIG[1], dtype="float32"), BIG),
+    lambda: aligned_copy(np.random.rand(4, 4).astype("float32")),  # small: copied anyway
+])
+def test_strided_readonly_and_small_inputs_arrive_intact(make):
+    a = make()
+    (t,) = Marshaller(["float32"]).to_tvm([a])
+    view = np.from_dlpack(t)
+    assert view.flags.c_contiguous and view.ctypes.data % ALIGNMENT == 0
+    np.testing.assert_array_equal(view, a)
+
+
+def test_readonly_aligned_input_is_not_written():
+    a = aligned_copy(np.random.rand(*BIG).astype("float32"))
+    a.flags.writeable = False
+    (t,) = Marshaller(["float32"]).to_tvm([a])
+    np.testing.assert_array_equal(np.from_dlpack(t), a)
+
+
+# ---------------------------------------------------------------------------------------
+# outputs and aliasing, through the public call path
+
+
+def test_results_are_zero_copy_views_of_fresh_vm_outputs(prog):
+    a, b = aligned_copy(np.random.rand(*BIG).astype("float32")), _misaligned(BIG)
+    r1 = prog["scaled"](a, b)
+    r2 = prog["scaled"](b, a)
+    np.testing.assert_allclose(r1, a * b + 1, rtol=1e-6)
+    assert not np.shares_memory(r1, r2)
+    assert r1.flags.writeable and r1.flags.c_contiguous
+
+
+@pytest.mark.parametrize("make", [lambda: aligned_copy(np.random.rand(*BIG).astype("float32")),
+                                  lambda: _misaligned(BIG),
+                                  lambda: np.random.rand(3, 256).astype("float32")])
+def test_returning_the_argument_gives_a_copy_that_later_calls_leave_alone(prog, make):
+    x = make()
+    y = prog["same"](x)
+    np.testing.assert_array_equal(y, x)
+    assert not np.shares_memory(y, x)
+    before = y.copy()
+    prog["same"](make() + 5)  # would overwrite y if y were the staging buffer
+    np.testing.assert_array_equal(y, before)
+    y += 1  # and the caller's array does not change through the result
+    np.testing.assert_array_equal(x, before)
+
+
+def test_a_reshape_view_of_the_argument_is_copied(prog):
+    x = aligned_copy(np.random.rand(*BIG).astype("float32"))
+    y = prog["reshaped"](x)
+    assert not np.shares_memory(y, x)
+    np.testing.assert_array_equal(y, x.reshape(-1))
+
+
+def test_a_tuple_returning_one_tensor_twice_gives_two_arrays(prog):
+    x = np.random.rand(*BIG).astype("float32")
+    y1, y2 = prog["both"](x)
+    assert not np.shares_memory(y1, y2)
+    y1[0, 0] = -100
+    assert y2[0, 0] == x[0, 0] + 1
+
+
+def test_boolean_results_round_trip(prog):
+    a, b = np.random.rand(3, 5).astype("float32"), np.random.rand(3, 5).astype("float32")
+    out = prog["flags"](a, b)
+    assert out.dtype == np.bool_
+    np.testing.assert_array_equal(out, a < b)
+
+
+def _const_module():
+    """A function that returns a constant: the VM hands back the same tensor each call."""
+    from tvm import relax
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((4,), "float32"))
+    with bb.function("main", [x]):
+        bb.emit_func_output(relax.const(np.arange(4, dtype="float32")))
+    ex = tvm.compile(bb.get(), target="llvm")
+    return relax.VirtualMachine(ex, tvm.cpu())["main"]
+
+
+def test_a_constant_result_is_never_shared_between_calls():
+    fn = _const_module()
+    m = Marshaller(["float32"])
+
+    def call():
+        return m.to_numpy(fn(*m.to_tvm([np.zeros(4, "float32")])))
+
+    first = call()
+    first[:] = -1  # the caller owns it ...
+    second = call()
+    np.testing.assert_array_equal(second, np.arange(4))  # ... and later calls don't see it
+    assert not np.shares_memory(first, second)
+
+
+def test_each_thread_stages_into_its_own_buffers():
+    # The VM itself is not safe to call from two threads at once, so compile.py must
+    # serialize calls; the marshaller must not make that harder by sharing buffers.
+    m = Marshaller(["float32"])
+    seen = {}
+
+    def worker(k):
+        a = _misaligned(BIG)
+        a += k
+        (t,) = m.to_tvm([a])
+        seen[k] = (_ptr(t), np.from_dlpack(t).copy(), a)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({ptr for ptr, _, _ in seen.values()}) == 3
+    for ptr, staged, original in seen.values():
+        np.testing.assert_array_equal(staged, original)
+
+
+def test_fresh_tuple_results_are_not_copied():
+    from tvm import relax
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType(BIG, "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            a = bb.emit(relax.op.add(x, x))
+            b = bb.emit(relax.op.multiply(x, x))
+            out = bb.emit_output(relax.Tuple([a, b]))
+        bb.emit_func_output(out)
+    fn = relax.VirtualMachine(tvm.compile(bb.get(), target="llvm"), tvm.cpu())["main"]
+    m = Marshaller(["float32"])
+    result = fn(*m.to_tvm([np.ones(BIG, "float32")]))
+    pointers = [_ptr(result[0]), _ptr(result[1])]
+    a, b = m.to_numpy(result)
+    assert [a.ctypes.data, b.ctypes.data] == pointers
+    np.testing.assert_array_equal(a, 2)
