@@ -102,7 +102,8 @@ def _relax_text(subject: Subject, annotate: bool = True) -> IRText:
         if m:
             fn_name = m.group(1)
             continue
-        m = re.match(r"\s*(\w+)(?::[^=]*)? = ", line)
+        # ``name: R.Tensor((2, 4), dtype="float32") = ...``: the type ends at the first ``) =``.
+        m = re.match(r"\s*(\w+)(?:: .*?\))? = ", line)
         if m:
             ids = value_ids(subject.mod[fn_name], fn_name) if fn_name in names else {}
             vid = next((v for var, v in ids.items() if var.name == m.group(1)), None)

@@ -243,9 +243,20 @@ def _attr_fields(attrs):
     return names
 
 
-def call_attrs(call) -> dict[str, str]:
-    """The call's attributes as short strings; unset (None) ones are left out."""
-    attrs = call.attrs
+def call_attrs(call, non_default: bool = True) -> dict[str, str]:
+    """The call's attributes as short strings; unset (None) ones are left out.
+
+    With ``non_default`` (as Relay's printer did) attributes equal to the operator's defaults
+    are left out too, so ``nn.conv2d`` shows its padding, not six layout and dilation fields.
+    """
+    out = _attrs_text(call.attrs)
+    if non_default and out:
+        default = _default_attrs(call)
+        out = {k: v for k, v in out.items() if default.get(k) != v}
+    return out
+
+
+def _attrs_text(attrs) -> dict[str, str]:
     if attrs is None:
         return {}
     out = {}
@@ -258,6 +269,24 @@ def call_attrs(call) -> dict[str, str]:
             continue
         out[name] = format_value(value)
     return out
+
+
+def _default_attrs(call) -> dict[str, str]:
+    """The attributes the op's Python builder gives when called with the tensor args alone."""
+    import tvm
+    from tvm.relax import op as relax_op
+
+    if not isinstance(call.op, tvm.ir.Op) or not call.op.name.startswith("relax."):
+        return {}
+    builder = relax_op
+    for part in call.op.name.split(".")[1:]:
+        builder = getattr(builder, part, None)
+        if builder is None:
+            return {}
+    try:
+        return _attrs_text(builder(*call.args).attrs)
+    except Exception:     # an op whose attributes have no defaults (reshape's shape): show all
+        return {}
 
 
 def format_value(value) -> str:

@@ -1,0 +1,114 @@
+"""The build pipeline, one pass at a time (mlclab.ir.pipeline)."""
+import pytest
+
+import mlclab
+from mlclab.ir.passes import build_passes
+from mlclab.ir.pipeline import pipeline
+
+tvm = pytest.importorskip("tvm")
+import tvm_ffi  # noqa: E402
+
+SRC = '''\
+def mlp(x: Tensor[("n", 8), f32], w1: Tensor[(8, 16), f32], b1: Tensor[(16,), f32],
+        w2: Tensor[(16, 3), f32]):
+    h = relu(x @ w1 + b1)
+    return softmax(h @ w2)
+'''
+
+
+@pytest.fixture(scope="module")
+def steps():
+    return pipeline(mlclab.compile(SRC)["mlp"])
+
+
+def test_steps_are_exactly_the_build_passes(steps):
+    assert steps.names == [p.info.name for p in build_passes("llvm")]
+    assert steps.names[:7] == ["DispatchSampling", "DispatchSortScan", "LegalizeOps",
+                               "AnnotateTIROpPattern", "FoldConstant", "FuseOps", "FuseTIR"]
+    # Applying the passes one at a time ends where the whole pipeline in one go does.
+    whole = tvm.transform.Sequential(build_passes("llvm"))
+    with mlclab.ir.passes.resolve_target("llvm"):
+        expected = whole(steps.input)
+    assert tvm_ffi.structural_equal(steps.final, expected)
+
+
+def test_each_step_knows_whether_it_changed_the_module(steps):
+    assert not steps["DispatchSampling"].changed
+    assert steps["LegalizeOps"].changed and steps["FuseOps"].changed
+    assert steps[2] is steps["LegalizeOps"]
+    with pytest.raises(KeyError, match="no pass 'Nope'"):
+        steps["Nope"]
+    assert "(no change)" in repr(steps) and "<td>changed</td>" in steps._repr_html_()
+
+
+def test_fuseops_draws_the_fused_group_as_a_cluster(steps):
+    g = steps["FuseOps"].graph().graph
+    (fused,) = [c for c in g.clusters.values() if c.kind == "fused"]
+    inside = sorted(n.op for n in g.nodes.values() if n.group == fused.id)
+    assert fused.label.startswith("fused_matmul_add")
+    assert len(inside) == 3 and any(op.startswith("relu") for op in inside)
+    folded = steps["FuseOps"].graph(collapse="group").graph
+    (box,) = folded.find(kind="collapsed")
+    assert box.op == fused.label and box.attrs["nodes"] == "3"
+
+
+def test_dsl_lines_survive_lowering_by_identity(steps):
+    before = {n.value: n.source.lineno for n in steps.diff(0).graph.graph.nodes.values()
+              if n.source}
+    g = steps["FuseTIR"].graph().graph
+    (kernel,) = g.find(kind="fused")
+    # FuseTIR's kernel computes what the DSL's ``h = relu(x @ w1 + b1)`` computed.
+    assert kernel.value == "mlp:h" and kernel.source.lineno == 3
+    (soft,) = [n for n in g.nodes.values() if n.op.startswith("softmax")]
+    assert soft.value == "mlp:gv" and soft.source.lineno == 4
+    assert before["mlp:h"] == 3
+    # After CallTIRRewrite the buffer a kernel writes into carries the value it holds.
+    g2 = steps["CallTIRRewrite"].graph().graph
+    assert {"mlp:h", "mlp:lv2", "mlp:gv"} <= {n.value for n in g2.nodes.values()}
+
+
+def test_diffs_name_added_removed_rewritten_merged(steps):
+    legal = steps["LegalizeOps"].diff()
+    assert not legal.added and not legal.removed
+    assert set(legal.rewritten) == {"mlp:lv", "mlp:lv1", "mlp:h", "mlp:lv2", "mlp:gv"}
+    fuse = steps["FuseOps"].diff()
+    assert set(fuse.grouped) == {"mlp:lv", "mlp:lv1", "mlp:h"}
+    fusetir = steps["FuseTIR"].diff()
+    assert fusetir.merged == {"mlp:h": ["mlp:lv", "mlp:lv1"]}
+    assert "merged into h: lv, lv1" in fusetir.summary()
+    dg = fusetir.graph.graph
+    statuses = {n.status for n in dg.nodes.values()}
+    assert {"merged"} <= statuses
+    ghosts = [n for n in dg.nodes.values() if n.id.startswith("removed:")]
+    assert sorted(n.name for n in ghosts) == ["lv", "lv1"]
+    assert "merged" in fusetir.graph.source
+    rewrite = steps["CallTIRRewrite"].diff()
+    assert rewrite.added and all(v.split(":")[1].startswith("_") for v in rewrite.added)
+
+
+def test_text_diff_and_step_texts(steps):
+    d = steps["LegalizeOps"].diff()
+    assert d.text.startswith("--- before LegalizeOps")
+    assert "+    @T.prim_func" in d.text and "-            lv: " in d.text
+    assert steps["DispatchSampling"].diff().text == ""
+    assert "R.call_tir(" in steps["LegalizeOps"].text("relax")
+    assert "call_tir(@" in steps["LegalizeOps"].text("relay")
+    with pytest.raises(ValueError):
+        steps["LegalizeOps"].text("tir")
+
+
+def test_pipeline_of_bare_relax_module():
+    from tvm import relax
+    from tvm.relax import op as R
+
+    x = relax.Var("x", relax.TensorType((4,), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit(R.exp(x))
+            z = bb.emit_output(R.add(y, y))
+        bb.emit_func_output(z)
+    p = pipeline(bb.get())
+    assert len(p) == len(build_passes("llvm"))
+    g = p["FuseOps"].graph().graph
+    assert any(c.kind == "fused" for c in g.clusters.values())
