@@ -12,6 +12,7 @@ are never written back into lessons/, which is committed without outputs).
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from importlib import metadata
@@ -22,6 +23,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 KERNEL = "python3"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # IPython colours tracebacks; the report is read as plain text
 CELL_TIMEOUT_S = 600  # a hung cell fails the lesson instead of stalling CI; the 2-minute budget is checked by the test
 
 
@@ -54,9 +56,9 @@ def execute(path: Path, out_dir: Path) -> dict:
         client.execute()
     except CellExecutionError as exc:
         # The message quotes the failing cell's source and the traceback; keep its end, which says what failed.
-        error = str(exc)[-4000:]
+        error = ANSI.sub("", str(exc))[-4000:]
     except Exception as exc:  # a dead kernel or a timeout: still report the other lessons
-        error = f"{type(exc).__name__}: {exc}"[-4000:]
+        error = ANSI.sub("", f"{type(exc).__name__}: {exc}")[-4000:]
     seconds = time.perf_counter() - start
     nbformat.write(nb, out_dir / path.name)
     return {"seconds": round(seconds, 2), "error": error, "silent_raises_cells": silent_raises_cells(nb)}
