@@ -108,15 +108,13 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
                         f"{type(source).__name__}")
     if not isinstance(filename, str):
         raise TypeError("compile(): filename must be a str")
-    from .ir import passes
-
     key = (_normalize(source), filename, _target_key(target), _VERSION)
     if not force:
         hit = _CACHE.get(key)
         if hit is not None:
             return hit
     typed = parse_program(source, filename)
-    prog = Program(typed, target, passes)
+    prog = Program(typed, target)
     _CACHE.put(key, prog)
     return prog
 
@@ -135,19 +133,19 @@ def _check_target(target):
 class Program(Mapping):
     """Every function of one compiled tinynn source, in source order, plus the module."""
 
-    def __init__(self, typed: TypedProgram, target, passes):
+    def __init__(self, typed: TypedProgram, target):
         from .ir.builder import build_module
 
         self.typed = typed
         self.source = typed.source
         self.filename = typed.filename
         self.target = target
-        tgt = _check_target(target)
+        _check_target(target)
         built = build_module(typed)
         self.mod = built.mod
         self._bindings = built.bindings
         self._expr_vars = built.expr_vars
-        self.executable = _build(self.mod, tgt, passes.build_passes(target))
+        self.executable = _build(self.mod, target)
         self._vm = None
         self._functions = {name: CompiledFunction(self, name) for name in typed.functions}
         self._traces: dict = {}
@@ -167,10 +165,9 @@ class Program(Mapping):
             from tvm import relax
 
             from .ir.builder import build_module
-            from .ir.passes import build_passes
 
             built = build_module(self.typed, trace=name)
-            ex = _build(built.mod, _check_target(self.target), build_passes(self.target))
+            ex = _build(built.mod, self.target)
             self._traces[name] = (built, relax.VirtualMachine(ex, tvm().cpu()))
         return self._traces[name]
 
@@ -190,18 +187,37 @@ class Program(Mapping):
     def __repr__(self):
         return f"<mlclab.Program {', '.join(self._functions)} ({self.target})>"
 
+    # Copying or pickling TVM IR kills the process (TVM-NOTES §8). A compiled program is
+    # immutable, so a copy can be the program itself; pickling is refused with the way out.
+    def __copy__(self):
+        return self
 
-def _build(mod, target, pass_list):
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError("an mlclab Program cannot be pickled (it holds TVM IR); pickle its "
+                        "source and call mlclab.compile(source) again")
+
+
+def _build(mod, target_name):
+    """Compile with mlclab's pipeline; without its schedules if a scheduled kernel fails."""
+    from .ir.builder import clean_tvm_message
+    from .ir.passes import build_passes
+
     t = tvm()
-    try:
-        return t.compile(mod, target=target,
-                         relax_pipeline=t.transform.Sequential(pass_list, name="mlclab.build"))
-    except Exception as exc:
-        from .ir.builder import clean_tvm_message
-
-        raise DSLError(f"TVM could not compile this program: {clean_tvm_message(exc)}",
-                       internal=True, hint="this program passed mlclab's checks, so this is an "
-                       "mlclab bug: please report it") from None
+    target = _check_target(target_name)
+    error = None
+    for schedule in (True, False):
+        passes = t.transform.Sequential(build_passes(target_name, schedule=schedule),
+                                        name="mlclab.build")
+        try:
+            return t.compile(mod, target=target, relax_pipeline=passes)
+        except Exception as exc:
+            error = error or exc
+    raise DSLError(f"TVM could not compile this program: {clean_tvm_message(error)}",
+                   internal=True, hint="this program passed mlclab's checks, so this is an "
+                   "mlclab bug: please report it")
 
 
 # ---------------------------------------------------------------------------- functions
@@ -255,6 +271,16 @@ class CompiledFunction:
 
     def __repr__(self):
         return f"<mlclab function {self.signature()}>"
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError(f"mlclab function {self.name!r} cannot be pickled (it holds TVM IR); "
+                        f"pickle its source and call mlclab.compile(source) again")
 
     # ------------------------------------------------------------------ calling
     def check_args(self, args, caller: Optional[str] = None) -> list:

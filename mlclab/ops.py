@@ -43,6 +43,8 @@ class Param:
     kind: str
     default: object = REQUIRED
     scalar_ok: bool = False     # a tensor parameter that also takes a number literal
+    # a literal 0.0 here is refused: TVM's constant folder aborts on float division by zero
+    nonzero_literal: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -321,9 +323,25 @@ def _binary(name, symbol, np_fn, relax_fn, doc, kind="arith", build=None):
                                  ("x1", "x2"))
         return TensorType(shape, "bool" if kind == "compare" else dtype)
 
-    op(name, [T("x1", scalar_ok=True), T("x2", scalar_ok=True)], infer,
+    if kind == "compare" and build is None:
+        build = _bool_safe_compare(relax_fn)
+    divisor = name in ("divide", "floor_divide", "mod")
+    op(name, [T("x1", scalar_ok=True), T("x2", scalar_ok=True, nonzero_literal=divisor)], infer,
        build or (lambda v: relax_fn()(v["x1"], v["x2"])), np_fn, doc,
        "comparison" if kind == "compare" else "elementwise", symbol)
+
+
+def _bool_safe_compare(relax_fn):
+    """Comparisons of bool tensors go through int8: LLVM rejects TVM's float compare of i1."""
+
+    def build(v):
+        R = _R()
+        x1, x2 = v["x1"], v["x2"]
+        if str(x1.ty.dtype) == "bool":
+            x1, x2 = R.astype(x1, "int8"), R.astype(x2, "int8")
+        return relax_fn()(x1, x2)
+
+    return build
 
 
 def _np2(fn):
@@ -334,7 +352,8 @@ def _int_safe(relax_name, np_fn):
     """``//`` and ``%``: numpy's answers (0 for a zero divisor) without the hardware trap.
 
     Integer division by zero, and INT_MIN // -1, raise SIGFPE on x86 and would kill the
-    student's kernel; the divisor is made safe first and the result patched afterwards.
+    student's kernel. The divisor is made safe with arithmetic, not a select (a vectorizer may
+    turn ``x // select(c, 1, y)`` back into a division by ``y``), and the result patched after.
     """
 
     def build(v):
@@ -344,18 +363,23 @@ def _int_safe(relax_name, np_fn):
         fn = getattr(R, relax_name)
         if is_float(dtype):
             return fn(x, y)
-        zero, one = relax.const(0, dtype), relax.const(1, dtype)
+        zero = relax.const(0, dtype)
         y_zero = R.equal(y, zero)
+        safe_y = R.add(y, R.astype(y_zero, dtype))                 # 0 -> 1
         if dtype.startswith("uint"):
             unsafe = y_zero
         else:
-            unsafe = R.logical_or(y_zero, R.equal(y, relax.const(-1, dtype)))
-        safe = fn(x, R.where(unsafe, one, y))
+            y_minus_one = R.equal(y, relax.const(-1, dtype))
+            unsafe = R.logical_or(y_zero, y_minus_one)
+            safe_y = R.add(safe_y, R.multiply(R.astype(y_minus_one, dtype),
+                                              relax.const(2, dtype)))   # -1 -> 1
+        safe = fn(x, safe_y)
         if relax_name == "floor_mod":
             return R.where(unsafe, zero, safe)
+        if dtype.startswith("uint"):
+            return R.where(unsafe, zero, safe)
         # x // -1 is -x (wrapping like numpy for INT_MIN); x // 0 is 0.
-        special = R.where(y_zero, zero, R.negative(x)) if not dtype.startswith("uint") else zero
-        return R.where(unsafe, special, safe)
+        return R.where(y_zero, zero, R.where(y_minus_one, R.negative(x), safe))
 
     return build, _int_safe_divide(np_fn)
 

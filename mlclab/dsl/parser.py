@@ -651,6 +651,9 @@ class _Scope:
                     hint=f"use an integer, or convert: astype({_name_of(tensors[0])}, f32)")
             elif not _int_fits(v, dtype):
                 raise self.p.error(f"{v} does not fit in {O.short(dtype)}", arg_nodes[n])
+            if op.param(n).nonzero_literal and O.is_float(dtype) and v == 0:
+                raise self.p.error(f"division by the literal {lit.value!r}: every element would be "
+                                   "inf or nan", arg_nodes[n], hint="divide by a non-zero number")
             values[n] = Const(TensorType((), dtype), lit.span, v)
 
     def attr_value(self, op: O.Op, p: O.Param, node):

@@ -53,8 +53,12 @@ def host_cpu():
     return None
 
 
-def build_passes(target="llvm") -> list:
-    """The ordered Relax passes of mlclab's build, for ``tvm.compile(relax_pipeline=...)``."""
+def build_passes(target="llvm", schedule: bool = True) -> list:
+    """The ordered Relax passes of mlclab's build, for ``tvm.compile(relax_pipeline=...)``.
+
+    ``schedule=False`` leaves out mlclab's CPU schedules: the build falls back to it when a
+    scheduled kernel fails to compile, so a schedule bug costs speed, never a program.
+    """
     from tvm.relax.backend import cpu_generic
     from tvm.relax.backend.cpu_generic.pipeline import dataflow_lower_passes
 
@@ -64,7 +68,7 @@ def build_passes(target="llvm") -> list:
     return [
         *cpu_generic.library_dispatch_passes(tgt),
         *cpu_generic.legalize_passes(tgt),
-        schedule_cpu(tgt),
+        *([schedule_cpu(tgt)] if schedule else []),
         *dataflow_lower_passes(tgt),
         *cpu_generic.finalize_passes(tgt),
     ]

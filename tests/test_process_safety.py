@@ -1,0 +1,82 @@
+"""Inputs that crash bare TVM (TVM-NOTES §8) must leave a student's kernel alive.
+
+Each case runs in a fresh interpreter: a segfault or SIGFPE there shows up as a negative
+return code instead of taking the test run down with it.
+"""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CASES = {
+    "misaligned and strided inputs": """
+        import numpy as np, mlclab
+        f = mlclab.compile("def f(a: Tensor[(4096,), f32], b: Tensor[(4096,), f32]):\\n    return a + b")["f"]
+        raw = np.arange(4096 * 2 + 16, dtype="f4")
+        for off in range(1, 16):
+            a = raw[off:off + 4096]
+            b = raw[::2][:4096]
+            assert np.array_equal(f(a, b), a + b)
+        print("ok")
+    """,
+    "integer division by zero elements": """
+        import numpy as np, mlclab
+        f = mlclab.compile("def f(a: Tensor[(64,), i32], b: Tensor[(64,), i32]):\\n    return a // b, a % b")["f"]
+        a = np.arange(-32, 32, dtype="i4"); b = np.zeros(64, "i4")
+        q, r = f(a, b)
+        assert not q.any() and not r.any()
+        q, r = f(np.full(64, np.iinfo("i4").min, "i4"), np.full(64, -1, "i4"))
+        print("ok")
+    """,
+    "integer division by a zero literal": """
+        import numpy as np, mlclab
+        f = mlclab.compile("def f(a: Tensor[(8,), i64]):\\n    return a // 0 + a % 0")["f"]
+        assert not f(np.arange(8)).any()
+        print("ok")
+    """,
+    "recursion is refused before it can overflow the stack": """
+        import mlclab
+        try:
+            mlclab.compile("def f(a: Tensor[(2,), f32]):\\n    return f(a)")
+        except mlclab.DSLError as e:
+            assert "recursion" in str(e)
+            print("ok")
+    """,
+    "copy, deepcopy and pickle of compiled functions": """
+        import copy, pickle, mlclab
+        prog = mlclab.compile("def f(a: Tensor[(2,), f32]):\\n    return exp(a)")
+        f = prog["f"]
+        assert copy.copy(f) is f and copy.deepcopy(f) is f and copy.deepcopy(prog) is prog
+        assert copy.deepcopy({"model": f})["model"] is f
+        for obj in (f, prog):
+            try:
+                pickle.dumps(obj)
+            except TypeError as e:
+                assert "cannot be pickled" in str(e)
+        print("ok")
+    """,
+    "a non-scalar if condition is refused": """
+        import mlclab
+        try:
+            mlclab.compile("def f(a: Tensor[(2,), f32]):\\n    if a > 0.0:\\n        return a\\n    return -a")
+        except mlclab.DSLError as e:
+            assert "bool scalar" in str(e)
+            print("ok")
+    """,
+    "printing every view of a module with tensor constants": """
+        import mlclab
+        f = mlclab.compile("def f(a: Tensor[(2, 2), f32]):\\n    return a @ a + 1.0")["f"]
+        for style in ("relax", "relay", "let", "tir"):
+            assert f.text(style)
+        print("ok")
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_process_survives(name):
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(CASES[name])],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    assert proc.stdout.strip().endswith("ok")
