@@ -76,9 +76,10 @@ def foo():
 
 def test_graph_views_join_nodes_to_source_let_and_tvmscript(foo):
     views = graph_views(foo)
-    assert set(views) == {"dataflow", "let", "tree"}
+    assert list(views) == ["dataflow", "let", "tree", "fused"]
     let_lines = foo.text("let").splitlines()
-    for view, data in views.items():
+    for view in ("dataflow", "let", "tree"):
+        data = views[view]
         assert 'class="node"' in data["svg"], view
         d = data["nodes"]["foo:d"]
         assert d["binding"] == "d" and d["line"] == 2 and "d = a @ b" in d["source_line"]
@@ -86,6 +87,20 @@ def test_graph_views_join_nodes_to_source_let_and_tvmscript(foo):
         assert "R.matmul" in d["script"]
         assert "matmul" in let_lines[d["let_line"] - 1]
     assert views["dataflow"]["clusters"]["fn:foo"]["kind"] == "function"
+
+
+def test_fused_view_shows_fuseops_groups_linked_to_their_own_let_text(foo):
+    fused = graph_views(foo, ["fused"])["fused"]
+    groups = [cid for cid, c in fused["clusters"].items() if c["kind"] == "fused"]
+    assert groups and all("fused_" in g for g in groups)
+    members = [info for info in fused["nodes"].values() if info.get("group") in groups]
+    assert {"matmul", "add"} <= {m.get("op") for m in members}
+    let_lines = fused["let_text"].splitlines()
+    for m in members:
+        if m.get("let_line"):
+            assert m["binding"] in let_lines[m["let_line"] - 1]
+    # Lowering rewrote the vars, yet nodes still point at their DSL lines.
+    assert {m.get("line") for m in members} >= {2, 3}
 
 
 def test_function_viewer_marks_bindings_in_every_view(foo):

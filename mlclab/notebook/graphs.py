@@ -10,7 +10,10 @@ from typing import Any, Iterable, Mapping, Optional
 
 from .viewer import GraphViewer, find_binding_line, svg_of
 
-VIEWS = ("dataflow", "let", "tree")
+# "fused" is the dataflow graph after the build pipeline's FuseOps pass: the groups TVM will
+# compile into one kernel each, drawn as clusters that the viewer can fold.
+VIEWS = ("dataflow", "let", "tree", "fused")
+FUSE_PASS = "FuseOps"
 
 
 def node_infos(model: Mapping, let_text: str = "", script_text: str = "") -> dict:
@@ -39,15 +42,21 @@ def node_infos(model: Mapping, let_text: str = "", script_text: str = "") -> dic
 
 
 def graph_views(fn, views: Iterable[str] = VIEWS) -> dict:
-    """``{view: {"svg": ..., "nodes": ...}}`` for a compiled function."""
+    """``{view: {"svg", "nodes", "clusters", "let_text"}}`` for a compiled function."""
     let_text, script_text = fn.text("let"), fn.text("relax")
     out = {}
     for view in views:
-        drawn = fn.graph(view)           # mlclab.viz.views.GraphView: the model and its drawing
+        if view == "fused":
+            step = fn.pipeline()[FUSE_PASS]
+            # The fused module has its own bindings: link its nodes to its own texts.
+            drawn, v_let, v_script = step.graph("dataflow"), step.text("let"), step.text("relax")
+        else:
+            drawn, v_let, v_script = fn.graph(view), let_text, script_text
         model = drawn.to_dict()
-        out[view] = {"svg": svg_of(drawn), "nodes": node_infos(model, let_text, script_text),
+        out[view] = {"svg": svg_of(drawn), "nodes": node_infos(model, v_let, v_script),
                      "clusters": {c["id"]: {"label": c.get("label", ""), "kind": c.get("kind", "")}
-                                  for c in model.get("clusters", [])}}
+                                  for c in model.get("clusters", [])},
+                     "let_text": v_let}
     return out
 
 

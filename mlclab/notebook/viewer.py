@@ -82,7 +82,8 @@ class GraphViewer(anywidget.AnyWidget):
 
     ``views`` maps a view name (``"dataflow"``, ``"let"``, ``"tree"``) to
     ``{"svg": <svg text>, "nodes": {node_id: info}, "clusters": {cluster_id: {"label", "kind"}}}``
-    (``clusters`` optional; a cluster of kind ``"function"`` is not folded by "collapse groups"). The SVG's node groups carry the node ids
+    (``clusters`` optional; a cluster of kind ``"function"`` is not folded by "collapse groups").
+    A view may carry its own ``let_text`` (a view of a later IR than ``let_text`` shows). The SVG's node groups carry the node ids
     as their ``id`` attribute (the Graphviz node name is used when they do not). ``info`` is a
     JSON object with any of: ``label``, ``op``, ``kind``, ``attrs`` (dict), ``type``/``shape``/
     ``dtype``, ``binding`` (IR name), ``dsl_name``, ``line`` and ``source_line`` (in
@@ -105,7 +106,8 @@ class GraphViewer(anywidget.AnyWidget):
     def __init__(self, views: Optional[Mapping[str, Mapping]] = None, **kwargs: Any) -> None:
         clean = {name: {"svg": sanitize_svg(svg_of(v.get("svg", ""))) if v.get("svg") else "",
                         "nodes": dict(v.get("nodes") or {}),
-                        "clusters": dict(v.get("clusters") or {})}
+                        "clusters": dict(v.get("clusters") or {}),
+                        **({"let_text": v["let_text"]} if "let_text" in v else {})}
                  for name, v in (views or {}).items()}
         kwargs.setdefault("view", next(iter(clean), ""))
         super().__init__(views=clean, **kwargs)

@@ -34,6 +34,14 @@ def test_tinynn_cell_graph_validation_details_and_views(page, run_all, screensho
     graph.locator("g.node").first.wait_for()
     viewer.locator("button[data-view='tree']").click()
     assert viewer.locator("button[data-view='tree']").get_attribute("aria-selected") == "true"
+    # After FuseOps: the fused group is a cluster that folds into one box.
+    viewer.locator("button[data-view='fused']").click()
+    viewer.locator("g.cluster").first.wait_for()
+    viewer.locator(".mlclab-collapse-all").click()
+    folded = viewer.locator("g.mlclab-placeholder").first
+    assert "fused_" in folded.text_content()
+    screenshot("tinynn-fused-collapsed")
+    viewer.locator(".mlclab-collapse-all").click()
     viewer.locator("button[data-view='dataflow']").click()
 
     # Switching tabs: the Relax text, then the validation report with its badge.

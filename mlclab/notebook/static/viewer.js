@@ -234,12 +234,16 @@ function render({ model, el }) {
     const rect = document.createElementNS(SVG_NS, "rect");
     for (const [k, v] of Object.entries({ x: box.x, y: box.y, width: box.width, height: box.height, rx: 6 })) rect.setAttribute(k, v);
     const label = document.createElementNS(SVG_NS, "text");
-    label.setAttribute("x", box.x + box.width / 2);
-    label.setAttribute("y", box.y + box.height / 2);
     label.setAttribute("text-anchor", "middle");
-    label.setAttribute("dominant-baseline", "middle");
     const n = c.members.size;
-    label.textContent = `${c.label} (${n} node${n === 1 ? "" : "s"})`;
+    // Two lines (name, size): a group's name is often wider than its box.
+    [c.label, `(${n} node${n === 1 ? "" : "s"})`].forEach((line, i) => {
+      const span = document.createElementNS(SVG_NS, "tspan");
+      span.setAttribute("x", box.x + box.width / 2);
+      span.setAttribute("y", box.y + box.height / 2 + (i === 0 ? -3 : 12));
+      span.textContent = line;
+      label.append(span);
+    });
     ph.append(rect, label);
     ph.style.display = "none";
     ph.addEventListener("click", () => toggleCluster(c.name));
@@ -281,6 +285,7 @@ function render({ model, el }) {
   function draw() {
     drawViewButtons();
     const view = (model.get("views") || {})[model.get("view")] || {};
+    fillLines(letPane, view.let_text !== undefined ? view.let_text : model.get("let_text"));
     svg = parseSvg(view.svg);
     nodeEls = new Map();
     nameToId = new Map();
@@ -369,7 +374,7 @@ function render({ model, el }) {
   resize.observe(canvas);
 
   const onSource = () => { fillLines(sourcePane, model.get("source")); refreshMarks(); };
-  const onLet = () => { fillLines(letPane, model.get("let_text")); refreshMarks(); };
+  const onLet = draw;
   const onSearch = () => {
     if (search.value !== model.get("search")) search.value = model.get("search");
     refreshMarks();
@@ -382,7 +387,6 @@ function render({ model, el }) {
   for (const [name, fn] of Object.entries(handlers)) model.on(`change:${name}`, fn);
 
   fillLines(sourcePane, model.get("source"));
-  fillLines(letPane, model.get("let_text"));
   search.value = model.get("search") || "";
   draw();
 
