@@ -110,3 +110,44 @@ def test_check_fails_the_cell_when_validation_disagrees(ip, monkeypatch):
     assert "mlclab-badge mlclab-fail" in cap.outputs[0].data["text/html"]
     assert "chk" in ip.user_ns
     assert CheckFailed("x")._render_traceback_()[0].endswith("x")
+
+
+def test_cell_code_is_never_executed(ip, tmp_path):
+    marker = tmp_path / "ran"
+    cell = f"import os\nos.system('touch {marker}')\ndef f(a: Tensor[(1,), f32]):\n    return a\n"
+    with pytest.raises(DSLError) as info:
+        ip.run_cell_magic("tinynn", "", cell)
+    assert info.value.lineno == 3 and not marker.exists()      # the os.system line
+    with pytest.raises(DSLError):
+        ip.run_cell_magic("tinynn", "", f"def g(a: Tensor[(1,), f32]):\n    open('{marker}', 'w')\n    return a\n")
+    assert not marker.exists()
+
+
+def test_several_functions_get_a_picker_over_their_tabs(ip):
+    from mlclab.notebook.cell_display import CellDisplay
+    import ipywidgets as W
+
+    prog = {"double": ip.user_ns["double"], "square": ip.user_ns["square"]}
+    box = CellDisplay(prog, ["graph", "relax"]).widget()
+    header, picker, stack = box.children
+    assert isinstance(picker, W.ToggleButtons) and picker.options == ("double", "square")
+    assert isinstance(stack, W.Stack) and len(stack.children) == 2
+    assert all(tab.titles == ("graph", "relax") for tab in stack.children)
+    assert stack.children[1].children[0].view == "dataflow"       # a GraphViewer
+
+
+def test_a_failing_view_is_reported_in_place_not_raised(ip):
+    from mlclab.notebook.cell_display import CellDisplay
+
+    class Broken:
+        def __init__(self, fn):
+            self.fn = fn
+
+        def __getattr__(self, name):
+            return getattr(self.fn, name)
+
+        def text(self, style):
+            raise RuntimeError("printer <bug>")
+
+    html = CellDisplay({"double": Broken(ip.user_ns["double"])}, ["relax"]).static_html()
+    assert "the relax view failed: RuntimeError: printer &lt;bug&gt;" in html
