@@ -151,3 +151,22 @@ def test_a_failing_view_is_reported_in_place_not_raised(ip):
 
     html = CellDisplay({"double": Broken(ip.user_ns["double"])}, ["relax"]).static_html()
     assert "the relax view failed: RuntimeError: printer &lt;bug&gt;" in html
+
+
+def test_target_and_force_reach_compile(ip, monkeypatch):
+    import mlclab
+
+    calls = []
+    real = mlclab.compile
+
+    def spy(source, **kwargs):
+        calls.append(kwargs)
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(mlclab, "compile", spy)
+    cell = "def tgt(a: Tensor[(1,), f32]):\n    return a\n"
+    ip.run_cell_magic("tinynn", "--quiet", cell)
+    ip.run_cell_magic("tinynn", '--quiet -f --target {"kind":"llvm"}', cell)
+    assert calls[0]["force"] is False and "target" not in calls[0]
+    assert calls[1]["force"] is True and calls[1]["target"] == {"kind": "llvm"}
+    assert calls[0]["filename"].startswith("<tinynn cell [")

@@ -55,7 +55,26 @@ def test_viewer_click_search_views_collapse(page, run_all, screenshot):
     assert viewer.locator("button[data-view='let']").get_attribute("aria-selected") == "true"
     assert graph.count() == 1 and viewer.locator("g.cluster").count() == 0
 
-    # Zoom changes the transform; "fit" resets it.
-    viewer.locator(".mlclab-zoom-in").click()
-    assert "scale(" in viewer.locator("svg.mlclab-graph").get_attribute("style")
+    # Pan and zoom: a drag moves the drawing without selecting, the wheel and the buttons
+    # scale it, "fit" brings it back.
+    def transform():
+        return viewer.locator("svg.mlclab-graph").evaluate("el => new DOMMatrix(getComputedStyle(el).transform)")
+
+    canvas = viewer.locator(".mlclab-canvas")
+    box = canvas.bounding_box()
+    start = transform()
+    page.mouse.move(box["x"] + 20, box["y"] + 20)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 80, box["y"] + 60, steps=5)
+    page.mouse.up()
+    moved = transform()
+    assert (moved["e"] - start["e"], moved["f"] - start["f"]) == pytest.approx((60, 40), abs=1)
+    page.get_by_text("picked: main.mm").wait_for()            # the drag did not change the selection
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -300)
+    page.wait_for_function("() => true")
+    assert transform()["a"] > moved["a"] * 1.2
+    viewer.locator(".mlclab-zoom-out").click()
+    viewer.locator(".mlclab-fit").click()
+    assert transform()["a"] == pytest.approx(start["a"], rel=1e-3)
     screenshot("viewer")

@@ -343,7 +343,8 @@ function render({ model, el }) {
     if (moved || e.type !== "pointerup") return;
     if (target.closest && target.closest(".mlclab-cluster-handle, .mlclab-placeholder")) return;
     const g = target.closest ? target.closest("g.node") : null;
-    model.set("selected_node", g ? g.dataset.node : "");
+    // Only nodes the model describes can be selected (Python checks the id it receives).
+    model.set("selected_node", g && nodes()[g.dataset.node] ? g.dataset.node : "");
     model.save_changes();
   };
   canvas.addEventListener("pointerup", endDrag);
