@@ -72,10 +72,15 @@ class FunctionViews:
             return self._get("validate", lambda: validate(self.fn, seed=self.seed))
         return True, self.report
 
-    def viewer(self, view: str):
-        from .graphs import function_viewer, graph_views
+    def _graph_views(self):
+        from .graphs import graph_views
 
-        ok, payload = self._get("graphs", lambda: graph_views(self.fn))
+        return graph_views(self.fn)
+
+    def viewer(self, view: str):
+        from .graphs import function_viewer
+
+        ok, payload = self._get("graphs", self._graph_views)
         if not ok:
             return ok, payload
         return self._get(f"viewer:{view}",
@@ -95,8 +100,13 @@ class FunctionViews:
                 return W.HTML(_failure(view, obj))
             return obj if isinstance(obj, W.Widget) else W.HTML(_pipeline_html(obj))
         if view == "validate":
+            from .widgets import validation_widget
+
             ok, report = self.validation()
-            return report.widget() if ok else W.HTML(_failure(view, report))
+            if not ok:
+                return W.HTML(_failure(view, report))
+            drawn, payload = self._get("graphs", self._graph_views)
+            return validation_widget(report, payload=payload if drawn else None)
         raise ValueError(f"unknown view {view!r}")
 
     def tabs(self) -> W.Tab:

@@ -98,7 +98,11 @@ function render({ model, el }) {
   function markLine(pre, lineno, cls) {
     for (const div of lineDivs(pre)) div.classList.toggle(cls, Number(div.dataset.line) === lineno);
     const hit = pre.querySelector(`.${cls}`);
-    if (hit && cls === "mlclab-line-hover") hit.scrollIntoView({ block: "nearest" });
+    if (!hit) return;
+    // Scroll the pane, never the notebook around it (scrollIntoView would move both).
+    const r = hit.getBoundingClientRect(), p = pre.getBoundingClientRect();
+    if (r.top < p.top) pre.scrollTop -= p.top - r.top;
+    else if (r.bottom > p.bottom) pre.scrollTop += r.bottom - p.bottom;
   }
 
   function applyZoom() {
