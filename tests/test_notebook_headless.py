@@ -24,7 +24,9 @@ def _execute(name, tmp_path):
     env = dict(os.environ)
     # The kernel imports this checkout whether or not mlclab is pip-installed.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    client = NotebookClient(nb, timeout=300, kernel_name="python3",
+    # allow_errors: run every cell and keep its error output, so each test below reports on its
+    # own cells (test_only_the_tagged_cell_fails checks that nothing else raised).
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(tmp_path)}})
     client.execute(env=env)
     return nb
@@ -48,6 +50,17 @@ def stream(c):
 def html_outputs(c):
     return [o.data["text/html"] for o in c.outputs
             if o.output_type in ("display_data", "execute_result") and "text/html" in o.data]
+
+
+def errors(c):
+    return [o for o in c.outputs if o.output_type == "error"]
+
+
+def test_only_the_tagged_cell_fails(executed):
+    failing = {i: f"{errors(c)[0].ename}: {errors(c)[0].evalue}" for i, c in enumerate(executed.cells)
+               if c.cell_type == "code" and errors(c)}
+    tagged = {i for i, c in enumerate(executed.cells) if "raises-exception" in c.metadata.get("tags", [])}
+    assert set(failing) == tagged, failing
 
 
 def test_functions_are_bound_and_compute_the_right_values(executed):
