@@ -163,7 +163,7 @@ def broadcast_shapes(shapes, what: str, names) -> tuple:
 
 
 def norm_axis(axis: int, ndim: int, what: str, param: str = "axis") -> int:
-    if not -ndim <= axis < max(ndim, 1):
+    if not -ndim <= axis < ndim:
         raise OpTypeError(f"{what}: axis {axis} is out of range for a tensor of rank {ndim} "
                           f"(valid: {-ndim} .. {ndim - 1})", param=param)
     return axis % ndim if ndim else 0
