@@ -123,6 +123,9 @@ def browser():
 def page(browser, request):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = context.new_page()
+    # Uncaught exceptions in the page (the widget's JavaScript included) fail the test.
+    errors = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
     yield pg
     # A failing test leaves a picture of what the browser showed.
     failed = getattr(request.node, "rep_call", None)
@@ -135,6 +138,7 @@ def page(browser, request):
         except Exception:
             pass
     context.close()
+    assert not errors, f"errors in the page: {errors}"
 
 
 @pytest.hookimpl(hookwrapper=True)
