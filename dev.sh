@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# mlclab's one entry point for people and CI.
+#
+#   ./dev.sh lab     set everything up, then open the lessons in JupyterLab
+#   ./dev.sh test    set everything up, then run the whole test suite (extra args go to pytest)
+#   ./dev.sh bench   set everything up, then run the benchmarks
+#   ./dev.sh setup   only set up
+#
+# Set-up is idempotent: a virtualenv in .venv with mlclab (editable) and its extras, plus the
+# system programs the tests use (Graphviz's dot, Chromium), installed with apt-get when missing
+# and we are root, or named with the command to run otherwise.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PY=${PYTHON:-python3}
+VENV=.venv
+# PyTorch for lessons 7-8 and the import tests. 2.13.0 is the CPU build pinned in binder/;
+# set MLCLAB_TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid PyPI's CUDA wheels.
+TORCH_SPEC=${MLCLAB_TORCH_SPEC:-torch==2.13.0}
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+need_system() {   # need_system <command> <debian package> <why>
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing $2 ($3)"
+    if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq; APT_UPDATED=1; fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+  else
+    echo "mlclab needs '$1' for $3. Install it with:  sudo apt-get install $2" >&2
+    return 1
+  fi
+}
+
+setup() {
+  if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+    echo "mlclab needs Python 3.10 or newer ($PY is $("$PY" --version 2>&1))" >&2; exit 1
+  fi
+  need_system dot graphviz "drawing computation graphs"
+  if [ ! -x "$VENV/bin/python" ]; then
+    say "creating the virtualenv in $VENV"
+    "$PY" -m venv "$VENV"
+  fi
+  say "installing mlclab and its extras (first time: a few minutes; TVM alone is ~100 MB)"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  local extra_index=()
+  [ -n "${MLCLAB_TORCH_INDEX:-}" ] && extra_index=(--extra-index-url "$MLCLAB_TORCH_INDEX")
+  "$VENV/bin/python" -m pip install -q "${extra_index[@]}" -e ".[dev,lessons]" "$TORCH_SPEC"
+}
+
+case "${1:-help}" in
+  setup)
+    setup ;;
+  lab)
+    setup
+    say "opening the lessons in JupyterLab (Ctrl-C to stop)"
+    exec "$VENV/bin/python" -m jupyterlab --notebook-dir=lessons "${@:2}" ;;
+  test)
+    setup
+    need_system chromium chromium "the real-browser notebook tests"
+    say "running the test suite"
+    exec "$VENV/bin/python" -m pytest "${@:2}" ;;
+  bench)
+    setup
+    exec "$VENV/bin/python" benchmarks/run_all.py "${@:2}" ;;
+  *)
+    sed -n '2,12p' "$0"; exit 2 ;;
+esac
