@@ -25,6 +25,9 @@ _TOLERANCES = {
     "float64": (1e-9, 1e-12),
 }
 _SYMBOL_SIZES = (2, 5)          # a symbolic size gets a random size in this closed range
+# Random inputs are for checking, not load: a signature that would need more memory than this
+# is refused up front (allocating it could get the kernel killed by the OOM killer).
+MAX_RANDOM_INPUT_BYTES = 256 * 2**20
 
 
 def default_tolerances(dtype) -> tuple[float, float]:
@@ -101,12 +104,19 @@ def random_inputs(params, seed: Optional[int] = None) -> tuple[list[np.ndarray],
         for d in p.type.shape:
             for name in sorted(dims.symbols(d)):
                 sizes.setdefault(name, int(rng.integers(_SYMBOL_SIZES[0], _SYMBOL_SIZES[1] + 1)))
+    shapes = [tuple(dims.evaluate(d, sizes) for d in p.type.shape) for p in params]
+    dtypes = [np.dtype(str(p.type.dtype)) for p in params]
+    need = sum(math.prod(s) * d.itemsize for s, d in zip(shapes, dtypes))
+    if need > MAX_RANDOM_INPUT_BYTES:
+        raise ValueError(f"random inputs for this signature would take {need / 2**20:,.0f} MiB "
+                         f"(limit {MAX_RANDOM_INPUT_BYTES // 2**20} MiB); pass your own arguments "
+                         "to validate()")
     args = []
-    for p in params:
-        shape = tuple(dims.evaluate(d, sizes) for d in p.type.shape)
-        dtype = np.dtype(str(p.type.dtype))
+    for shape, dtype in zip(shapes, dtypes):
         if dtype.kind == "f":
-            value = rng.standard_normal(shape).astype(dtype)
+            # Drawn in the target precision where numpy can (no float64 copy of a big input).
+            native = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float32)
+            value = rng.standard_normal(shape, dtype=native).astype(dtype, copy=False)
         elif dtype.kind == "b":
             value = rng.random(shape) < 0.5
         elif dtype.kind == "u":

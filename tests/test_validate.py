@@ -89,6 +89,14 @@ def test_random_inputs_share_symbolic_sizes_and_follow_dtypes():
     assert all(np.array_equal(a, b) for a, b in zip(args, again))
 
 
+def test_random_inputs_refuse_signatures_too_big_to_allocate():
+    params = [param("x", (100_000, 100_000))]
+    with pytest.raises(ValueError, match="38,147 MiB .*pass your own arguments"):
+        random_inputs(params, seed=0)
+    f16, _ = random_inputs([param("h", (3,), "float16")], seed=0)
+    assert f16[0].dtype == np.float16
+
+
 def test_validate_passes_on_a_correct_function_with_random_inputs():
     report = validate(FakeFunction(), seed=3)
     assert report.ok and bool(report)
