@@ -447,7 +447,8 @@ def _matmul_infer(v):
             f"{fmt_shape(b.shape)})",
             hint="the last dimension of the left operand must equal the "
                  + ("only" if b.ndim == 1 else "second-to-last") + " dimension of the right one"
-                 + (" (transpose(x2)?)" if b.ndim == 2 and b.shape[-1] == ka else ""))
+                 + (f" (transpose({written(v, 'x2')})?)" if b.ndim == 2 and b.shape[-1] == ka
+                   else ""))
     batch = broadcast_shapes([a.shape[:-2], b.shape[:-2]], "'@' (batch dimensions)", ("x1", "x2"))
     shape = batch + ((a.shape[-2],) if a.ndim >= 2 else ()) + ((b.shape[-1],) if b.ndim >= 2 else ())
     return TensorType(shape, dtype)
