@@ -146,7 +146,7 @@ def test_multi_function_module_main_first_one_cluster_each_calls_drawn(prog):
     (edge,) = [e for e in g.edges if e.kind == "call"]
     assert edge.src == call.id and g.nodes[edge.dst].group == "fn:dense"
     src = graph(prog["main"]).source
-    assert "lhead=cluster_1" in src and "compound=true" in src
+    assert re.search(r'lhead="?cluster_1\b', src) and "compound=true" in src
 
 
 def test_collapse_by_function_folds_the_callee(prog):
@@ -228,7 +228,7 @@ def test_bare_module_cards_show_attrs_symbolic_shapes_and_constants():
     g = DataflowParser().parse(bare_module())
     (conv,) = g.find(op="nn.conv2d")
     assert conv.type == "Tensor[(n, 4, 8, 8), float32]"
-    assert conv.attrs["strides"] == "[1, 1]" and conv.attrs["padding"] == "[1, 1, 1, 1]"
+    assert conv.attrs == {"padding": "[1, 1, 1, 1]"}    # defaults (strides 1, NCHW) left out
     assert conv.source is None                        # plain IR: no DSL behind it
     consts = g.find(kind="const")
     assert len(consts) == 1                           # one constant object used 4 times

@@ -204,16 +204,22 @@ class Graph:
         for nid, node in self.nodes.items():
             if nid in keep:
                 out.add_node(_copy(node))
-        hidden = len(self.nodes) - len(keep)
         for e in self.edges:
             if e.src in keep and e.dst in keep:
                 out.add_edge(e.src, e.dst, e.index, e.kind, e.label)
         for nid in list(out.nodes):
             cut = [p for p in preds[nid] if p not in keep]
             if cut:
+                # Count what hides behind this node: the cut-away nodes it (transitively) reads.
+                behind, todo = set(cut), list(cut)
+                while todo:
+                    for p in preds[todo.pop()]:
+                        if p not in keep and p not in behind:
+                            behind.add(p)
+                            todo.append(p)
                 eid = f"elided:{nid}"
                 out.add_node(Node(eid, "elided", "…", value=None, group=out.nodes[nid].group,
-                                  attrs={"hidden": str(hidden)}))
+                                  attrs={"hidden": str(len(behind))}))
                 out.add_edge(eid, nid, 0, "data")
         # Clusters left empty by the cut would draw as empty boxes.
         used = {c for n in out.nodes.values() for c in out.cluster_path(n.group)}

@@ -1,0 +1,111 @@
+"""The command line: ``mlclab viz`` and ``mlclab text``."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import graphviz
+import pytest
+
+from mlclab.cli import main
+
+MODEL = '''\
+from mlclab import Tensor, f32
+
+def f(x: Tensor[(8,), f32]):
+    y = log(x)
+    return y + y
+
+def main(x: Tensor[(8,), f32]):
+    return f(x) * 2.0
+'''
+
+
+@pytest.fixture
+def model(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    return path
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_text_styles(model, capsys):
+    code, out, _ = run(capsys, "text", model, "--function", "f", "--style", "relay")
+    assert code == 0
+    assert out == "fn (%x: Tensor[(8), float32]) {\n  %0 = log(%x);\n  add(%0, %0)\n}\n"
+    code, out, _ = run(capsys, "text", model, "-f", "f", "--style", "let")
+    assert "let %y = log(%x);" in out
+    code, out, _ = run(capsys, "text", model, "--style", "relax")     # default: main
+    assert "def main(" in out and "def f(" in out
+    code, out, _ = run(capsys, "text", model, "-f", "f", "--style", "tir")
+    assert "@T.prim_func" in out
+
+
+def test_viz_text_views(model, capsys):
+    code, out, _ = run(capsys, "viz", model, "-f", "f", "--view", "tree", "--format", "txt")
+    assert code == 0 and out.count("Call log %y") == 2 and "recomputed" in out
+    code, out, _ = run(capsys, "viz", model, "-f", "f", "--format", "txt")
+    assert out.count("Call log %y") == 1 and "^ %y (shared" in out
+    code, out, _ = run(capsys, "viz", model, "-f", "f", "--view", "let", "--format", "txt")
+    assert "let y = log(x)" in out
+
+
+def test_viz_writes_svg_png_pdf_and_infers_format_from_suffix(model, tmp_path, capsys):
+    code, out, _ = run(capsys, "viz", model, "-f", "f", "-o", tmp_path / "g.svg")
+    assert code == 0 and out.strip().endswith("g.svg")
+    assert 'id="f:y"' in (tmp_path / "g.svg").read_text()
+    run(capsys, "viz", model, "-o", tmp_path / "g.png")
+    assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
+    run(capsys, "viz", model, "--format", "pdf", "-o", tmp_path / "g.out")
+    assert (tmp_path / "g.out").read_bytes()[:4] == b"%PDF"
+    code, out, _ = run(capsys, "viz", model, "-f", "f")            # svg to stdout
+    assert out.lstrip().startswith("<?xml") and "<svg" in out
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code, out, _ = run(capsys, "viz", model, "--view", "tree", "--format", "png")
+    finally:
+        os.chdir(cwd)
+    assert out.strip() == "model-main-tree.png" and (tmp_path / "model-main-tree.png").exists()
+
+
+def test_viz_without_dot_falls_back_to_text(model, tmp_path, capsys, monkeypatch):
+    def no_dot(*args, **kwargs):
+        raise graphviz.ExecutableNotFound(["dot"])
+
+    monkeypatch.setattr(graphviz.Digraph, "pipe", no_dot)
+    code, out, err = run(capsys, "viz", model, "-f", "f")
+    assert code == 0 and "Call log %y" in out and "apt-get install graphviz" in err
+    code, out, err = run(capsys, "viz", model, "-f", "f", "-o", tmp_path / "g.png")
+    assert code == 0 and out.strip().endswith("g.txt") and "install" in err
+    assert "Call log %y" in (tmp_path / "g.txt").read_text()
+
+
+def test_errors(model, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["viz", str(model), "-f", "nope"])
+    assert exc.value.code == 2 and "no function 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["text", str(tmp_path / "missing.py"), "--style", "relay"])
+    assert exc.value.code == 2 and "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["text", str(model)])                                  # --style is required
+    capsys.readouterr()
+    bad = tmp_path / "bad.py"
+    bad.write_text("def g(a: Tensor[(2, 3), f32], b: Tensor[(4, 4), f32]):\n    return a @ b\n")
+    code, out, err = run(capsys, "text", bad, "--style", "relay")
+    assert code == 1 and out == "" and "line 2" in err and "Traceback" not in err
+
+
+def test_installed_console_script():
+    script = Path(sys.executable).with_name("mlclab")
+    if not script.exists():
+        pytest.skip("mlclab is not installed as a console script in this environment")
+    result = subprocess.run([str(script), "viz", "--help"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0 and "--view {dataflow,tree,let}" in result.stdout
