@@ -108,7 +108,7 @@ def test_rejected_program_fails_the_cell_with_only_the_caret(executed):
     text = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(err.traceback))
     lines = text.splitlines()
     # Line numbers count the %%tinynn line, as the student sees the cell.
-    assert lines[0].startswith("DSLError: <tinynn cell [") and "line 3:" in lines[0]
+    assert lines[0].startswith(f"DSLError: <tinynn cell [{c.execution_count}]>, line 3:")
     assert lines[1].strip() == "return a @ b"
     assert set(lines[2].strip()) == {"^"}
     assert "Traceback" not in text and ".py" not in text and "File " not in text

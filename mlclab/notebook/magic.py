@@ -72,6 +72,11 @@ class TinyNNMagics(Magics):
     show = List(Unicode(), default_value=["graph", "let", "relax", "tir"],
                 help="views a %%tinynn cell shows when --show is not given").tag(config=True)
 
+    def _cell_number(self) -> int:
+        # The number in the cell's prompt. IPython 9 bumps ``execution_count`` before running a
+        # cell, 8 after; both have stored the cell's input under its number by now.
+        return max(len(self.shell.history_manager.input_hist_raw) - 1, 0)
+
     @magic_arguments()
     @argument("--show", nargs="+", metavar="VIEW",
               help=f"views to show, any of: {', '.join(SHOW_CHOICES)} (space or comma separated)")
@@ -105,7 +110,7 @@ class TinyNNMagics(Magics):
         # One blank line stands for the %%tinynn line, so line numbers in errors and views are
         # the ones the student sees in the cell.
         source = "\n" + cell
-        filename = f"<tinynn cell [{self.shell.execution_count}]>"
+        filename = f"<tinynn cell [{self._cell_number()}]>"
         options = {"filename": filename, "force": args.force}
         if target is not None:
             options["target"] = target

@@ -148,8 +148,12 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"rep_{rep.when}", rep)
 
 
-def _run_all(page, lab: Lab, notebook: str, timeout_s: float = 180) -> None:
-    """Open ``notebook`` in JupyterLab, run every cell and wait until widgets have drawn."""
+def _run_all(page, lab: Lab, notebook: str, timeout_s: float = 180, stops: bool = False) -> None:
+    """Open ``notebook`` in JupyterLab, run every cell and wait until widgets have drawn.
+
+    ``stops``: a cell is expected to fail, so the cells after it never run; wait only until
+    nothing is running.
+    """
     page.goto(lab.url(notebook))
     page.wait_for_function(
         """() => {
@@ -159,7 +163,7 @@ def _run_all(page, lab: Lab, notebook: str, timeout_s: float = 180) -> None:
         }""", timeout=timeout_s * 1000)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(
-        """() => {
+        """(stops) => {
             const w = window.jupyterapp.shell.currentWidget;
             const cells = [...document.querySelectorAll('.jp-CodeCell')];
             const done = cells.every((c) => {
@@ -167,8 +171,9 @@ def _run_all(page, lab: Lab, notebook: str, timeout_s: float = 180) -> None:
                 const prompt = c.querySelector('.jp-InputPrompt').textContent;
                 return src === '' || (/\\[\\d+\\]/.test(prompt) && !prompt.includes('*'));
             });
-            return done && w.sessionContext.session.kernel.status === 'idle';
-        }""", timeout=timeout_s * 1000)
+            const running = cells.some((c) => c.querySelector('.jp-InputPrompt').textContent.includes('*'));
+            return (stops ? !running : done) && w.sessionContext.session.kernel.status === 'idle';
+        }""", arg=stops, timeout=timeout_s * 1000)
     page.wait_for_function(
         "() => ![...document.querySelectorAll('.jp-OutputArea-output')].some(o => o.textContent.includes('Loading widget'))",
         timeout=60_000)
@@ -185,8 +190,9 @@ def _screenshot(page, name: str) -> pathlib.Path:
 
 @pytest.fixture
 def run_all(page, lab):
-    """``run_all("nb.ipynb")``: open the notebook in the page, run all cells, wait for widgets."""
-    return lambda notebook: _run_all(page, lab, notebook)
+    """``run_all("nb.ipynb", stops=False)``: open the notebook in the page, run all cells, wait
+    for widgets."""
+    return lambda notebook, stops=False: _run_all(page, lab, notebook, stops=stops)
 
 
 @pytest.fixture
