@@ -223,6 +223,10 @@ class RelayPrinter:
             return
         bindings = [b for block in seq.blocks for b in block.bindings]
         result = seq.body
+        # ``gv = lv6; return gv`` (imported models end so) returns lv6 itself: drop the alias.
+        while bindings and isinstance(result, relax.Var) and bindings[-1].var.same_as(result) \
+                and isinstance(bindings[-1].value, relax.Var):
+            result = bindings.pop().value
         # Relay's tail: when the last binding defines the result, its value is the last line.
         tail = bindings[-1] if bindings and isinstance(result, relax.Var) \
             and bindings[-1].var.same_as(result) else None

@@ -95,9 +95,6 @@ class RelaxParser:
 
     view = "dataflow"
 
-    def __init__(self, max_nodes: int = 5000):
-        self.max_nodes = max_nodes
-
     def parse(self, obj, function: Optional[str] = None, params: Optional[dict] = None) -> Graph:
         """``params`` maps parameter names to arrays bound to them (weights): drawn as constants."""
         subject = resolve(obj, function)
@@ -116,15 +113,15 @@ class RelaxParser:
             self._ids[fname] = value_ids(self.mod[fname], fname)
         return self._ids[fname]
 
-    def _function_cluster(self, fname, parent=None) -> str:
+    def _function_cluster(self, fname) -> str:
         func = self.mod[fname]
         kind = "fused" if is_primitive(func) else "function"
         sig = ", ".join(f"{p.name}: {format_type(p.ty)}" for p in func.params)
         cid = f"fn:{fname}"
-        self.graph.add_cluster(Cluster(cid, f"fn {fname}({sig})", kind, parent))
+        self.graph.add_cluster(Cluster(cid, f"fn {fname}({sig})", kind))
         return cid
 
-    def _source(self, fname, var, value, vid):
+    def _source(self, var, value, vid):
         src = self.subject.source_of(var, value)
         return src if src is not None else self.subject.by_value.get(vid)
 
@@ -134,7 +131,7 @@ class RelaxParser:
         node = Node(nid, "const" if bound else "param", var.name, name=var.name, value=vid,
                     type=format_type(var.ty), group=group,
                     attrs={"bound": "weight"} if bound else {},
-                    source=self._source(fname, var, None, vid))
+                    source=self._source(var, None, vid))
         node.text = f"{var.name}: {node.type}"
         return self.graph.add_node(node)
 
@@ -161,8 +158,7 @@ class DataflowParser(RelaxParser):
 
     view = "dataflow"
 
-    def __init__(self, max_nodes: int = 100000, inline_fused: bool = True):
-        super().__init__(max_nodes)
+    def __init__(self, inline_fused: bool = True):
         self.inline_fused = inline_fused
 
     def _build(self):
@@ -270,7 +266,7 @@ class DataflowParser(RelaxParser):
             return
         nid = self._unique(vid)
         node = Node(nid, d.kind, d.op, name=var.name, value=vid, type=format_type(var.ty),
-                    attrs=d.attrs, group=group, source=self._source(owner, var, value, vid))
+                    attrs=d.attrs, group=group, source=self._source(var, value, vid))
         if isinstance(binding, relax.MatchCast):
             node.kind, node.op = "match_cast", "match_cast"
             d = Described("match_cast", "match_cast", {}, [_arg(value)])
@@ -361,7 +357,7 @@ class TreeParser(RelaxParser):
     view = "tree"
 
     def __init__(self, max_nodes: int = 2000):
-        super().__init__(max_nodes)
+        self.max_nodes = max_nodes
 
     def _build(self):
         from tvm import relax
@@ -429,7 +425,7 @@ class TreeParser(RelaxParser):
             d = describe(value, self.mod)
             node = Node(nid, d.kind, d.op, name=expr.name, value=vid, type=format_type(expr.ty),
                         attrs=d.attrs, group=group, recomputed=seen[vid] > 1,
-                        source=self._source(fname, expr, value, vid))
+                        source=self._source(expr, value, vid))
             node.text = _binding_text(expr.name, d, [_expr_name(x, {}, None) if k == "expr"
                                                      else x for k, x in d.args])
             self.graph.add_node(node)
@@ -518,7 +514,7 @@ class LetParser(RelaxParser):
             d = describe(value, self.mod)
             nid = self._unique(vid)
             node = Node(nid, d.kind, d.op, name=var.name, value=vid, type=format_type(var.ty),
-                        attrs=d.attrs, group=group, source=self._source(fname, var, value, vid))
+                        attrs=d.attrs, group=group, source=self._source(var, value, vid))
             if isinstance(b, relax.MatchCast):
                 node.kind, node.op = "match_cast", "match_cast"
                 d = Described("match_cast", "match_cast", {}, [_arg(value)])

@@ -30,6 +30,9 @@ def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
     """
     if view not in PARSERS:
         raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    if max_nodes is not None and view != "tree":
+        raise ValueError("max_nodes limits the tree view only (the others are never larger "
+                         "than the IR); use depth or collapse to shrink them")
     parser = PARSERS[view]() if max_nodes is None else PARSERS[view](max_nodes=max_nodes)
     g = parser.parse(fn, function=function, params=params)
     return GraphView(shape(g, collapse=collapse, depth=depth))
