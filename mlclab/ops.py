@@ -136,10 +136,6 @@ def same_dtype(v: dict, names, what: str) -> str:
     return first
 
 
-def dims_match(a, b) -> bool:
-    return a == b
-
-
 def broadcast_shapes(shapes, what: str, names) -> tuple:
     ndim = max(len(s) for s in shapes)
     padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
@@ -210,10 +206,6 @@ def spatial_out(size, kernel: int, stride: int, pad_lo: int, pad_hi: int, dilati
 
 
 # --------------------------------------------------------------------------- numpy helpers
-def _np_dtype(v: dict, name: str = "x"):
-    return np.asarray(v[name]).dtype
-
-
 def _int_safe_divide(fn_np):
     def ref(v):
         a, b = np.asarray(v["x1"]), np.asarray(v["x2"])

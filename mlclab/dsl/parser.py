@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import operator
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -444,13 +445,13 @@ class _Scope:
             raise self.p.error("division by zero", node)
         if symbol == "**" and (abs(b) > 64 or (a == 0 and b < 0)):
             raise self.p.error("this power of a literal is out of range", node)
-        result = {"+": a + b, "-": a - b, "*": a * b} .get(symbol) if symbol in "+-*" else None
-        if result is None:
-            result = {"/": lambda: a / b, "//": lambda: a // b, "%": lambda: a % b,
-                      "**": lambda: a ** b}.get(symbol, lambda: None)()
-        if result is None:
+        arithmetic = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+                      "/": operator.truediv, "//": operator.floordiv, "%": operator.mod,
+                      "**": operator.pow}
+        if symbol not in arithmetic:
             raise self.p.error(f"{symbol} between two numbers gives a bool, not a tensor", node,
                                hint="compare tensors instead")
+        result = arithmetic[symbol](a, b)
         if isinstance(result, complex) or (isinstance(result, int) and abs(result) > 2 ** 63):
             raise self.p.error("this literal expression is out of range", node)
         return Literal(result, Span.of(node))
