@@ -1,4 +1,6 @@
 """The graph viewer widget in a real JupyterLab + Chromium (no compiler involved)."""
+import pathlib
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -27,9 +29,15 @@ def test_viewer_click_search_views_collapse(page, run_all, screenshot):
     assert "relax.matmul" in details.text_content()
     assert "y: R.Tensor((2, 4)) = R.matmul(x, w)" in details.text_content()
     assert "differs from numpy, max abs err 0.5" in details.text_content()
-    page.get_by_text("picked: main.mm").wait_for()
+    page.locator(".widget-label", has_text="picked: main.mm").wait_for()
     assert viewer.locator(".mlclab-source .mlclab-line-selected").text_content().strip().endswith("y = x @ w")
     assert "let %y" in viewer.locator(".mlclab-let .mlclab-line-selected").text_content()
+
+    # Escape clears the selection (in the kernel too).
+    page.keyboard.press("Escape")
+    page.locator(".widget-label", has_text="picked: nothing").wait_for()
+    viewer.locator("g#main\\.mm").click()
+    page.locator(".widget-label", has_text="picked: main.mm").wait_for()
 
     # Hover lights up the node's DSL line and let binding.
     viewer.locator("g#main\\.r").hover()
@@ -69,7 +77,7 @@ def test_viewer_click_search_views_collapse(page, run_all, screenshot):
     page.mouse.up()
     moved = transform()
     assert (moved["e"] - start["e"], moved["f"] - start["f"]) == pytest.approx((60, 40), abs=1)
-    page.get_by_text("picked: main.mm").wait_for()            # the drag did not change the selection
+    page.locator(".widget-label", has_text="picked: main.mm").wait_for()            # the drag did not change the selection
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.wheel(0, -300)
     page.wait_for_function("() => true")
@@ -77,4 +85,10 @@ def test_viewer_click_search_views_collapse(page, run_all, screenshot):
     viewer.locator(".mlclab-zoom-out").click()
     viewer.locator(".mlclab-fit").click()
     assert transform()["a"] == pytest.approx(start["a"], rel=1e-3)
+    # "svg" downloads the current view's drawing.
+    with page.expect_download() as download:
+        viewer.locator(".mlclab-save").click()
+    assert download.value.suggested_filename == "let.svg"
+    saved = pathlib.Path(download.value.path()).read_text()
+    assert saved.startswith("<svg") and 'id="main.mm"' in saved and "<script" not in saved
     screenshot("viewer")

@@ -66,9 +66,10 @@ function render({ model, el }) {
   const zoomIn = h("button", { class: "mlclab-zoom-in", type: "button", title: "zoom in", text: "+" });
   const zoomOut = h("button", { class: "mlclab-zoom-out", type: "button", title: "zoom out", text: "−" });
   const fit = h("button", { class: "mlclab-fit", type: "button", title: "fit to view", text: "fit" });
-  const toolbar = h("div", { class: "mlclab-toolbar" }, viewButtons, search, matches, collapseAll, zoomOut, zoomIn, fit);
+  const save = h("button", { class: "mlclab-save", type: "button", title: "download this view as SVG", text: "svg" });
+  const toolbar = h("div", { class: "mlclab-toolbar" }, viewButtons, search, matches, collapseAll, zoomOut, zoomIn, fit, save);
 
-  const canvas = h("div", { class: "mlclab-canvas" });
+  const canvas = h("div", { class: "mlclab-canvas", tabindex: "0", "aria-label": "graph: drag to pan, wheel to zoom, click a node, Escape to clear" });
   const details = h("div", { class: "mlclab-details" });
   const sourcePane = h("pre", { class: "mlclab-source", "aria-label": "DSL source" });
   const letPane = h("pre", { class: "mlclab-let", "aria-label": "let binding" });
@@ -361,6 +362,23 @@ function render({ model, el }) {
   zoomIn.addEventListener("click", () => zoomAt(1.25, canvas.clientWidth / 2, canvas.clientHeight / 2));
   zoomOut.addEventListener("click", () => zoomAt(0.8, canvas.clientWidth / 2, canvas.clientHeight / 2));
   fit.addEventListener("click", fitView);
+  save.addEventListener("click", () => {
+    // The drawing as Graphviz made it (no pan/zoom transform, no marks), saved locally.
+    const view = (model.get("views") || {})[model.get("view")] || {};
+    if (!view.svg) return;
+    const url = URL.createObjectURL(new Blob([view.svg], { type: "image/svg+xml" }));
+    const a = h("a", { href: url, download: `${model.get("view") || "graph"}.svg` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  });
+  el.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && e.target !== search && model.get("selected_node")) {
+      model.set("selected_node", "");
+      model.save_changes();
+    }
+  });
   search.addEventListener("input", () => { model.set("search", search.value); model.save_changes(); });
   search.addEventListener("keydown", (e) => {
     if (e.key === "Escape") { search.value = ""; model.set("search", ""); model.save_changes(); }
