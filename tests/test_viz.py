@@ -342,3 +342,30 @@ def test_repr_mimebundle_with_dot_gives_svg_and_text(prog):
     with warnings.catch_warnings():
         warnings.simplefilter("error")                    # nothing to warn about here
         prog["f"].graph().render("/dev/null", "dot")
+
+
+def test_a_whole_program_or_module_draws_every_function_main_first(prog):
+    g = graph(prog).graph                                    # an mlclab Program
+    functions = [c.id for c in g.clusters.values() if c.kind == "function"]
+    assert functions[:2] == ["fn:main", "fn:dense"]           # main, then what it calls
+    assert set(functions) == {f"fn:{name}" for name in prog}
+    assert g.nodes["f:y"].source.lineno == 2                  # DSL lines kept
+    assert [c.id for c in graph(prog.mod).graph.clusters.values()
+            if c.kind == "function"] == functions
+    only_f = graph(prog.mod, function="f").graph
+    assert [c.id for c in only_f.clusters.values()] == ["fn:f"]
+
+
+def test_imported_pytorch_model():
+    torch = pytest.importorskip("torch")
+    from tvm.relax.frontend.torch import from_fx
+
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                                torch.nn.Linear(16, 4)).eval()
+    mod = from_fx(torch.fx.symbolic_trace(model), [((2, 8), "float32")])
+    g = graph(mod).graph
+    assert len(g.find(op="matmul")) == 2 and len(g.find(op="nn.relu")) == 1
+    assert len(g.find(kind="const")) == 4                    # two weights, two biases
+    assert g.nodes[g.outputs[0]].op == "add"
+    text = graph(mod, "let").text
+    assert "let lv" in text and "nn.relu" in text

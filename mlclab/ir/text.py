@@ -52,13 +52,14 @@ def render_text(fn, style: str = "relax", *, function: Optional[str] = None,
     return RelayPrinter(subject, let=(style == "let"), **options).render()
 
 
-def reachable(mod, name: str) -> list[str]:
-    """``name`` and the Relax functions it calls, directly or not, in call order."""
+def reachable(mod, name: str, also=()) -> list[str]:
+    """``name`` and the Relax functions it calls, directly or not, in call order; then
+    the functions ``also`` names (a whole module), each followed by what it calls."""
     from tvm import relax
 
-    order, pending = [], [name]
-    while pending:
-        fname = pending.pop(0)
+    order, pending, rest = [], [name], list(also)
+    while pending or rest:
+        fname = pending.pop(0) if pending else rest.pop(0)
         if fname in order:
             continue
         order.append(fname)
@@ -75,7 +76,7 @@ def _relax_text(subject: Subject, annotate: bool = True) -> IRText:
     import tvm
     from tvm import relax
 
-    names = reachable(subject.mod, subject.name)
+    names = reachable(subject.mod, subject.name, subject.also)
     notes = {}
     if annotate:
         for fname in names:
@@ -176,7 +177,7 @@ class RelayPrinter:
         self.types = types
 
     def render(self) -> IRText:
-        fnames = reachable(self.mod, self.subject.name)
+        fnames = reachable(self.mod, self.subject.name, self.subject.also)
         self.lines: list[str] = []
         self.line_values: dict = {}
         self.consts: list = []

@@ -165,9 +165,9 @@ class DataflowParser(RelaxParser):
         self._consts = {}           # tensor constant -> node id (a constant used twice is one node)
         self._call_edges = []       # (call node id, callee name), drawn once all functions are in
         self._outputs_of = {}       # function name -> its result node id
-        drawn, pending = set(), [self.subject.name]
-        while pending:              # the shown function first, then what it calls, breadth-first
-            fname = pending.pop(0)
+        drawn, pending, rest = set(), [self.subject.name], list(self.subject.also)
+        while pending or rest:      # the shown function first, then what it calls, breadth-first
+            fname = pending.pop(0) if pending else rest.pop(0)
             if fname in drawn:
                 continue
             drawn.add(fname)
@@ -474,9 +474,9 @@ class LetParser(RelaxParser):
         from tvm import relax
 
         self._call_edges = []
-        drawn, pending = set(), [self.subject.name]
-        while pending:
-            fname = pending.pop(0)
+        drawn, pending, rest = set(), [self.subject.name], list(self.subject.also)
+        while pending or rest:
+            fname = pending.pop(0) if pending else rest.pop(0)
             if fname in drawn:
                 continue
             drawn.add(fname)

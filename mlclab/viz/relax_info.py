@@ -46,6 +46,9 @@ class Subject:
     # Value id -> DSL origin, for IR whose vars are not the DSL's own (after a pass rewrote
     # them): the pipeline carries the high-level IR's mapping through by binding name.
     by_value: dict = field(default_factory=dict)
+    # Other functions to draw after ``name`` and what it calls: set when a whole module (or a
+    # whole mlclab program) is shown rather than one function of it.
+    also: list = field(default_factory=list)
 
     @property
     def function(self):
@@ -73,39 +76,54 @@ class Subject:
 
 
 def resolve(obj, function: Optional[str] = None) -> Subject:
-    """Accept a CompiledFunction, a relax.Function or an IRModule and pick the function to show.
+    """Accept what a student or a lesson has and pick the function to show.
 
-    For a module the default is ``main`` (or its first Relax function): that is where imported
-    models (e.g. from PyTorch) put their entry point.
+    - an mlclab ``CompiledFunction``: that function (and what it calls), with its DSL lines;
+    - an mlclab ``Program`` or an ``IRModule``: ``main`` (else the first function) and then
+      every other function of it; ``main`` is where imported models (PyTorch) put their entry;
+    - a ``relax.Function``: that function alone.
+    ``function`` picks another function of the module or program.
     """
     import tvm
     from tvm import relax
 
     if isinstance(obj, Subject):
-        return obj if function is None else Subject(obj.mod, function, obj.bindings,
-                                                    obj.source, obj.target, obj.by_value)
+        if function is None:
+            return obj
+        return Subject(obj.mod, function, obj.bindings, obj.source, obj.target, obj.by_value)
     if hasattr(obj, "relax_function") and hasattr(obj, "mod"):   # mlclab CompiledFunction
-        name = function or obj.name
-        if name not in relax_function_names(obj.mod):
-            raise ValueError(f"no Relax function {name!r} in the program; it has "
-                             f"{', '.join(relax_function_names(obj.mod))}")
+        name = _pick(obj.mod, function or obj.name)
         return Subject(obj.mod, name, _program_bindings(obj),
                        getattr(obj, "source", None), getattr(obj, "target", "llvm"))
     if isinstance(obj, relax.Function):
         symbol = obj.attrs.get("global_symbol") if obj.attrs is not None else None
         name = function or (str(symbol) if symbol else "main")
         return Subject(tvm.IRModule({name: obj}), name)
-    if isinstance(obj, tvm.IRModule):
-        names = relax_function_names(obj)
-        if not names:
-            raise ValueError("the IRModule holds no Relax function to show")
-        if function is None:
-            function = "main" if "main" in names else names[0]
-        elif function not in names:
-            raise ValueError(f"no Relax function {function!r} in the module; it has {', '.join(names)}")
-        return Subject(obj, function)
-    raise TypeError(f"expected an mlclab compiled function, a relax.Function or an IRModule, "
-                    f"got {type(obj).__name__}")
+    if isinstance(obj, tvm.IRModule) or isinstance(getattr(obj, "mod", None), tvm.IRModule):
+        mod = obj if isinstance(obj, tvm.IRModule) else obj.mod          # mlclab Program
+        name = _pick(mod, function)
+        bindings, source, target = {}, None, "llvm"
+        if mod is not obj:
+            for fn in obj.values():
+                bindings.update(getattr(fn, "bindings", None) or {})
+            source, target = getattr(obj, "source", None), getattr(obj, "target", "llvm")
+        also = [] if function is not None else \
+            [n for n in relax_function_names(mod) if n != name and not is_primitive(mod[n])]
+        return Subject(mod, name, bindings, source, target, also=also)
+    raise TypeError(f"expected an mlclab compiled function or program, a relax.Function or an "
+                    f"IRModule, got {type(obj).__name__}")
+
+
+def _pick(mod, function: Optional[str]) -> str:
+    names = relax_function_names(mod)
+    if not names:
+        raise ValueError("the IRModule holds no Relax function to show")
+    if function is None:
+        return "main" if "main" in names else names[0]
+    if function not in names:
+        raise ValueError(f"no Relax function {function!r} in the module; it has "
+                         f"{', '.join(names)}")
+    return function
 
 
 def _program_bindings(fn) -> dict:
