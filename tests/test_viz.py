@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import mlclab
+from mlclab.viz.relax_info import SourceInfo
 from mlclab.viz import (INSTALL_HINT, DataflowParser, DotPlotter, Graph, LetParser,
                         MissingDotWarning, Node, TermPlotter, TreeParser, Visualizer, graph)
 
@@ -291,7 +292,8 @@ NASTY = 'a<b>&"c\' \\N {x} ]> \n end'
 def test_labels_escape_html_and_dot_characters():
     g = Graph("m&<x>")
     g.add_node(Node("weird", "op", NASTY, name="n<1>", type='Tensor["&"]', attrs={"k<": NASTY}))
-    g.add_node(Node("p\\x", "param", "p", name="p"))
+    g.add_node(Node("p\\x", "param", "p", name="p",
+                    source=SourceInfo(1, 0, 1, 5, 'print("a\\"b") # <&>')))
     g.add_edge("p\\x", "weird", 0, "data", label="<&>")
     dot = DotPlotter().digraph(g)
     src = dot.source
@@ -304,6 +306,8 @@ def test_labels_escape_html_and_dot_characters():
     assert 'a<b>&"c\'' in texts                          # the student sees the real text
     ids = {el.get("id") for el in root.iter()}
     assert "p\\x" in ids
+    titles = [el.get("{http://www.w3.org/1999/xlink}title") for el in root.iter()]
+    assert 'line 1: print("a\\"b") # <&>' in titles          # the tooltip, intact
 
 
 def test_term_plotter_keeps_each_node_on_one_line():

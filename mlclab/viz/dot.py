@@ -8,7 +8,6 @@ viewer can map a click back to the node.
 """
 from __future__ import annotations
 
-import re
 import warnings
 from pathlib import Path
 from typing import Optional
@@ -215,11 +214,12 @@ class DotPlotter:
 def _quote(value: str) -> str:
     """A DOT attribute value: HTML-like labels (``<...>``) as they are, the rest quoted.
 
-    Backslashes are left alone: values that hold user text went through ``graphviz.escape``.
+    Values that hold user text went through ``graphviz.escape`` (every backslash doubled), so
+    every quote here is a real quote and gets its backslash.
     """
     if value.startswith("<") and value.endswith(">"):
         return value
-    return '"' + re.sub(r'(?<!\\)"', '\\"', value) + '"'
+    return '"' + value.replace('"', '\\"') + '"'
 
 
 def _attr_list(attrs: dict) -> str:
