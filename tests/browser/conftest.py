@@ -109,8 +109,10 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def browser():
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as p:
+    # Playwright is a dev dependency: its absence is an error, not a reason to skip.
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
         b = p.chromium.launch(
             executable_path=str(CHROMIUM),
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
