@@ -28,6 +28,11 @@ def test_tinynn_cell_graph_validation_details_and_views(page, run_all, screensho
     assert "foo:d" in details.text_content()
     assert "d = a @ b" in viewer.locator(".mlclab-source .mlclab-line-selected").text_content()
 
+    # Hovering a node lights up its DSL line and its let binding.
+    graph.locator("g.node[id='foo:e']").hover()
+    assert "e = d + c" in viewer.locator(".mlclab-source .mlclab-line-hover").text_content()
+    assert "let %e = add(%d, %c)" in viewer.locator(".mlclab-let .mlclab-line-hover").text_content()
+
     # Switching the viewer's views redraws the graph.
     viewer.locator("button[data-view='let']").click()
     assert viewer.locator("button[data-view='let']").get_attribute("aria-selected") == "true"
