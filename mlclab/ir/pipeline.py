@@ -32,8 +32,6 @@ def run_passes(mod, target="llvm"):
 
 
 def _steps(mod, target):
-    import tvm
-
     from .passes import build_passes, resolve_target
 
     tgt = resolve_target(target)

@@ -74,7 +74,6 @@ def reachable(mod, name: str, also=()) -> list[str]:
 # --------------------------------------------------------------------------- relax
 def _relax_text(subject: Subject, annotate: bool = True) -> IRText:
     import tvm
-    from tvm import relax
 
     names = reachable(subject.mod, subject.name, subject.also)
     notes = {}
@@ -92,10 +91,11 @@ def _relax_text(subject: Subject, annotate: bool = True) -> IRText:
         out = sub.script(obj_to_annotate=notes, show_meta=False)
     # Map printed definition lines back to value ids by name (the printer renames repeats
     # ``x_1``; a DSL program's names are unique per function, so the name is enough).
-    by_name = {}
+    by_name: dict = {}
     for fname in names:
+        table = by_name.setdefault(fname, {})
         for var, vid in value_ids(subject.mod[fname], fname).items():
-            by_name.setdefault(var.name, vid)
+            table.setdefault(var.name, vid)
     line_values = {}
     fn_name = subject.name
     for i, line in enumerate(out.splitlines(), 1):
@@ -105,11 +105,9 @@ def _relax_text(subject: Subject, annotate: bool = True) -> IRText:
             continue
         # ``name: R.Tensor((2, 4), dtype="float32") = ...``: the type ends at the first ``) =``.
         m = re.match(r"\s*(\w+)(?:: .*?\))? = ", line)
-        if m:
-            ids = value_ids(subject.mod[fn_name], fn_name) if fn_name in names else {}
-            vid = next((v for var, v in ids.items() if var.name == m.group(1)), None)
-            if vid is not None:
-                line_values[i] = vid
+        vid = by_name.get(fn_name, {}).get(m.group(1)) if m else None
+        if vid is not None:
+            line_values[i] = vid
     return IRText("relax", out, line_values)
 
 

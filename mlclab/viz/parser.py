@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .model import Cluster, Graph, Node
-from .relax_info import (Subject, call_attrs, call_tir_callee, const_text, format_type,
+from .relax_info import (call_attrs, call_tir_callee, const_text, format_type,
                          is_primitive, is_tensor_const, literal, op_name, resolve, value_ids)
 
 
