@@ -60,7 +60,8 @@ def compare(actual, expected, rtol: Optional[float] = None, atol: Optional[float
     """Compare two arrays element-wise within ``rtol``/``atol`` (numpy's ``isclose`` rule).
 
     The relative error is taken over the elements whose expected value is non-zero, so a
-    single exact zero does not turn the summary into infinity. ``tolerance_ratio`` is
+    single exact zero does not turn the summary into infinity (an expected inf or NaN that is
+    missed counts as infinitely off). ``tolerance_ratio`` is
     ``|actual - expected| / (atol + rtol * |expected|)`` per element: below 1 passes.
     """
     a, e = np.asarray(actual), np.asarray(expected)
@@ -79,8 +80,11 @@ def compare(actual, expected, rtol: Optional[float] = None, atol: Optional[float
         err = np.where(same, 0.0, np.abs(af - ef))
         err = np.where(np.isnan(err), np.inf, err)          # NaN against a number
         close = np.isclose(af, ef, rtol=rtol, atol=atol, equal_nan=True) | same
-        nonzero = ef != 0
-        rel = np.where(nonzero & ~same, err / np.abs(np.where(nonzero, ef, 1.0)), 0.0)
+        # Relative to finite, non-zero expectations; missing an infinite or NaN one is infinitely off.
+        scale = (ef != 0) & np.isfinite(ef)
+        rel = np.where(scale, err / np.abs(np.where(scale, ef, 1.0)),
+                       np.where(np.isfinite(ef), 0.0, np.inf))
+        rel = np.where(same, 0.0, rel)
         ratio = err / (atol + rtol * np.abs(np.nan_to_num(ef)))
         ratio = np.where(same, 0.0, np.where(close, np.minimum(ratio, 1.0), np.maximum(ratio, 1.0)))
     return Comparison(tuple(a.shape), str(a.dtype),

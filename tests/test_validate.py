@@ -8,6 +8,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from mlclab.dsl.typed import BindingInfo, Span
 from mlclab.notebook.report_html import heatmap_svg, report_html
@@ -190,3 +193,28 @@ def test_time_per_call_grows_the_batch():
     calls = []
     t = time_per_call(lambda: calls.append(1), budget_s=0.002)
     assert t > 0 and len(calls) > 3
+
+
+# Properties of compare(), over arbitrary float32 arrays (NaN and inf included).
+_floats = arrays(np.float32, st.tuples(st.integers(1, 4), st.integers(1, 4)),
+                 elements=st.floats(width=32, allow_nan=True, allow_infinity=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_floats)
+def test_an_array_always_matches_itself(a):
+    c = compare(a.copy(), a)
+    assert c.ok and c.max_abs_err == 0 and c.max_rel_err == 0
+    assert not c.tolerance_ratio.any()
+
+
+@settings(max_examples=60, deadline=None)
+@given(_floats, _floats)
+def test_mismatches_are_exactly_the_cells_the_heatmap_paints_red(a, e):
+    if a.shape != e.shape:
+        assert compare(a, e).note
+        return
+    c = compare(a, e)
+    assert c.mismatches == int((c.tolerance_ratio > 1).sum())
+    assert c.ok == (c.mismatches == 0)
+    assert c.max_abs_err >= 0 and c.max_rel_err >= 0
