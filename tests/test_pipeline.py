@@ -38,7 +38,12 @@ def test_each_step_knows_whether_it_changed_the_module(steps):
     assert steps[2] is steps["LegalizeOps"]
     with pytest.raises(KeyError, match="no pass 'Nope'"):
         steps["Nope"]
-    assert "(no change)" in repr(steps) and "<td>changed</td>" in steps._repr_html_()
+    assert "(no change)" in repr(steps)
+    page = steps._repr_html_()
+    assert "5 rewritten" in page and "lv, lv1 merged into h" in page
+    assert page.count("<details>") == sum(s.changed for s in steps)
+    assert "R.call_tir(cls.matmul" in page
+    assert ") -&gt; R.Tensor" in page and ") -> R.Tensor" not in page     # the diff is escaped
 
 
 def test_fuseops_draws_the_fused_group_as_a_cluster(steps):

@@ -182,11 +182,28 @@ class Pipeline:
         return f"<Pipeline of {self.name}: {len(self.steps)} passes>\n" + "\n".join(rows)
 
     def _repr_html_(self):
-        rows = "".join(
-            f"<tr><td>{s.index}</td><td><code>{html.escape(s.name)}</code></td>"
-            f"<td>{'changed' if s.changed else '—'}</td></tr>" for s in self.steps)
-        return (f"<table><caption>Build pipeline of <code>{html.escape(self.name)}</code>"
-                f"</caption><tr><th>#</th><th>pass</th><th>effect</th></tr>{rows}</table>")
+        """A table of the passes; each that changed something opens onto its effect and diff."""
+        rows = []
+        for s in self.steps:
+            effect = "—"
+            detail = ""
+            if s.changed:
+                d = s.diff()
+                effect = html.escape(d.effect()) or "changed"
+                lines = d.text.splitlines()
+                shown = "\n".join(lines[:DIFF_LINES])
+                more = f"\n… {len(lines) - DIFF_LINES} more lines" if len(lines) > DIFF_LINES else ""
+                detail = (f"<details><summary>diff</summary><pre style='font-size:11px'>"
+                          f"{html.escape(shown + more)}</pre></details>")
+            rows.append(f"<tr><td>{s.index}</td><td><code>{html.escape(s.name)}</code></td>"
+                        f"<td style='text-align:left'>{effect}{detail}</td></tr>")
+        return (f"<table><caption>Build pipeline of <code>{html.escape(self.name)}</code>, "
+                f"one pass at a time</caption><tr><th>#</th><th>pass</th><th>effect</th></tr>"
+                f"{''.join(rows)}</table>")
+
+
+# A notebook shows at most this many lines of each pass's text diff.
+DIFF_LINES = 300
 
 
 def _carry(prev, prev_ident: dict, g) -> dict:
@@ -371,6 +388,17 @@ class Diff:
                     (by_value[src].id in ghost_ids or by_value[dst].id in ghost_ids):
                 g.add_edge(by_value[src].id, by_value[dst].id, e.index, e.kind, e.label)
         return GraphView(g)
+
+    def effect(self) -> str:
+        """One line: what happened to the program's values (empty when only the text moved)."""
+        parts = []
+        for word, values in (("rewritten", self.rewritten), ("grouped", self.grouped),
+                             ("added", self.added), ("removed", self.removed)):
+            if values:
+                parts.append(f"{len(values)} {word}")
+        for v, absorbed in self.merged.items():
+            parts.append(f"{', '.join(_short(x) for x in absorbed)} merged into {_short(v)}")
+        return "; ".join(parts)
 
     def summary(self) -> str:
         def short(vs):
