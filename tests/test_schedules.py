@@ -233,7 +233,7 @@ def _legalized(mod):
     ([("x", (1, 3, 32, 32)), ("w", (8, 3, 3, 3))], lambda bb, x, w: R.nn.conv2d(x, w, padding=1)),
     ([("a", (2048, 2048)), ("b", (2048, 2048))], lambda bb, a, b: R.nn.relu(bb.emit(R.multiply(a, b)))),
     ([("x", (64, 128))], lambda bb, x: R.nn.softmax(x)),
-    ([("x", (1, 16, 64, 64))], lambda bb, x: R.nn.max_pool2d(x, pool_size=2, strides=2)),
+    ([("x", (1, 32, 128, 128))], lambda bb, x: R.nn.max_pool2d(x, pool_size=2, strides=2)),
 ])
 def test_schedule_applies_without_falling_back(params, body):
     for name, func in _primfuncs(_legalized(_module(params, body))).items():
@@ -252,6 +252,17 @@ def test_matmul_gets_a_register_tile():
     assert "T.parallel(" in text
     # The epilogue runs per tile: relu reads the tile buffer inside the parallel loop.
     assert text.index("T.max(") > text.index("T.parallel(")
+
+
+def test_conv2d_tile_rows_are_output_channels():
+    # Each input vector loaded is then reused by four output channels; tiling output rows
+    # instead would load a different input vector for every row.
+    mod = _legalized(_module([("x", (1, 16, 64, 64)), ("w", (32, 16, 3, 3))],
+                             lambda bb, x, w: R.nn.conv2d(x, w, padding=1)))
+    (func,) = _primfuncs(mod).values()
+    text = schedule_primfunc(func, lanes=8, strict=True).script()
+    assert "for ff_1 in T.unroll(T.int64(4))" in text
+    assert "for xx_1 in T.vectorized(T.int64(16))" in text
 
 
 def test_vector_width_follows_the_target():

@@ -35,9 +35,13 @@ import math
 # broadcast A value fit the 16 vector registers of AVX2 and AVX-512.  Measured at 512^3 on
 # AVX2: 4 x 16 beats 8 x 16 (3.4 ms, spills) and 4 x 32 (3.0 ms) at 2.4 ms.
 ROWS = 4
-# Below this many iterations a kernel runs on one thread: waking TVM's thread pool costs
-# several microseconds, more than the work itself.
-PARALLEL_MIN_WORK = 1 << 15
+# Run a kernel on one thread unless it is expected to take some 20 us or more there:
+# waking TVM's workers costs several microseconds, and on a busy machine a parallel kernel
+# waits for its slowest worker to be scheduled.  (OpenBLAS keeps small GEMMs on one thread
+# for the same reason.)  A spatial element is about a load and a store; a multiply-add of a
+# register-tiled reduction is a sixteenth of a vector FMA.
+PARALLEL_MIN_ELEMENTS = 1 << 16
+PARALLEL_MIN_MACS = 1 << 19
 
 
 def vector_lanes(target, dtype_bits: int = 32) -> int:
@@ -171,7 +175,7 @@ def _vectorize_spatial(sch, block, lanes: int) -> None:
             sch.vectorize(vec)
         else:
             sch.vectorize(inner)
-    if outer and _worth_parallel(extents):
+    if outer and _worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
         sch.parallel(sch.fuse(*outer) if len(outer) > 1 else outer[0])
 
 
@@ -201,7 +205,7 @@ def _parallel_reduction(sch, block) -> None:
         if kind != IterVar.DataPar:
             break
         spatial.append(loop)
-    if spatial and _worth_parallel(_extents(sch, loops)):
+    if spatial and _worth_parallel(_extents(sch, loops), PARALLEL_MIN_ELEMENTS):
         sch.parallel(sch.fuse(*spatial) if len(spatial) > 1 else spatial[0])
 
 
@@ -272,7 +276,7 @@ def _tile_reduction(sch, red, epilogue, lanes: int) -> None:
     spatial = [lp for lp, k in zip(loops, kinds) if k == IterVar.DataPar]
     reduce_ = [lp for lp, k in zip(loops, kinds) if k == IterVar.CommReduce]
 
-    j, i = spatial[-1], spatial[-2]
+    j, i = spatial[-1], _row_loop(sch, red, spatial)
     j_extent = _static(sch.get(j).extent)
     j_factor = _inner_factor(j_extent, lanes)
     jo, ji = sch.split(j, factors=[None, j_factor]) if j_extent > j_factor else (None, j)
@@ -286,7 +290,8 @@ def _tile_reduction(sch, red, epilogue, lanes: int) -> None:
         io, ii = None, i
     # Column blocks outside row blocks: a K x (2 * lanes) panel of B stays in cache while
     # every row block streams past it (512^3 on AVX2: 4.1 ms -> 2.4 ms).
-    outer = spatial[:-2] + [lp for lp in (jo, io) if lp is not None]
+    others = [lp for lp in spatial[:-1] if not lp.same_as(i)]
+    outer = others + [lp for lp in (jo, io) if lp is not None]
     inner = [lp for lp in (ii, ji) if lp is not None]
     sch.reorder(*outer, *reduce_, *inner)
 
@@ -295,7 +300,7 @@ def _tile_reduction(sch, red, epilogue, lanes: int) -> None:
     # the init's own loops.
     if outer:
         tile = sch.fuse(*outer) if len(outer) > 1 else outer[0]
-        if _worth_parallel([_work(sch, red)]):
+        if _worth_parallel([_work(sch, red)], PARALLEL_MIN_MACS):
             sch.parallel(tile)
         sch.reverse_compute_at(epilogue, tile, preserve_unit_loops=True)
         epilogue_loops = list(sch.get_loops(epilogue))[1:]
@@ -307,6 +312,40 @@ def _tile_reduction(sch, red, epilogue, lanes: int) -> None:
     if ii is not None:
         sch.unroll(ii)
     sch.decompose_reduction(red, reduce_[0])
+
+
+def _row_loop(sch, block, spatial):
+    """The spatial loop that becomes the tile's rows: the innermost one that the vector
+    operands (those read along the columns) do not depend on, so each vector loaded is
+    reused by every row -- matmul's rows of A, conv2d's output channels (not its output
+    rows, which would load a different input vector per row).  Falls back to the loop
+    just outside the columns."""
+    from tvm import sym, tirx
+
+    node = sch.get(block)
+    bindings = _block_bindings(sch, block)
+    vj = _bound_iter(sch, spatial[-1], node, bindings)
+    vector_vars = []
+    for region in node.reads:
+        coeff = sym.detect_linear_equation(region.region[-1].min, [vj])
+        if len(coeff) and _static(coeff[0]) == 1:
+            for rng in region.region:
+                vector_vars.extend(tirx.analysis.undefined_vars(rng.min, []))
+    for loop in reversed(spatial[:-1]):
+        vi = _bound_iter(sch, loop, node, bindings)
+        if (vi is not None and _static(sch.get(loop).extent) is not None
+                and not any(v.same_as(vi) for v in vector_vars)):
+            return loop
+    return spatial[-2]
+
+
+def _bound_iter(sch, loop, node, bindings):
+    """The block iterator variable that ``loop`` drives alone (``v = loop``), or None."""
+    var = sch.get(loop).loop_var
+    for iv, value in zip(node.iter_vars, bindings):
+        if value.same_as(var):
+            return iv.var
+    return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -346,11 +385,11 @@ def _extents(sch, loops):
     return [_static(sch.get(loop).extent) for loop in loops]
 
 
-def _worth_parallel(extents) -> bool:
-    """Parallel unless the work is known to be too small to pay for waking the pool."""
+def _worth_parallel(extents, threshold: int) -> bool:
+    """Parallel unless the work is known to be below ``threshold`` iterations."""
     if any(e is None for e in extents):
         return True
-    return math.prod(extents) >= PARALLEL_MIN_WORK
+    return math.prod(extents) >= threshold
 
 
 def _work(sch, block):
