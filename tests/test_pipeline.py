@@ -162,3 +162,11 @@ def test_every_step_of_every_shape_of_program_draws_and_diffs(name):
     body = {n.source.lineno for n in fn.graph().graph.nodes.values()
             if n.source and n.kind != "param"}
     assert lines and lines <= body
+
+
+def test_steps_and_diffs_display_in_notebooks(steps):
+    bundle = steps["FuseOps"]._repr_mimebundle_()
+    assert "<svg" in bundle["image/svg+xml"] and "fused_matmul_add" in bundle["image/svg+xml"]
+    diff = steps["FuseTIR"].diff()._repr_mimebundle_()
+    assert diff["text/plain"].startswith("FuseTIR: FuseOps -> FuseTIR")
+    assert 'id="removed:' in diff["image/svg+xml"]                 # the merged-away ghosts

@@ -76,6 +76,9 @@ class Step:
     def __repr__(self):
         return f"<Step {self.index} {self.name}{'' if self.changed else ' (no change)'}>"
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return self.graph()._repr_mimebundle_(include, exclude)
+
 
 class Pipeline:
     """The steps of the build pipeline for one function; indexable by position or pass name."""
@@ -413,6 +416,12 @@ class Diff:
 
     def __repr__(self):
         return self.summary()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """In a notebook: the marked graph (or its text without Graphviz), and the summary."""
+        bundle = self.graph._repr_mimebundle_(include, exclude)
+        bundle["text/plain"] = self.summary() + "\n\n" + bundle.get("text/plain", "")
+        return bundle
 
 
 def pipeline(fn, function: Optional[str] = None) -> Pipeline:
