@@ -169,3 +169,12 @@ def test_unknown_style_is_a_clear_error(prog):
         text(prog["f"], "llvm")
     with pytest.raises(ValueError, match="'ir' or 'fresh'"):
         text(prog["f"], "let", names="v")
+
+
+def test_required_attributes_stay_and_defaults_go():
+    bn = mlclab.compile(
+        "def bn(x: Tensor[(1, 4, 2, 2), f32], g: Tensor[(4,), f32], b: Tensor[(4,), f32],\n"
+        "       m: Tensor[(4,), f32], v: Tensor[(4,), f32]):\n"
+        "    return batch_norm(x, g, b, m, v)\n")["bn"]
+    # axis has no default (always shown); inference mode differs from the default training=True.
+    assert "nn.batch_norm(%x, %g, %b, %m, %v, axis=1, training=False)" in text(bn, "relay")

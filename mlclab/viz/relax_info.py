@@ -10,6 +10,7 @@ texts and the pipeline agree on the same names, types and node identities:
 """
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -301,10 +302,20 @@ def _default_attrs(call) -> dict[str, str]:
         builder = getattr(builder, part, None)
         if builder is None:
             return {}
+    # Attributes the builder requires (batch_norm's ``axis``) have no default: pass the call's
+    # own values and leave them out of the defaults, so they are always shown.
     try:
-        return _attrs_text(builder(*call.args).attrs)
-    except Exception:     # an op whose attributes have no defaults (reshape's shape): show all
+        extra = list(inspect.signature(builder).parameters.values())[len(call.args):]
+    except (TypeError, ValueError):
         return {}
+    required = {p.name: getattr(call.attrs, p.name) for p in extra
+                if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
+                and p.name in _attr_fields(call.attrs)}
+    try:
+        default = _attrs_text(builder(*call.args, **required).attrs)
+    except Exception:     # a builder that wants more than that: show every attribute
+        return {}
+    return {k: v for k, v in default.items() if k not in required}
 
 
 def format_value(value) -> str:
