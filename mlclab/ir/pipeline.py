@@ -358,7 +358,7 @@ class Diff:
         from ..viz.views import GraphView
 
         a, b = self._a, self._b
-        g = b.collapse(())                    # a copy
+        g = b.copy()
         by_value = {n.value: n for n in g.nodes.values()}
         for v in self.added:
             by_value[v].status = ADDED

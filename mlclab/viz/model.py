@@ -128,6 +128,13 @@ class Graph:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def copy(self) -> "Graph":
+        out = Graph(self.name, self.view, outputs=list(self.outputs))
+        out.nodes = {nid: _copy(n) for nid, n in self.nodes.items()}
+        out.edges = [Edge(**e.__dict__) for e in self.edges]
+        out.clusters = {cid: Cluster(**c.__dict__) for cid, c in self.clusters.items()}
+        return out
+
     # ------------------------------------------------------------------ big graphs
     def collapse(self, kinds: Iterable[str] = ("fused",), keep: Iterable[str] = ()) -> "Graph":
         """A copy where every cluster of one of ``kinds`` (outermost first) is folded into one node.
