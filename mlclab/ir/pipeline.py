@@ -289,6 +289,16 @@ def _short(value_id: str) -> str:
     return value_id.rsplit(":", 1)[-1].rsplit("/", 1)[-1]
 
 
+def _how(node) -> tuple:
+    """What computes a value: a change here is a rewrite (``add`` -> ``call_tir(add)``)."""
+    return node.op, node.kind, node.attrs.get("via")
+
+
+def _fused_group(graph, node) -> Optional[str]:
+    c = graph.clusters.get(node.group)
+    return c.label if c is not None and c.kind == "fused" else None
+
+
 class Diff:
     """What one pass changed: ``text`` (a unified diff) and ``graph`` (nodes marked by status).
 
@@ -310,18 +320,11 @@ class Diff:
         b_vals = {n.value: n for n in b.nodes.values() if n.value}
         self.added = [v for v in b_vals if v not in a_vals]
         self.removed = [v for v in a_vals if v not in b_vals]
-        def how(n):
-            return n.op, n.kind, n.attrs.get("via")
-
-        self.rewritten = [v for v in b_vals if v in a_vals and how(a_vals[v]) != how(b_vals[v])
-                          and b_vals[v].kind not in ("param",)]
-        def group_of(g, n):
-            c = g.clusters.get(n.group)
-            return c.label if c is not None and c.kind == "fused" else None
-
+        self.rewritten = [v for v in b_vals if v in a_vals and b_vals[v].kind != "param"
+                          and _how(a_vals[v]) != _how(b_vals[v])]
         # Values that FuseOps put into a fused group (drawn as its cluster).
-        self.grouped = [v for v in b_vals if v in a_vals and group_of(b, b_vals[v])
-                        and group_of(b, b_vals[v]) != group_of(a, a_vals[v])]
+        self.grouped = [v for v in b_vals if v in a_vals and _fused_group(b, b_vals[v])
+                        and _fused_group(b, b_vals[v]) != _fused_group(a, a_vals[v])]
         # A fused kernel in ``b`` absorbs the values that sat in the cluster of the same name
         # in ``a`` (FuseTIR turns the group FuseOps made into one PrimFunc call).
         self.merged: dict = {}
