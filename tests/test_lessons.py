@@ -156,8 +156,10 @@ def lesson_python(tmp_path_factory) -> Path:
     python = venv / "bin" / "python"
     requirements = venv.parent / "requirements.txt"
     requirements.write_text("\n".join(line for line in requirement_lines() if line != TORCH_CPU_INDEX) + "\n")
-    # pip's own cache (its default location) is kept between runs, so a repeat run installs offline.
-    run([python, "-m", "pip", "install", "--quiet", "-r", requirements], timeout=1800)
+    # --no-compile: skip byte-compiling torch's and TVM's thousands of modules up front (a third of the
+    # install time here); Python compiles what the lessons import on first use, as it would anyway.
+    # pip's cache (its default location) is reused between runs for anything fetched over the network.
+    run([python, "-m", "pip", "install", "--quiet", "--no-compile", "-r", requirements], timeout=1800)
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv)}
     env.pop("PYTHONPATH", None)
     run(["bash", BINDER / "postBuild"], cwd=ROOT, env=env, timeout=900)
@@ -166,13 +168,16 @@ def lesson_python(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def executed(lesson_python) -> dict:
-    """Every lesson executed once; the per-lesson tests read this."""
+def executed(request, lesson_python) -> dict:
+    """The selected lessons (all of them unless -k narrows it), executed once; the per-lesson tests read this."""
+    selected = [item.callspec.params["path"] for item in request.session.items
+                if getattr(item, "originalname", None) == "test_lesson_executes_top_to_bottom"]
+    lessons = selected or LESSONS
     results = ARTIFACTS / "results.json"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mlclab must come from the install
     done = subprocess.run(
-        [lesson_python, ROOT / "tests" / "lessons_support" / "execute_lessons.py", results, ARTIFACTS, *LESSONS],
-        capture_output=True, text=True, env=env, timeout=len(LESSONS) * 900)
+        [lesson_python, ROOT / "tests" / "lessons_support" / "execute_lessons.py", results, ARTIFACTS, *lessons],
+        capture_output=True, text=True, env=env, timeout=len(lessons) * 900)
     if done.returncode != 0:
         pytest.fail(f"the lesson runner failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return json.loads(results.read_text())
