@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="output format (default: from -o's suffix, else svg)")
     viz.add_argument("--collapse", choices=("function", "group", "all"),
                      help="fold each called function / fused group into one node")
-    viz.add_argument("--depth", type=int, help="only nodes this many edges from the result")
+    viz.add_argument("--depth", type=_depth, help="only nodes this many edges from the result")
     viz.add_argument("-o", "--output", help="output file")
 
     text = sub.add_parser("text", help="print a function's IR as text",
@@ -44,6 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
     text.add_argument("--style", choices=STYLES, required=True)
     text.add_argument("-o", "--output", help="output file (default: stdout)")
     return parser
+
+
+def _depth(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
 
 
 def main(argv: Optional[list] = None) -> int:

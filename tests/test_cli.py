@@ -53,6 +53,9 @@ def test_viz_text_views(model, capsys):
     assert out.count("Call log %y") == 1 and "^ %y (shared" in out
     code, out, _ = run(capsys, "viz", model, "-f", "f", "--view", "let", "--format", "txt")
     assert "let y = log(x)" in out
+    code, out, _ = run(capsys, "viz", model, "--collapse", "function", "--depth", "1",
+                       "--format", "txt")
+    assert "Collapsed fn f" in out and "Call log" not in out
 
 
 def test_viz_writes_svg_png_pdf_and_infers_format_from_suffix(model, tmp_path, capsys):
@@ -95,6 +98,8 @@ def test_errors(model, tmp_path, capsys):
     assert exc.value.code == 2 and "no such file" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["text", str(model)])                                  # --style is required
+    with pytest.raises(SystemExit):
+        main(["viz", str(model), "--depth", "-1"])
     capsys.readouterr()
     bad = tmp_path / "bad.py"
     bad.write_text("def g(a: Tensor[(2, 3), f32], b: Tensor[(4, 4), f32]):\n    return a @ b\n")
