@@ -6,7 +6,7 @@ import traitlets
 
 import mlclab
 from mlclab.notebook.graphs import function_viewer, graph_views
-from mlclab.notebook.viewer import GraphViewer, find_binding_line, sanitize_svg
+from mlclab.notebook.viewer import PENDING, GraphViewer, find_binding_line, sanitize_svg
 from mlclab.notebook.widgets import validation_widget, widget_bundle
 from mlclab.validate import validate
 
@@ -103,12 +103,30 @@ def test_fused_view_shows_fuseops_groups_linked_to_their_own_let_text(foo):
     assert {m.get("line") for m in members} >= {2, 3}
 
 
-def test_function_viewer_marks_bindings_in_every_view(foo):
+def test_function_viewer_draws_views_when_shown_and_marks_each(foo):
     v = function_viewer(foo, annotations={"d": {"status": "diverged", "text": "bad"}},
                         highlight_bindings=["d"])
     assert v.annotations["foo:d"]["status"] == "diverged"
-    assert "foo:d" in v.highlight
+    assert v.highlight == ["foo:d"]
     assert v.source == foo.source and "let" in v.let_text
+    # Only the first view is drawn up front; the others when a student opens them.
+    assert v.views["tree"] == PENDING and v.views["fused"] == PENDING
+    v.view = "fused"
+    fused = v.views["fused"]
+    assert "<svg" in fused["svg"] and v.views["tree"] == PENDING
+    fused_d = [nid for nid, info in fused["nodes"].items() if info.get("binding") == "d"]
+    assert fused_d and all(n in v.highlight and v.annotations[n]["status"] == "diverged" for n in fused_d)
+    v.selected_node = fused_d[0]
+
+
+def test_a_view_that_fails_to_draw_says_why_in_place():
+    def loader(name):
+        raise RuntimeError("dot <crashed>")
+
+    v = GraphViewer({"dataflow": {"svg": SVG.format(""), "nodes": {}}, "tree": PENDING}, loader=loader)
+    v.view = "tree"
+    assert v.views["tree"] == {"error": "RuntimeError: dot <crashed>", "nodes": {}}
+    assert v.nodes == {} and v.find("add") == []
 
 
 def test_validation_widget_highlights_and_selects_the_first_divergence(foo):

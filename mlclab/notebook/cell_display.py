@@ -72,19 +72,20 @@ class FunctionViews:
             return self._get("validate", lambda: validate(self.fn, seed=self.seed))
         return True, self.report
 
-    def _graph_views(self):
-        from .graphs import graph_views
+    def draw(self, view: str) -> dict:
+        """One graph view's payload, drawn once and shared by this function's viewers."""
+        from .graphs import view_payload
 
-        return graph_views(self.fn)
+        ok, payload = self._get(f"graph:{view}", lambda: view_payload(self.fn, view))
+        if not ok:
+            raise payload
+        return payload
 
     def viewer(self, view: str):
         from .graphs import function_viewer
 
-        ok, payload = self._get("graphs", self._graph_views)
-        if not ok:
-            return ok, payload
         return self._get(f"viewer:{view}",
-                         lambda: function_viewer(self.fn, view=GRAPH_VIEWS[view], payload=payload))
+                         lambda: function_viewer(self.fn, view=GRAPH_VIEWS[view], draw=self.draw))
 
     # ----------------------------------------------------------------- live widgets
     def widget(self, view: str):
@@ -105,8 +106,7 @@ class FunctionViews:
             ok, report = self.validation()
             if not ok:
                 return W.HTML(_failure(view, report))
-            drawn, payload = self._get("graphs", self._graph_views)
-            return validation_widget(report, payload=payload if drawn else None)
+            return validation_widget(report, draw=self.draw)
         raise ValueError(f"unknown view {view!r}")
 
     def tabs(self) -> W.Tab:

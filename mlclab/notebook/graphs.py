@@ -6,9 +6,9 @@ the two with the texts (let binding, TVMScript) so the widget can link a node to
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
-from .viewer import GraphViewer, find_binding_line, svg_of
+from .viewer import PENDING, GraphViewer, find_binding_line, svg_of
 
 # "fused" is the dataflow graph after the build pipeline's FuseOps pass: the groups TVM will
 # compile into one kernel each, drawn as clusters that the viewer can fold.
@@ -41,23 +41,24 @@ def node_infos(model: Mapping, let_text: str = "", script_text: str = "") -> dic
     return infos
 
 
+def view_payload(fn, view: str) -> dict:
+    """``{"svg", "nodes", "clusters", "let_text"}`` of one view of a compiled function."""
+    if view == "fused":
+        step = fn.pipeline()[FUSE_PASS]
+        # The fused module has its own bindings: link its nodes to its own texts.
+        drawn, let_text, script_text = step.graph("dataflow"), step.text("let"), step.text("relax")
+    else:
+        drawn, let_text, script_text = fn.graph(view), fn.text("let"), fn.text("relax")
+    model = drawn.to_dict()
+    return {"svg": svg_of(drawn), "nodes": node_infos(model, let_text, script_text),
+            "clusters": {c["id"]: {"label": c.get("label", ""), "kind": c.get("kind", "")}
+                         for c in model.get("clusters", [])},
+            "let_text": let_text}
+
+
 def graph_views(fn, views: Iterable[str] = VIEWS) -> dict:
-    """``{view: {"svg", "nodes", "clusters", "let_text"}}`` for a compiled function."""
-    let_text, script_text = fn.text("let"), fn.text("relax")
-    out = {}
-    for view in views:
-        if view == "fused":
-            step = fn.pipeline()[FUSE_PASS]
-            # The fused module has its own bindings: link its nodes to its own texts.
-            drawn, v_let, v_script = step.graph("dataflow"), step.text("let"), step.text("relax")
-        else:
-            drawn, v_let, v_script = fn.graph(view), let_text, script_text
-        model = drawn.to_dict()
-        out[view] = {"svg": svg_of(drawn), "nodes": node_infos(model, v_let, v_script),
-                     "clusters": {c["id"]: {"label": c.get("label", ""), "kind": c.get("kind", "")}
-                                  for c in model.get("clusters", [])},
-                     "let_text": v_let}
-    return out
+    """``{view: view_payload(fn, view)}`` for several views."""
+    return {view: view_payload(fn, view) for view in views}
 
 
 def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str) -> list[str]:
@@ -67,22 +68,35 @@ def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str) -> list[str]:
 
 def function_viewer(fn, view: str = "dataflow", views: Iterable[str] = VIEWS,
                     annotations: Optional[Mapping[str, Mapping[str, Any]]] = None,
-                    highlight_bindings: Iterable[str] = (), payload: Optional[dict] = None,
-                    **kwargs) -> GraphViewer:
-    """A :class:`GraphViewer` of ``fn``.
+                    highlight_bindings: Iterable[str] = (),
+                    draw: Optional[Callable[[str], dict]] = None, **kwargs) -> GraphViewer:
+    """A :class:`GraphViewer` of ``fn``; only ``view`` is drawn now, the others when shown.
 
     ``annotations`` maps IR binding names to ``{"status": "ok" | "diverged", "text": ...}``;
-    ``highlight_bindings`` names bindings to mark. Both are applied to every view's nodes that
-    hold those bindings, so the marks survive switching views. ``payload`` reuses the output
-    of :func:`graph_views` (drawing is the slow part).
+    ``highlight_bindings`` names bindings to mark. Both are applied to the nodes of every view
+    that hold those bindings, as each view is drawn, so the marks survive switching views.
+    ``draw(view)`` replaces :func:`view_payload` (to share drawings between viewers).
     """
-    payload = payload if payload is not None else graph_views(fn, views)
-    notes, marked = {}, []
-    for data in payload.values():
-        for binding, note in (annotations or {}).items():
-            for nid in nodes_for_binding(data["nodes"], binding):
-                notes[nid] = dict(note)
-        for binding in highlight_bindings:
-            marked.extend(nodes_for_binding(data["nodes"], binding))
-    return GraphViewer(payload, view=view, source=fn.source, let_text=fn.text("let"),
-                       annotations=notes, highlight=list(dict.fromkeys(marked)), **kwargs)
+    draw = draw or (lambda name: view_payload(fn, name))
+    annotations, highlight_bindings = dict(annotations or {}), list(highlight_bindings)
+
+    def marks_of(data: dict) -> tuple[dict, list]:
+        nodes = data.get("nodes", {})
+        notes = {nid: dict(note) for binding, note in annotations.items()
+                 for nid in nodes_for_binding(nodes, binding)}
+        return notes, [nid for b in highlight_bindings for nid in nodes_for_binding(nodes, b)]
+
+    def load(name: str) -> dict:
+        # Called by the viewer (defined below, before any view switch can happen).
+        data = draw(name)
+        notes, marks = marks_of(data)
+        viewer.annotations = {**viewer.annotations, **notes}
+        viewer.highlight = list(dict.fromkeys([*viewer.highlight, *marks]))
+        return data
+
+    first = draw(view)
+    notes, marks = marks_of(first)
+    viewer = GraphViewer({name: first if name == view else PENDING for name in views},
+                         loader=load, view=view, source=fn.source, let_text=fn.text("let"),
+                         annotations=notes, highlight=marks, **kwargs)
+    return viewer

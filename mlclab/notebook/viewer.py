@@ -15,7 +15,7 @@ import html
 import re
 import pathlib
 import xml.etree.ElementTree as ET
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 import anywidget
 import traitlets
@@ -77,17 +77,39 @@ def svg_of(graph: Any) -> str:
     raise TypeError(f"cannot draw {type(graph).__name__} as SVG")
 
 
+PENDING: Mapping[str, Any] = {"pending": True}
+
+
+def _clean_view(v: Mapping) -> dict:
+    """A view payload as the front end gets it: sanitized SVG, plain JSON."""
+    if v.get("pending"):
+        return dict(PENDING)
+    if v.get("error"):
+        return {"error": str(v["error"]), "nodes": {}}
+    out = {"svg": sanitize_svg(svg_of(v["svg"])) if v.get("svg") else "",
+           "nodes": dict(v.get("nodes") or {}),
+           "clusters": dict(v.get("clusters") or {})}
+    if "let_text" in v:
+        out["let_text"] = v["let_text"]
+    return out
+
+
 class GraphViewer(anywidget.AnyWidget):
     """An interactive view of one or more Graphviz drawings of the same program.
 
     ``views`` maps a view name (``"dataflow"``, ``"let"``, ``"tree"``) to
     ``{"svg": <svg text>, "nodes": {node_id: info}, "clusters": {cluster_id: {"label", "kind"}}}``
     (``clusters`` optional; a cluster of kind ``"function"`` is not folded by "collapse groups").
-    A view may carry its own ``let_text`` (a view of a later IR than ``let_text`` shows). The SVG's node groups carry the node ids
-    as their ``id`` attribute (the Graphviz node name is used when they do not). ``info`` is a
-    JSON object with any of: ``label``, ``op``, ``kind``, ``attrs`` (dict), ``type``/``shape``/
-    ``dtype``, ``binding`` (IR name), ``dsl_name``, ``line`` and ``source_line`` (in
-    ``source``), ``let_line`` (in ``let_text``) and ``script`` (the TVMScript line).
+    A view may carry its own ``let_text`` (a view of a later IR than ``let_text`` shows). The
+    SVG's node groups carry the node ids as their ``id`` attribute (the Graphviz node name is
+    used when they do not). ``info`` is a JSON object with any of: ``label``, ``op``, ``kind``,
+    ``attrs`` (dict), ``type``/``shape``/``dtype``, ``binding`` (IR name), ``dsl_name``,
+    ``line`` and ``source_line`` (in ``source``), ``let_line`` (in ``let_text``) and ``script``
+    (the TVMScript line).
+
+    A view may also be :data:`PENDING`: it is drawn by ``loader(name)`` (returning such a
+    payload) the first time it is shown, since some views (the tree of a program with shared
+    values) cost far more to lay out than the one a student looks at first.
     """
 
     _esm = _STATIC / "viewer.js"
@@ -103,14 +125,13 @@ class GraphViewer(anywidget.AnyWidget):
     source = traitlets.Unicode("").tag(sync=True)
     let_text = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, views: Optional[Mapping[str, Mapping]] = None, **kwargs: Any) -> None:
-        clean = {name: {"svg": sanitize_svg(svg_of(v.get("svg", ""))) if v.get("svg") else "",
-                        "nodes": dict(v.get("nodes") or {}),
-                        "clusters": dict(v.get("clusters") or {}),
-                        **({"let_text": v["let_text"]} if "let_text" in v else {})}
-                 for name, v in (views or {}).items()}
+    def __init__(self, views: Optional[Mapping[str, Mapping]] = None,
+                 loader: Optional[Callable[[str], Mapping]] = None, **kwargs: Any) -> None:
+        self._loader = loader           # set first: setting ``view`` below may already need it
+        clean = {name: _clean_view(v) for name, v in (views or {}).items()}
         kwargs.setdefault("view", next(iter(clean), ""))
         super().__init__(views=clean, **kwargs)
+        self.ensure_view(self.view)
 
     @traitlets.validate("view")
     def _check_view(self, proposal):
@@ -118,6 +139,21 @@ class GraphViewer(anywidget.AnyWidget):
         if self.views and name not in self.views:
             raise traitlets.TraitError(f"no view {name!r}; this viewer has {', '.join(self.views)}")
         return name
+
+    @traitlets.observe("view")
+    def _on_view(self, change):
+        self.ensure_view(change["new"])
+
+    def ensure_view(self, name: str) -> None:
+        """Draw view ``name`` now if it is still pending."""
+        if not (self.views.get(name) or {}).get("pending") or self._loader is None:
+            return
+        try:
+            payload = _clean_view(self._loader(name))
+        except Exception as err:  # noqa: BLE001 - shown in the canvas instead of a dead widget
+            payload = {"error": f"{type(err).__name__}: {err}", "nodes": {}}
+        # A new dict, so traitlets sees the change and syncs it.
+        self.views = {**self.views, name: payload}
 
     @traitlets.validate("selected_node")
     def _check_selected(self, proposal):

@@ -20,10 +20,10 @@ def widget_bundle(widget, static_html: str):
     return data, metadata
 
 
-def validation_widget(report, payload=None):
+def validation_widget(report, draw=None):
     """The report's HTML above the graph of the validated function, with every checked binding
     marked (green within tolerance, red the divergent ones) and the first divergence selected.
-    ``payload`` reuses already drawn graphs (see ``graphs.graph_views``)."""
+    ``draw(view)`` reuses drawings made for other viewers (see ``graphs.function_viewer``)."""
     import graphviz
 
     from .graphs import function_viewer
@@ -39,7 +39,7 @@ def validation_widget(report, payload=None):
     bad = report.first_divergence
     try:
         viewer = function_viewer(fn, annotations=marks, highlight_bindings=[bad] if bad else [],
-                                 payload=payload)
+                                 draw=draw)
     except graphviz.ExecutableNotFound:
         return W.VBox([html, W.HTML("<i>graph unavailable: Graphviz's <code>dot</code> is not installed</i>")])
     except Exception as err:  # noqa: BLE001 - the report stands on its own; say why the graph is missing

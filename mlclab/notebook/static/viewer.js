@@ -295,7 +295,10 @@ function render({ model, el }) {
     nodeEls = new Map();
     nameToId = new Map();
     if (!svg) {
-      canvas.replaceChildren(h("div", { class: "mlclab-hint", text: view.svg ? "this graph could not be read" : "no graph for this view" }));
+      // A pending view is being drawn by the kernel; "views" changes again when it is ready.
+      const why = view.pending ? "drawing…" : view.error ? `this view could not be drawn: ${view.error}`
+        : view.svg ? "this graph could not be read" : "no graph for this view";
+      canvas.replaceChildren(h("div", { class: view.error ? "mlclab-hint mlclab-view-error" : "mlclab-hint", text: why }));
       refreshMarks();
       return;
     }
