@@ -150,6 +150,13 @@ def test_multi_function_module_main_first_one_cluster_each_calls_drawn(prog):
     assert re.search(r'lhead="?cluster_1\b', src) and "compound=true" in src
 
 
+def test_let_view_draws_calls_into_the_callee_scope(prog):
+    g = prog["main"].graph("let").graph
+    (edge,) = [e for e in g.edges if e.kind == "call"]
+    assert g.nodes[edge.src].text == "let h = dense(x, w)"
+    assert g.nodes[edge.dst].group == "fn:dense" and g.nodes[edge.dst].kind == "param"
+
+
 def test_collapse_by_function_folds_the_callee(prog):
     full = prog["main"].graph("dataflow").graph
     folded = prog["main"].graph("dataflow", collapse="function").graph

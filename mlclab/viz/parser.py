@@ -471,9 +471,8 @@ class LetParser(RelaxParser):
     view = "let"
 
     def _build(self):
-        from tvm import relax
-
-        self._call_edges = []
+        self._call_edges = []       # (let node id, callee name)
+        entry = {}                  # function name -> its first node (where a call enters)
         drawn, pending, rest = set(), [self.subject.name], list(self.subject.also)
         while pending or rest:
             fname = pending.pop(0) if pending else rest.pop(0)
@@ -489,12 +488,15 @@ class LetParser(RelaxParser):
                 if prev is not None:
                     self.graph.add_edge(prev, node.id, 0, "seq")
                 prev = node.id
+                entry.setdefault(fname, node.id)
             first, last = self._scope(fname, func.body, env, cid, prev)
+            entry.setdefault(fname, first)
             self.graph.outputs.append(last)
             self.graph.nodes[last].is_output = True
-            for _, callee in self._call_edges:
-                if callee not in drawn:
-                    pending.append(callee)
+            pending += [callee for _, callee in self._call_edges if callee not in drawn]
+        for nid, callee in self._call_edges:
+            if callee in entry:
+                self.graph.add_edge(nid, entry[callee], 0, "call", "calls")
 
     def _scope(self, fname, seq, env, group, prev):
         """Lay out one scope; returns the ids of its first and last nodes."""
