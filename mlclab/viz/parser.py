@@ -121,9 +121,8 @@ class RelaxParser:
         self.graph.add_cluster(Cluster(cid, f"fn {fname}({sig})", kind))
         return cid
 
-    def _source(self, var, value, vid):
-        src = self.subject.source_of(var, value)
-        return src if src is not None else self.subject.by_value.get(vid)
+    def _source(self, var, value):
+        return self.subject.source_of(var, value)
 
     def _param_node(self, fname, var, nid, group):
         vid = self._ids_of(fname)[var]
@@ -131,7 +130,7 @@ class RelaxParser:
         node = Node(nid, "const" if bound else "param", var.name, name=var.name, value=vid,
                     type=format_type(var.ty), group=group,
                     attrs={"bound": "weight"} if bound else {},
-                    source=self._source(var, None, vid))
+                    source=self._source(var, None))
         node.text = f"{var.name}: {node.type}"
         return self.graph.add_node(node)
 
@@ -266,7 +265,7 @@ class DataflowParser(RelaxParser):
             return
         nid = self._unique(vid)
         node = Node(nid, d.kind, d.op, name=var.name, value=vid, type=format_type(var.ty),
-                    attrs=d.attrs, group=group, source=self._source(var, value, vid))
+                    attrs=d.attrs, group=group, source=self._source(var, value))
         if isinstance(binding, relax.MatchCast):
             node.kind, node.op = "match_cast", "match_cast"
             d = Described("match_cast", "match_cast", {}, [_arg(value)])
@@ -425,7 +424,7 @@ class TreeParser(RelaxParser):
             d = describe(value, self.mod)
             node = Node(nid, d.kind, d.op, name=expr.name, value=vid, type=format_type(expr.ty),
                         attrs=d.attrs, group=group, recomputed=seen[vid] > 1,
-                        source=self._source(expr, value, vid))
+                        source=self._source(expr, value))
             node.text = _binding_text(expr.name, d, [_expr_name(x, {}, None) if k == "expr"
                                                      else x for k, x in d.args])
             self.graph.add_node(node)
@@ -516,7 +515,7 @@ class LetParser(RelaxParser):
             d = describe(value, self.mod)
             nid = self._unique(vid)
             node = Node(nid, d.kind, d.op, name=var.name, value=vid, type=format_type(var.ty),
-                        attrs=d.attrs, group=group, source=self._source(var, value, vid))
+                        attrs=d.attrs, group=group, source=self._source(var, value))
             if isinstance(b, relax.MatchCast):
                 node.kind, node.op = "match_cast", "match_cast"
                 d = Described("match_cast", "match_cast", {}, [_arg(value)])

@@ -44,9 +44,6 @@ class Subject:
     bindings: dict = field(default_factory=dict)
     source: Optional[str] = None
     target: Any = "llvm"
-    # Value id -> DSL origin, for IR whose vars are not the DSL's own (after a pass rewrote
-    # them): the pipeline carries the high-level IR's mapping through by binding name.
-    by_value: dict = field(default_factory=dict)
     # Other functions to draw after ``name`` and what it calls: set when a whole module (or a
     # whole mlclab program) is shown rather than one function of it.
     also: list = field(default_factory=list)
@@ -91,7 +88,7 @@ def resolve(obj, function: Optional[str] = None) -> Subject:
     if isinstance(obj, Subject):
         if function is None:
             return obj
-        return Subject(obj.mod, function, obj.bindings, obj.source, obj.target, obj.by_value)
+        return Subject(obj.mod, function, obj.bindings, obj.source, obj.target)
     if hasattr(obj, "relax_function") and hasattr(obj, "mod"):   # mlclab CompiledFunction
         name = _pick(obj.mod, function or obj.name)
         return Subject(obj.mod, name, _program_bindings(obj),
