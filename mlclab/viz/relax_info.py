@@ -99,14 +99,17 @@ def resolve(obj, function: Optional[str] = None) -> Subject:
         return Subject(tvm.IRModule({name: obj}), name)
     if isinstance(obj, tvm.IRModule) or isinstance(getattr(obj, "mod", None), tvm.IRModule):
         mod = obj if isinstance(obj, tvm.IRModule) else obj.mod          # mlclab Program
-        name = _pick(mod, function)
+        # A program lists its functions in source order; a module in its own order.
+        order = [n for n in relax_function_names(mod) if not is_primitive(mod[n])]
         bindings, source, target = {}, None, "llvm"
         if mod is not obj:
+            order = sorted(order, key=lambda n: (n != "main", list(obj).index(n)
+                                                 if n in obj else len(order)))
             for fn in obj.values():
                 bindings.update(getattr(fn, "bindings", None) or {})
             source, target = getattr(obj, "source", None), getattr(obj, "target", "llvm")
-        also = [] if function is not None else \
-            [n for n in relax_function_names(mod) if n != name and not is_primitive(mod[n])]
+        name = _pick(mod, function if function is not None else (order or [None])[0])
+        also = [] if function is not None else [n for n in order if n != name]
         return Subject(mod, name, bindings, source, target, also=also)
     raise TypeError(f"expected an mlclab compiled function or program, a relax.Function or an "
                     f"IRModule, got {type(obj).__name__}")
