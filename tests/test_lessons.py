@@ -12,7 +12,7 @@ Two kinds of test:
 
 Set MLCLAB_LESSONS_PYTHON=/path/to/python to execute the lessons with an existing environment
 instead of building a fresh one (quicker while writing a lesson; CI always builds the fresh one).
-Executed notebooks and a results.json land in test-artifacts/lessons/.
+The executed notebooks land in test-artifacts/lessons/ for inspection.
 """
 from __future__ import annotations
 
@@ -168,12 +168,14 @@ def lesson_python(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def executed(request, lesson_python) -> dict:
+def executed(request, lesson_python, tmp_path_factory) -> dict:
     """The selected lessons (all of them unless -k narrows it), executed once; the per-lesson tests read this."""
     selected = [item.callspec.params["path"] for item in request.session.items
                 if getattr(item, "originalname", None) == "test_lesson_executes_top_to_bottom"]
     lessons = selected or LESSONS
-    results = ARTIFACTS / "results.json"
+    # Results go to this run's own directory: another test run on the same machine may be executing
+    # lessons too, and only the executed notebooks (for people to inspect) share test-artifacts/.
+    results = tmp_path_factory.mktemp("lesson-results") / "results.json"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mlclab must come from the install
     done = subprocess.run(
         [lesson_python, ROOT / "tests" / "lessons_support" / "execute_lessons.py", results, ARTIFACTS, *lessons],
