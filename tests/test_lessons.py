@@ -109,6 +109,25 @@ def test_glossary_english_and_chinese():
         assert re.search(r"[\u4e00-\u9fff]", row), f"no Chinese term in: {row}"
 
 
+def markdown_sources():
+    for path in LESSONS:
+        yield path, "\n".join(c.source for c in read(path).cells if c.cell_type == "markdown")
+    for path in (LESSONS_DIR / "README.md", LESSONS_DIR / "glossary.md"):
+        yield path, path.read_text(encoding="utf-8")
+
+
+def test_relative_links_resolve():
+    """Links between lessons, to the glossary and to docs/ point at files that exist."""
+    broken = []
+    for path, text in markdown_sources():
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue  # a URL or an anchor in the same page
+            if not (path.parent / target.split("#")[0]).exists():
+                broken.append(f"{path.name}: {target}")
+    assert not broken, broken
+
+
 def requirement_lines() -> list[str]:
     lines = (BINDER / "requirements.txt").read_text().splitlines()
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
