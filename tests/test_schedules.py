@@ -45,9 +45,10 @@ def _module(params, body):
     return bb.get()
 
 
-def _build(mod, target="llvm"):
+def _build(mod, target="llvm", before=()):
+    """Compile with mlclab's pipeline, optionally preceded by the Relax passes ``before``."""
     ex = tvm.compile(mod, target=resolve_target(target),
-                     relax_pipeline=tvm.transform.Sequential(build_passes(target)))
+                     relax_pipeline=tvm.transform.Sequential([*before, *build_passes(target)]))
     fn = relax.VirtualMachine(ex, tvm.cpu())["main"]
     return lambda *arrays: fn(*[tvm.runtime.tensor(np.array(a, order="C")) for a in arrays]).numpy()
 
@@ -96,6 +97,37 @@ def test_linear_with_bias_matches_numpy(m, k, n):
     _check([("x", (m, k)), ("w", (n, k)), ("b", (n,))],
            lambda bb, x, w, b: R.linear(x, w, b),
            lambda x, w, b: x @ w.T + b, terms=k)
+
+
+@pytest.mark.parametrize("m,k,n", [(64, 784, 128), (64, 128, 10), (5, 7, 3), (33, 40, 17),
+                                   (12, 64, 48), (8, 31, 1)])
+def test_nt_matmul_with_packed_panels_matches_numpy(m, k, n):
+    # FuseTransposeMatmul turns linear's permute_dims + matmul into one x @ w.T kernel,
+    # whose weight the schedule transposes into packed panels.
+    mod = _module([("x", (m, k)), ("w", (n, k)), ("b", (n,))],
+                  lambda bb, x, w, b: R.nn.relu(bb.emit(R.linear(x, w, b))))
+    x, w, b = _data((m, k), (n, k), (n,))
+    got = _build(mod, before=[relax.transform.FuseTransposeMatmul()])(x, w, b)
+    want = np.maximum(x.astype("float64") @ w.T + b, 0)
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL * np.sqrt(k))
+
+
+def test_nt_matmul_is_packed_not_left_naive():
+    mod = relax.transform.FuseTransposeMatmul()(_module(
+        [("x", (64, 784)), ("w", (128, 784))], lambda bb, x, w: R.linear(x, w)))
+    (func,) = _primfuncs(_legalized(mod)).values()
+    text = schedule_primfunc(func, lanes=8, strict=True).script()
+    assert 'sblock("w_global")' in text  # the packed panel
+    assert "T.vectorized(T.int64(16))" in text and "T.unroll(T.int64(4))" in text
+
+
+def test_symbolic_nt_matmul_matches_numpy():
+    n = tirx.Var("n", "int64")
+    mod = _module([("x", (n, 100)), ("w", (48, 100))], lambda bb, x, w: R.linear(x, w))
+    run = _build(mod, before=[relax.transform.FuseTransposeMatmul()])
+    for size in (1, 6, 33):
+        x, w = _data((size, 100), (48, 100))
+        np.testing.assert_allclose(run(x, w), x.astype("float64") @ w.T, rtol=RTOL, atol=ATOL * 10)
 
 
 @pytest.mark.parametrize("shapes", [((3, 16, 24), (3, 24, 32)), ((2, 5, 7), (7, 11)),

@@ -30,6 +30,7 @@ function exactly as legalization made it.
 from __future__ import annotations
 
 import math
+import os
 
 # Rows of the register tile.  ROWS x 2 vector accumulators plus two B vectors and one
 # broadcast A value fit the 16 vector registers of AVX2 and AVX-512.  Measured at 512^3 on
@@ -134,10 +135,11 @@ def _schedule_function(sch, lanes: int) -> None:
         names = [_name(sch, b) for b in blocks]
         index = names.index(_name(sch, red))
         prologue, epilogue = blocks[:index], blocks[index + 1:]
-        if len(epilogue) <= 1 and _tileable(sch, red, lanes):
+        transposed = _tileable(sch, red, lanes) if len(epilogue) <= 1 else None
+        if transposed is not None:
             for b in prologue:
                 _vectorize_spatial(sch, b, lanes)
-            _tile_reduction(sch, red, epilogue[0] if epilogue else None, lanes)
+            _tile_reduction(sch, red, epilogue[0] if epilogue else None, lanes, transposed)
             return
 
     for b in blocks:
@@ -209,42 +211,57 @@ def _parallel_reduction(sch, block) -> None:
         sch.parallel(sch.fuse(*spatial) if len(spatial) > 1 else spatial[0])
 
 
-def _tileable(sch, block, lanes: int) -> bool:
-    """Whether the register-tiled schedule applies: every loop feeds either spatial or
+def _tileable(sch, block, lanes: int):
+    """The register-tiled schedule applies when every loop feeds either spatial or
     reduction iterators, all spatial loops are outside the reductions, and the innermost
-    spatial iterator walks the output's last axis with unit stride and moves every input
-    access by 0 or 1 element along its last axis only (matmul's B and C, conv2d's output
-    width with unit stride) -- then vectors over it are plain loads and stores."""
-    from tvm import sym
+    spatial iterator ``vj`` walks the output's last axis with unit stride and moves every
+    input by 0 or 1 element along a single axis.  Inputs it moves along their last axis
+    (matmul's B, conv2d's input with unit stride) are loaded as vectors in place; inputs it
+    moves along another axis (the weight of an NT matmul, ``x @ w.T``) are transposed into
+    a packed panel first.  Returns the indices in ``block.reads`` of those to pack, or None
+    when the schedule does not apply."""
     from tvm.tirx import IterVar
 
     loops = list(sch.get_loops(block))
     kinds = _loop_kinds(sch, block, loops)
     if any(k not in (IterVar.DataPar, IterVar.CommReduce) for k in kinds):
-        return False
+        return None
     n_spatial = kinds.count(IterVar.DataPar)
     if n_spatial < 2 or kinds[:n_spatial] != [IterVar.DataPar] * n_spatial:
-        return False
+        return None
     if _inner_factor(_static(sch.get(loops[n_spatial - 1]).extent), lanes) is None:
-        return False
+        return None
 
     node = sch.get(block)
     spatial = [iv for iv in node.iter_vars if int(iv.iter_type) == IterVar.DataPar]
     vj = spatial[-1].var
-    for region in list(node.reads) + list(node.writes):
-        ranges = list(region.region)
-        for axis, rng in enumerate(ranges):
-            if _static(rng.extent) != 1:
-                return False
-            coeff = sym.detect_linear_equation(rng.min, [vj])
-            if len(coeff) == 0 or _static(coeff[0]) is None:
-                return False
-            allowed = (0, 1) if axis == len(ranges) - 1 else (0,)
-            if _static(coeff[0]) not in allowed:
-                return False
-    write = list(node.writes[0].region)
-    last = sym.detect_linear_equation(write[-1].min, [vj])
-    return _static(last[0]) == 1
+    try:
+        if _column_axis(node.writes[0], vj) != len(node.writes[0].region) - 1:
+            return None
+        axes = [_column_axis(region, vj) for region in node.reads]
+    except ValueError:
+        return None
+    return [index for index, (axis, region) in enumerate(zip(axes, node.reads))
+            if axis is not None and axis != len(region.region) - 1]
+
+
+def _column_axis(region, vj):
+    """The one axis of a buffer access that ``vj`` moves by exactly one element, None if
+    ``vj`` moves none; ValueError for any other pattern (a stride, several axes, a
+    non-point access)."""
+    from tvm import sym
+
+    found = None
+    for axis, rng in enumerate(region.region):
+        if _static(rng.extent) != 1:
+            raise ValueError("not a point access")
+        coeff = sym.detect_linear_equation(rng.min, [vj])
+        step = _static(coeff[0]) if len(coeff) else None
+        if step is None or step not in (0, 1) or (step == 1 and found is not None):
+            raise ValueError("not a unit-stride access along one axis")
+        if step == 1:
+            found = axis
+    return found
 
 
 def _inner_factor(extent, lanes: int):
@@ -262,11 +279,16 @@ def _inner_factor(extent, lanes: int):
                 None)
 
 
-def _tile_reduction(sch, red, epilogue, lanes: int) -> None:
+def _tile_reduction(sch, red, epilogue, lanes: int, transposed=()) -> None:
     """``[batch..., jo, io] x [reduction...] x [ii (unrolled), ji (vector)]``, with the
-    epilogue computed per tile."""
+    epilogue computed per tile.  Each input in ``transposed`` (indices into the block's
+    reads) is first copied, per column block, into a panel whose columns are contiguous."""
     from tvm.tirx import IterVar
 
+    node = sch.get(red)
+    vj = [iv for iv in node.iter_vars if int(iv.iter_type) == IterVar.DataPar][-1].var
+    panels = [(index, _column_axis(node.reads[index], vj), len(node.reads[index].region))
+              for index in transposed]
     if epilogue is None:
         # Accumulate into a tile-sized buffer, not into the output itself, so the
         # accumulators can live in registers for the whole reduction.
@@ -290,28 +312,62 @@ def _tile_reduction(sch, red, epilogue, lanes: int) -> None:
         io, ii = None, i
     # Column blocks outside row blocks: a K x (2 * lanes) panel of B stays in cache while
     # every row block streams past it (512^3 on AVX2: 4.1 ms -> 2.4 ms).
-    others = [lp for lp in spatial[:-1] if not lp.same_as(i)]
-    outer = others + [lp for lp in (jo, io) if lp is not None]
+    columns = [lp for lp in spatial[:-1] if not lp.same_as(i)] + ([jo] if jo is not None else [])
+    outer = columns + ([io] if io is not None else [])
     inner = [lp for lp in (ii, ji) if lp is not None]
     sch.reorder(*outer, *reduce_, *inner)
 
     # Loop kinds are set before the init is split off the reduction: the schedule checks
     # them against a complete reduction block, and decompose_reduction copies them onto
     # the init's own loops.
-    if outer:
+    parallel = _worth_parallel([_work(sch, red)], PARALLEL_MIN_MACS)
+    if panels:
+        # Threads take whole column blocks and each packs its own panels once, then runs
+        # every row block past them.  (x @ w.T at 64x784x128: 0.16 ms for transpose plus
+        # matmul kernels -> 0.095 ms packed, on a par with OpenBLAS.)
+        column = sch.fuse(*columns) if len(columns) > 1 else (columns[0] if columns else None)
+        if parallel and column is not None and _balanced(_static(sch.get(column).extent) or 0):
+            sch.parallel(column)
+        elif parallel and io is not None:
+            sch.parallel(io)
+        for index, axis, ndim in panels:
+            packed = sch.cache_read(red, index, "global")
+            if column is not None:
+                sch.compute_at(packed, column, preserve_unit_loops=True)
+            sch.transform_layout(packed, ("write", 0), _move_axis_last(axis, ndim))
+            pack_loops = list(sch.get_loops(packed))[1 if column is not None else 0:]
+            sch.reorder(*[lp for k, lp in enumerate(pack_loops) if k != axis], pack_loops[axis])
+            sch.vectorize(pack_loops[axis])
+        tile = io if io is not None else column
+    elif outer:
         tile = sch.fuse(*outer) if len(outer) > 1 else outer[0]
-        if _worth_parallel([_work(sch, red)], PARALLEL_MIN_MACS):
+        if parallel:
             sch.parallel(tile)
+    else:
+        tile = None
+    if tile is not None:
         sch.reverse_compute_at(epilogue, tile, preserve_unit_loops=True)
-        epilogue_loops = list(sch.get_loops(epilogue))[1:]
-        if epilogue_loops:
-            width = _static(sch.get(epilogue_loops[-1]).extent)
-            if width is not None and width > 1:
-                sch.vectorize(epilogue_loops[-1])
+        epilogue_loops = list(sch.get_loops(epilogue))
+        width = _static(sch.get(epilogue_loops[-1]).extent)
+        if not epilogue_loops[-1].same_as(tile) and width is not None and width > 1:
+            sch.vectorize(epilogue_loops[-1])
     sch.vectorize(ji)
     if ii is not None:
         sch.unroll(ii)
     sch.decompose_reduction(red, reduce_[0])
+
+
+def _move_axis_last(axis: int, ndim: int):
+    """The index map that moves buffer axis ``axis`` to the end."""
+    from tvm.tirx import IndexMap
+
+    return IndexMap.from_func(lambda *idx: [*idx[:axis], *idx[axis + 1:], idx[axis]], ndim=ndim)
+
+
+def _balanced(parallel_extent: int) -> bool:
+    """Whether ``parallel_extent`` iterations keep every core (nearly) equally busy."""
+    cores = os.cpu_count() or 1
+    return parallel_extent > 0 and (parallel_extent % cores == 0 or parallel_extent >= 4 * cores)
 
 
 def _row_loop(sch, block, spatial):
@@ -320,15 +376,14 @@ def _row_loop(sch, block, spatial):
     reused by every row -- matmul's rows of A, conv2d's output channels (not its output
     rows, which would load a different input vector per row).  Falls back to the loop
     just outside the columns."""
-    from tvm import sym, tirx
+    from tvm import tirx
 
     node = sch.get(block)
     bindings = _block_bindings(sch, block)
     vj = _bound_iter(sch, spatial[-1], node, bindings)
     vector_vars = []
     for region in node.reads:
-        coeff = sym.detect_linear_equation(region.region[-1].min, [vj])
-        if len(coeff) and _static(coeff[0]) == 1:
+        if _column_axis(region, vj) is not None:
             for rng in region.region:
                 vector_vars.extend(tirx.analysis.undefined_vars(rng.min, []))
     for loop in reversed(spatial[:-1]):
