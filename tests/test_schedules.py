@@ -282,6 +282,7 @@ def test_matmul_gets_a_register_tile():
     text = schedule_primfunc(func, lanes=8, strict=True).script()
     assert "T.unroll(T.int64(4))" in text and "T.vectorized(T.int64(16))" in text
     assert "T.parallel(" in text
+    assert 'sblock("b_global")' in text  # B's column panels are packed
     # The epilogue runs per tile: relu reads the tile buffer inside the parallel loop.
     assert text.index("T.max(") > text.index("T.parallel(")
 
