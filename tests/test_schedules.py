@@ -316,6 +316,20 @@ def test_pass_is_idempotent_and_leaves_its_input_alone():
     assert schedule_cpu(target)(once).script() == once.script()
 
 
+def test_a_refused_rule_falls_back_to_a_simpler_one(monkeypatch):
+    from mlclab.ir import schedules
+
+    mod = _legalized(_module([("a", (64, 64)), ("b", (64, 64))], lambda bb, a, b: R.matmul(a, b)))
+    (func,) = _primfuncs(mod).values()
+
+    def refuse(*args, **kwargs):
+        raise ValueError("refused")
+
+    monkeypatch.setattr(schedules, "_tile_reduction", refuse)
+    text = schedule_primfunc(func, lanes=8, strict=True).script()
+    assert "T.parallel(" in text and "T.unroll" not in text  # the plain parallel rule
+
+
 def test_unschedulable_function_is_left_unchanged():
     # Plain TIR loops without blocks: nothing for a block schedule to work on.
     from tvm.script import tirx as T

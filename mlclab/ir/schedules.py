@@ -12,7 +12,9 @@ choosing a rule by the function's blocks:
   batched matmul, conv2d with unit stride): a register tile of ``ROWS x (2 * lanes)``
   outputs is accumulated in a tile-sized buffer that LLVM keeps in vector registers while
   the whole reduction runs, the fused epilogue (bias, relu, ...) is applied once per tile,
-  and column blocks of tiles are spread over the cores;
+  and column blocks of tiles are spread over the cores.  As in a BLAS, matmul's B is
+  copied one column panel at a time into contiguous memory that every row block then
+  streams; for ``x @ w.T`` that copy is also the transpose;
 * **any other reduction** (softmax, pooling, reductions over the last axis, symbolic or
   prime widths): the spatial loops above each reduction are fused and run in parallel;
   the reduction itself stays one serial loop.
@@ -23,9 +25,10 @@ a fused multiply-add on a target that has FMA (about 1e-6 absolute for values ne
 Splits only use factors that divide their loop, so no loop gets a bounds predicate, and a
 symbolic or indivisible loop simply stays scalar.
 
-Scheduling is an optimisation, never a requirement: any refusal of a schedule primitive
-(a symbolic size, a zero-size tensor, an operator no rule was written for) leaves the
-function exactly as legalization made it.
+Scheduling is an optimisation, never a requirement: when a schedule primitive refuses (a
+symbolic size, a zero-size tensor, an operator no rule was written for), the function is
+scheduled again with less ambitious rules, and in the end left exactly as legalization
+made it.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ import os
 
 # Rows of the register tile.  ROWS x 2 vector accumulators plus two B vectors and one
 # broadcast A value fit the 16 vector registers of AVX2 and AVX-512.  Measured at 512^3 on
-# AVX2: 4 x 16 beats 8 x 16 (3.4 ms, spills) and 4 x 32 (3.0 ms) at 2.4 ms.
+# AVX2, 2 threads: 4 x 16 at 2.4 ms beat 8 x 16 (3.4 ms, spills) and 4 x 32 (3.0 ms).
 ROWS = 4
 # Run a kernel on one thread unless it is expected to take some 20 us or more there:
 # waking TVM's workers costs several microseconds, and on a busy machine a parallel kernel
@@ -97,14 +100,24 @@ def schedule_primfunc(func, lanes: int, strict: bool = False):
     import tvm
     from tvm import s_tir
 
-    try:
-        sch = s_tir.Schedule(tvm.IRModule({"main": func}))
-        _schedule_function(sch, lanes)
-        return sch.mod["main"].with_attr("tirx.is_scheduled", True)
-    except Exception:  # any refusal from the scheduler: keep the correct, naive function
-        if strict:
-            raise
-        return func
+    error = None
+    # From the most to the least ambitious rules; a schedule refused half-way is dropped
+    # whole and the next one starts from the unscheduled function.
+    for ambition in (TILE_AND_PACK, TILE, PARALLEL):
+        try:
+            sch = s_tir.Schedule(tvm.IRModule({"main": func}))
+            _schedule_function(sch, lanes, ambition)
+            return sch.mod["main"].with_attr("tirx.is_scheduled", True)
+        except Exception as exc:  # a refusal from the scheduler: try a simpler rule
+            error = exc
+    if strict:
+        raise error
+    return func  # the correct, naive function
+
+
+# Rule sets, most ambitious first: register tiles with packed panels, register tiles
+# with only the packing a transposed input needs, and plain parallel/vector loops.
+TILE_AND_PACK, TILE, PARALLEL = 2, 1, 0
 
 
 def _is_scheduled(func) -> bool:
@@ -115,7 +128,7 @@ def _is_scheduled(func) -> bool:
 # function-level rules
 
 
-def _schedule_function(sch, lanes: int) -> None:
+def _schedule_function(sch, lanes: int, ambition: int = TILE_AND_PACK) -> None:
     blocks = _blocks(sch)
     if not blocks:
         raise ValueError("no blocks to schedule")
@@ -135,11 +148,13 @@ def _schedule_function(sch, lanes: int) -> None:
         names = [_name(sch, b) for b in blocks]
         index = names.index(_name(sch, red))
         prologue, epilogue = blocks[:index], blocks[index + 1:]
-        transposed = _tileable(sch, red, lanes) if len(epilogue) <= 1 else None
+        tileable = ambition >= TILE and len(epilogue) <= 1
+        transposed = _tileable(sch, red, lanes) if tileable else None
         if transposed is not None:
             for b in prologue:
                 _vectorize_spatial(sch, b, lanes)
-            _tile_reduction(sch, red, epilogue[0] if epilogue else None, lanes, transposed)
+            _tile_reduction(sch, red, epilogue[0] if epilogue else None, lanes, transposed,
+                            pack=ambition >= TILE_AND_PACK)
             return
 
     for b in blocks:
@@ -279,7 +294,7 @@ def _inner_factor(extent, lanes: int):
                 None)
 
 
-def _tile_reduction(sch, red, epilogue, lanes: int, transposed=()) -> None:
+def _tile_reduction(sch, red, epilogue, lanes: int, transposed=(), pack: bool = True) -> None:
     """``[batch..., jo, io] x [reduction...] x [ii (unrolled), ji (vector)]``, with the
     epilogue computed per tile.  Each input in ``transposed`` (indices into the block's
     reads) is first copied, per column block, into a panel whose columns are contiguous."""
@@ -295,7 +310,8 @@ def _tile_reduction(sch, red, epilogue, lanes: int, transposed=()) -> None:
     # are several column blocks (else it is one more copy of B); a transposed input is
     # packed regardless, as that is the only way to vectorize it.
     i_extent, j_extent = _static(sch.get(i).extent), _static(sch.get(j).extent)
-    reused = j_extent > _inner_factor(j_extent, lanes) and (i_extent is None or i_extent > ROWS)
+    reused = pack and j_extent > _inner_factor(j_extent, lanes) and (
+        i_extent is None or i_extent > ROWS)
     panels = _panels(sch, red, transposed, j, i, optional=reused)
     if epilogue is None:
         # Accumulate into a tile-sized buffer, not into the output itself, so the
