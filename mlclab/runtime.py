@@ -101,22 +101,22 @@ class Marshaller:
         import tvm_ffi
 
         stages = self._stages(len(arrays))
-        tensors, shared = [], []
+        tensors, spans = [], []
         for index, array in enumerate(arrays):
             tensor = None
-            if (array.nbytes >= ZERO_COPY_MIN_BYTES and array.flags.c_contiguous
-                    and is_aligned(array)):
+            if array.nbytes >= ZERO_COPY_MIN_BYTES and array.flags.c_contiguous:
+                # The import itself checks the alignment (cheaper than asking numpy for
+                # the address) and refuses a misaligned array.
                 try:
                     tensor = tvm_ffi.from_dlpack(array, require_alignment=ALIGNMENT,
                                                  require_contiguous=True)
-                    shared.append(array)
-                except (BufferError, ValueError, TypeError):
-                    tensor = None  # e.g. a read-only array numpy won't export: stage it
+                except Exception:  # misaligned, or a read-only array numpy won't export
+                    tensor = None
             if tensor is None:
-                tensor, view = self._stage(stages, index, array)
-                shared.append(view)
+                tensor = self._stage(stages, index, array)
             tensors.append(tensor)
-        self._local.inputs = shared
+            spans.append((tensor.data_ptr(), array.nbytes))
+        self._local.inputs = spans
         return tensors
 
     def _stages(self, count: int) -> list:
@@ -134,44 +134,42 @@ class Marshaller:
             tensor = tvm.runtime.empty(array.shape, str(array.dtype), tvm.cpu())
             stage = stages[index] = (tensor, np.from_dlpack(tensor))
         np.copyto(stage[1], array, casting="no")
-        return stage
+        return stage[0]
 
     # ------------------------------------------------------------------ outputs
     def to_numpy(self, result):
         """A numpy array for a TVM tensor result, or a tuple of them for a tuple result;
         every returned array is the caller's own (see the module docstring)."""
-        inputs = getattr(self._local, "inputs", [])
-        self._local.inputs = []  # the call is over: drop references to the caller's arrays
-        returned: list = []
-        return self._convert(result, inputs, returned)
+        spans = list(getattr(self._local, "inputs", ()))
+        self._local.inputs = ()  # the call is over
+        return self._convert(result, spans)
 
-    def _convert(self, result, inputs: list, returned: list, holders: int = 1):
-        """``holders``: the references a result the caller alone owns has -- its Python
-        handle, plus the tuple that contains it."""
+    def _convert(self, result, spans: list, holders: int = 1):
+        """``spans``: (address, size) of the memory a result must not share -- this call's
+        inputs, then the results converted so far.  ``holders``: the references a result
+        the caller alone owns has -- its Python handle, plus the tuple containing it."""
         if not hasattr(result, "__dlpack__"):
             if isinstance(result, (int, float, bool, np.generic)):
                 return np.asarray(result)
-            return tuple(self._convert(item, inputs, returned, holders + 1) for item in result)
+            return tuple(self._convert(item, spans, holders + 1) for item in result)
         held_elsewhere = (self._use_count is not None
                           and self._use_count(result) > holders + 1)  # +1: this call's argument
+        address = result.data_ptr()
         view = np.from_dlpack(result)
-        if view.nbytes and (held_elsewhere or self._is_shared(view, inputs, returned)):
+        size = view.nbytes
+        if size and (held_elsewhere or _overlaps(address, size, spans)
+                     or self._returned_earlier(address)):
             view = view.copy()
-        elif view.nbytes:
-            self._remember(view)
-        returned.append(view)
+        elif size:
+            self._remember(address, view)
+            spans.append((address, size))
         return view
 
-    def _is_shared(self, view: np.ndarray, inputs: list, returned: list) -> bool:
-        if any(np.may_share_memory(view, other) for other in inputs):
-            return True
-        if any(np.may_share_memory(view, other) for other in returned):
-            return True
-        earlier = self._returned.get(view.ctypes.data)
+    def _returned_earlier(self, address: int) -> bool:
+        earlier = self._returned.get(address)
         return earlier is not None and earlier() is not None
 
-    def _remember(self, view: np.ndarray) -> None:
-        address = view.ctypes.data
+    def _remember(self, address: int, view: np.ndarray) -> None:
         returned = self._returned
 
         def forget(ref, address=address):
@@ -179,3 +177,8 @@ class Marshaller:
                 del returned[address]
 
         returned[address] = weakref.ref(view, forget)
+
+
+def _overlaps(address: int, size: int, spans) -> bool:
+    return any(start < address + size and address < start + length
+               for start, length in spans if length)
