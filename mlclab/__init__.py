@@ -5,19 +5,15 @@
 from .dsl.annotations import Tensor, f16, f32, f64, i8, i16, i32, i64, u8
 from .dsl.diagnostics import DSLError
 from .compile import CompiledFunction, Program, compile, function
+# Imported eagerly: a lazy wrapper named like the submodule would be replaced by the module
+# the first time ``mlclab.validate`` (the module) is imported.
+from .validate import validate
 
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "DSLError",
            "compile", "function", "validate", "Program", "CompiledFunction",
            "load_ipython_extension"]
-
-
-def validate(f, *args, **kwargs):
-    """Run ``f`` compiled and as numpy reference and compare; see ``mlclab.validate``."""
-    from .validate import validate as _validate
-
-    return _validate(f, *args, **kwargs)
 
 
 def load_ipython_extension(ipython):

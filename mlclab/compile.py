@@ -367,17 +367,24 @@ class CompiledFunction:
 
         return graph(self, view, **opts)
 
-    def text(self, style: str = "relax") -> str:
-        """The program as text: ``"relax"``, ``"relay"``, ``"let"`` or ``"tir"``."""
+    def text(self, style: str = "relax", **options) -> str:
+        """The program as text: ``"relax"``, ``"relay"``, ``"let"`` or ``"tir"`` (options as in
+        ``mlclab.ir.text.text``, e.g. ``names="fresh"`` for ``%v1``-style let names)."""
         from .ir.text import text
 
-        return text(self, style)
+        return text(self, style, **options)
 
     def pipeline(self):
         """The build pipeline applied one pass at a time."""
         from .ir.pipeline import pipeline
 
         return pipeline(self)
+
+    def viewer(self, view: str = "dataflow", **options):
+        """The interactive graph viewer (a widget; a static SVG where widgets cannot run)."""
+        from .notebook.graphs import function_viewer
+
+        return function_viewer(self, view=view, **options)
 
 
 def _fmt_shape(shape) -> str:
