@@ -72,6 +72,25 @@ class Op:
         return next(p for p in self.params if p.name == name)
 
 
+def arguments(call, value, group=list) -> dict:
+    """The dict an ``Op``'s builder or reference receives for a typed ``Call``.
+
+    ``value`` turns one typed argument into what that stage computes with (a Relax var, a
+    numpy array); ``group`` packs a tuple-of-tensors argument (``concat``'s).
+    """
+    v = dict(call.attrs)
+    tensor_params = [p for p in call.op.params if p.is_tensor]
+    for p, arg in zip(tensor_params, call.args):
+        if arg is None:
+            v[p.name] = None
+        elif isinstance(arg, list):
+            v[p.name] = group([value(a) for a in arg])
+        else:
+            v[p.name] = value(arg)
+    v["_dtype"] = call.type.dtype
+    return v
+
+
 def _R():
     from tvm import relax
 

@@ -10,6 +10,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .dsl import dims as D
+from .ops import arguments
 from .dsl.typed import (Assign, Call, Const, FuncCall, GetItem, If, Ref, Return, TensorType,
                         TupleExpr, TypedProgram)
 
@@ -81,16 +82,7 @@ def _eval(program, e, env, sizes, record):
 
 
 def _call(program, e: Call, env, sizes, record):
-    v = dict(e.attrs)
-    tensor_params = [p for p in e.op.params if p.is_tensor]
-    for p, arg in zip(tensor_params, e.args):
-        if arg is None:
-            v[p.name] = None
-        elif isinstance(arg, list):
-            v[p.name] = [_eval(program, a, env, sizes, record) for a in arg]
-        else:
-            v[p.name] = _eval(program, arg, env, sizes, record)
+    v = arguments(e, lambda arg: _eval(program, arg, env, sizes, record))
     out_type: TensorType = e.type
-    v["_dtype"] = out_type.dtype
     v["_out_shape"] = tuple(D.evaluate(d, sizes) for d in out_type.shape)
     return np.asarray(e.op.numpy(v)).astype(out_type.dtype, copy=False)

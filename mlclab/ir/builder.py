@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..dsl import dims as D
+from ..ops import arguments
 from ..dsl.diagnostics import DSLError
 from ..dsl.typed import (Assign, BindingInfo, Call, Const, FuncCall, Function, GetItem, If, Ref,
                          Return, Span, TensorType, TupleExpr, TupleType, TypedProgram)
@@ -264,18 +265,9 @@ class _FunctionBuilder:
         return var
 
     def call(self, e: Call):
-        v = dict(e.attrs)
-        tensor_params = [p for p in e.op.params if p.is_tensor]
-        for p, arg in zip(tensor_params, e.args):
-            if arg is None:
-                v[p.name] = None
-            elif isinstance(arg, list):
-                v[p.name] = self.relax.Tuple([self.value(a) for a in arg])
-            else:
-                v[p.name] = self.value(arg)
+        v = arguments(e, self.value, group=self.relax.Tuple)
         self.current_span = e.span
         out: TensorType = e.type
-        v["_dtype"] = out.dtype
         v["_out_shape"] = out.shape
         v["_prim_shape"] = [D.to_prim(d, self.symbol_vars) for d in out.shape]
         return e.op.build(v)
