@@ -319,7 +319,7 @@ def test_pass_is_idempotent_and_leaves_its_input_alone():
 def test_a_refused_rule_falls_back_to_a_simpler_one(monkeypatch):
     from mlclab.ir import schedules
 
-    mod = _legalized(_module([("a", (64, 64)), ("b", (64, 64))], lambda bb, a, b: R.matmul(a, b)))
+    mod = _legalized(_module([("a", (128, 128)), ("b", (128, 128))], lambda bb, a, b: R.matmul(a, b)))
     (func,) = _primfuncs(mod).values()
 
     def refuse(*args, **kwargs):
