@@ -236,6 +236,26 @@ def test_symbolic_elementwise_and_reduction_match_numpy():
         np.testing.assert_allclose(run(x, y), want, rtol=RTOL, atol=ATOL * np.sqrt(shape[1]))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int32", "int8"])
+def test_other_dtypes_match_numpy(dtype):
+    # The vector width is chosen for float32; other widths must still be exact (integers)
+    # or within their own precision.
+    bb = relax.BlockBuilder()
+    a, b = _var("a", (37, 64), dtype), _var("b", (64, 48), dtype)
+    with bb.function("main", [a, b]):
+        with bb.dataflow():
+            mm = bb.emit(R.matmul(a, b))
+            out = bb.emit_output(R.add(mm, mm))
+        bb.emit_func_output(out)
+    rng = np.random.default_rng(3)
+    x, y = (rng.integers(-3, 4, size=s).astype(dtype) for s in ((37, 64), (64, 48)))
+    got = _build(bb.get())(x, y)
+    want = 2 * (x.astype("float64") @ y.astype("float64"))
+    if dtype == "int8":
+        want = want.astype(np.int64).astype(np.int8)  # numpy's wrap-around
+    np.testing.assert_allclose(got.astype("float64"), want.astype("float64"), rtol=1e-3)
+
+
 def test_zero_size_tensors_build_and_run():
     mod = _module([("a", (0, 8)), ("b", (8, 16))], lambda bb, a, b: R.nn.relu(bb.emit(R.matmul(a, b))))
     assert _build(mod)(*_data((0, 8), (8, 16))).shape == (0, 16)
