@@ -318,6 +318,22 @@ def test_conv2d_tile_rows_are_output_channels():
     assert "for xx_1 in T.vectorized(T.int64(16))" in text
 
 
+def test_avx512_schedules_compile():
+    # This machine may lack AVX-512, so the code is only compiled, not run: the 16-lane
+    # tiles (4 x 32 outputs) must build for an AVX-512 CPU such as the CI machines'.
+    target = {"kind": "llvm", "mcpu": "znver5"}
+    mod = _module([("x", (64, 784)), ("w", (128, 784)), ("b", (128,)), ("c", (1, 8, 32, 32)),
+                   ("k", (16, 8, 3, 3))],
+                  lambda bb, x, w, b, c, k: relax.Tuple([
+                      bb.emit(R.nn.relu(bb.emit(R.linear(x, w, b)))),
+                      bb.emit(R.nn.conv2d(c, k, padding=1))]))
+    lowered = _scheduled(relax.transform.FuseTransposeMatmul()(mod), target)
+    texts = [f.script() for f in _primfuncs(lowered).values()]
+    assert any("T.vectorized(T.int64(32))" in t for t in texts)
+    tvm.compile(mod, target=resolve_target(target),
+                relax_pipeline=tvm.transform.Sequential(build_passes(target)))
+
+
 def test_vector_width_follows_the_target():
     from tvm.target import Target
 
