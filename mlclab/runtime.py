@@ -82,9 +82,10 @@ def _tvm():
 class Marshaller:
     """Argument and result conversion for one compiled function.
 
-    ``to_tvm`` and ``to_numpy`` are called as a pair around each VM call; the staging
-    buffers and the inputs of the call in progress are kept per thread, so a function may
-    be called from several threads at once.
+    ``to_tvm`` and ``to_numpy`` are called as a pair around each VM call.  The staging
+    buffers and the inputs of the call in progress are kept per thread, so the marshaller
+    never hands one thread's buffer to another; the VM call between the two must still be
+    serialized by the caller (a TVM VirtualMachine is not safe to call from two threads).
     """
 
     def __init__(self, param_dtypes: list):

@@ -118,6 +118,20 @@ def test_strided_readonly_and_small_inputs_arrive_intact(make):
     np.testing.assert_array_equal(view, a)
 
 
+@pytest.mark.parametrize("array", [np.array(2.5, "float32"), np.array([True, False, True]),
+                                   np.arange(6, dtype="int64").reshape(2, 3)[:, ::2],
+                                   np.zeros((0, 3), "float16")])
+def test_scalars_booleans_integers_and_empty_arrays_are_staged_intact(array):
+    m = Marshaller([str(array.dtype)])
+    (t,) = m.to_tvm([array])
+    view = np.from_dlpack(t)
+    assert view.shape == array.shape and view.dtype == array.dtype
+    np.testing.assert_array_equal(view, array)
+    back = m.to_numpy(t)  # the staged tensor itself: must come back as a copy
+    np.testing.assert_array_equal(back, array)
+    assert back.size == 0 or not np.shares_memory(back, view)
+
+
 def test_readonly_aligned_input_is_not_written():
     a = aligned_copy(np.random.rand(*BIG).astype("float32"))
     a.flags.writeable = False
