@@ -160,6 +160,20 @@ def test_broadcast_and_transpose_match_numpy():
            lambda a: np.tanh(a).reshape(5, 42))
 
 
+@pytest.mark.parametrize("shape,axes", [((128, 784), None), ((16, 24, 8), (2, 0, 1)),
+                                        ((8, 40, 16), (0, 2, 1)), ((24, 9), None)])
+def test_transposes_match_numpy(shape, axes):
+    _check([("x", shape)], lambda bb, x: R.permute_dims(x, axes),
+           lambda x: np.transpose(x, axes))
+
+
+def test_transpose_gets_square_tiles():
+    mod = _legalized(_module([("w", (128, 784))], lambda bb, w: R.permute_dims(w)))
+    (func,) = _primfuncs(mod).values()
+    text = schedule_primfunc(func, lanes=8, strict=True).script()
+    assert "T.unroll(T.int64(8))" in text and "T.vectorized(T.int64(8))" in text
+
+
 @pytest.mark.parametrize("n,c,h,w,o,kernel,stride,pad", [
     (1, 3, 32, 32, 8, 3, 1, 1), (2, 4, 28, 28, 6, 5, 1, 2), (1, 3, 17, 13, 5, 3, 2, 0),
     (1, 2, 7, 7, 3, 1, 1, 0), (1, 1, 11, 29, 2, 3, 1, 1)])

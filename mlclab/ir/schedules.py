@@ -172,11 +172,14 @@ def _schedule_function(sch, lanes: int, ambition: int = TILE_AND_PACK) -> None:
 
 def _vectorize_spatial(sch, block, lanes: int) -> None:
     """Fuse a spatial block's loops, vectorize the innermost whole vectors and run the
-    rest in parallel.  Only the static suffix of the nest is split."""
+    rest in parallel.  Only the static suffix of the nest is split.  A transpose gets
+    square tiles instead."""
     loops = list(sch.get_loops(block))
     if not loops:
         return  # a 0-d tensor
     extents = _extents(sch, loops)
+    if _tile_transpose(sch, block, loops, extents, lanes):
+        return
     k = len(loops)
     while k > 0 and extents[k - 1] is not None:
         k -= 1
@@ -196,6 +199,38 @@ def _vectorize_spatial(sch, block, lanes: int) -> None:
             sch.vectorize(inner)
     if outer and _worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
         sch.parallel(sch.fuse(*outer) if len(outer) > 1 else outer[0])
+
+
+def _tile_transpose(sch, block, loops, extents, lanes: int) -> bool:
+    """For a block that reads some input along a different loop than the one its output
+    is contiguous in (a transpose, ``permute_dims``): ``lanes x lanes`` tiles, one row of
+    the tile unrolled per input row and vectors along the output, so each cache line read
+    is used ``lanes`` times while it is hot.  (128x784 on one AVX2 core: 45 us as a fused
+    vector loop, 24 us tiled; numpy's ``w.T.copy()`` takes 50.)  False if not a transpose."""
+    node = sch.get(block)
+    bindings = _block_bindings(sch, block)
+    inner = len(loops) - 1
+    iters = [_bound_iter(sch, loop, node, bindings) for loop in loops]
+    if iters[inner] is None or extents[inner] is None:
+        return False
+    for region in node.reads:
+        last = region.region[-1].min
+        along = next((k for k, v in enumerate(iters[:inner]) if v is not None and last.same_as(v)),
+                     None)
+        if along is None or extents[along] is None:
+            continue
+        if extents[along] % lanes or extents[inner] % lanes:
+            return False
+        ko, ki = sch.split(loops[along], factors=[None, lanes])
+        jo, ji = sch.split(loops[inner], factors=[None, lanes])
+        others = [lp for k, lp in enumerate(loops) if k not in (along, inner)]
+        sch.reorder(*others, ko, jo, ki, ji)
+        sch.unroll(ki)
+        sch.vectorize(ji)
+        if _worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
+            sch.parallel(sch.fuse(*others, ko) if others else ko)
+        return True
+    return False
 
 
 def _vector_factor(extent, lanes: int):
