@@ -354,10 +354,8 @@ def _tile_reduction(sch, red, epilogue, lanes: int, transposed=(), pack: bool = 
         # Accumulate into a tile-sized buffer, not into the output itself, so the
         # accumulators can live in registers for the whole reduction.
         epilogue = sch.cache_write(red, 0, "global")
-    j_extent = _static(sch.get(j).extent)
     j_factor = _inner_factor(j_extent, lanes)
     jo, ji = sch.split(j, factors=[None, j_factor]) if j_extent > j_factor else (None, j)
-    i_extent = _static(sch.get(i).extent)
     rows = next((r for r in (ROWS, 2) if i_extent is not None and i_extent % r == 0), None)
     if rows is None:
         io, ii = i, None  # a symbolic or odd row count: one row per tile
@@ -462,8 +460,6 @@ def _row_loop(sch, block, spatial):
     reused by every row -- matmul's rows of A, conv2d's output channels (not its output
     rows, which would load a different input vector per row).  Falls back to the loop
     just outside the columns."""
-    from tvm import tirx
-
     node = sch.get(block)
     bindings = _block_bindings(sch, block)
     vj = _bound_iter(sch, spatial[-1], node, bindings)
@@ -471,7 +467,7 @@ def _row_loop(sch, block, spatial):
     for region in node.reads:
         if _column_axis(region, vj) is not None:
             for rng in region.region:
-                vector_vars.extend(tirx.analysis.undefined_vars(rng.min, []))
+                vector_vars.extend(_free_vars(rng.min))
     for loop in reversed(spatial[:-1]):
         vi = _bound_iter(sch, loop, node, bindings)
         if (vi is not None and _static(sch.get(loop).extent) is not None
@@ -547,8 +543,7 @@ def _work(sch, block):
 def _loop_kinds(sch, block, loops):
     """For each loop above ``block``: ``IterVar.DataPar`` if it only feeds spatial block
     iterators, ``IterVar.CommReduce`` if it feeds a reduction iterator, None if it feeds
-    none (a unit loop) or an iterator of another kind."""
-    from tvm import tirx
+    none (a unit loop) or an iterator of another kind (opaque, ordered)."""
     from tvm.tirx import IterVar
 
     node = sch.get(block)
@@ -558,14 +553,15 @@ def _loop_kinds(sch, block, loops):
         var = sch.get(loop).loop_var
         kind = None
         for iv, value in zip(node.iter_vars, bindings):
-            if not any(v.same_as(var) for v in tirx.analysis.undefined_vars(value, [])):
+            if not any(v.same_as(var) for v in _free_vars(value)):
                 continue
-            t = int(iv.iter_type)
-            if t == IterVar.CommReduce:
-                kind = IterVar.CommReduce
+            iter_type = int(iv.iter_type)
+            if iter_type not in (IterVar.DataPar, IterVar.CommReduce):
+                kind = None
                 break
-            kind = IterVar.DataPar if t == IterVar.DataPar and kind is None else (
-                kind if t == IterVar.DataPar else -1)
+            kind = iter_type
+            if iter_type == IterVar.CommReduce:
+                break
         kinds.append(kind)
     return kinds
 
