@@ -31,6 +31,9 @@ _VERSION = "0.1.0"
 def tvm():
     """Import TVM once, with every core at work (it defaults to half of them on x86)."""
     os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
+    # TVM's workers busy-wait after each kernel, as OpenBLAS's do; when numpy and mlclab
+    # alternate (validate, the lessons' timings) the two pools starve each other on few cores.
+    os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
     import tvm as _tvm
 
     return _tvm
@@ -147,6 +150,7 @@ class Program(Mapping):
         self._expr_vars = built.expr_vars
         self.executable = _build(self.mod, target)
         self._vm = None
+        self.lock = threading.Lock()
         self._functions = {name: CompiledFunction(self, name) for name in typed.functions}
         self._traces: dict = {}
 
@@ -318,10 +322,12 @@ class CompiledFunction:
 
     def __call__(self, *args):
         arrays = self.check_args(args)
-        if self._vm_fn is None:
-            self._vm_fn = self.program.vm[self.name]
-        result = self._vm_fn(*self._marshaller.to_tvm(arrays))
-        return self._marshaller.to_numpy(result)
+        # One VM per program, and the VM is not thread-safe: calls take turns.
+        with self.program.lock:
+            if self._vm_fn is None:
+                self._vm_fn = self.program.vm[self.name]
+            result = self._vm_fn(*self._marshaller.to_tvm(arrays))
+            return self._marshaller.to_numpy(result)
 
     def reference(self, *args):
         """The same program evaluated by numpy, operator by operator (for validation)."""
@@ -349,8 +355,9 @@ class CompiledFunction:
         """TVM's value of every top-level binding, keyed by its IR binding name."""
         arrays = self.check_args(args, f"{self.name}.trace")
         built, vm = self.program.traced(self.name)
-        result = vm[self.name](*self._marshaller.to_tvm(arrays))
-        values = self._marshaller.to_numpy(result[1])
+        with self.program.lock:
+            result = vm[self.name](*self._marshaller.to_tvm(arrays))
+            values = self._marshaller.to_numpy(result[1])
         return dict(zip(self._trace_names(), values))
 
     def _trace_names(self) -> list:

@@ -225,3 +225,14 @@ def test_dtypes_and_tensor_annotations_are_importable_python():
     assert Tensor[(1,), bool].dtype == "bool"
     with pytest.raises(TypeError):
         Tensor()
+
+
+def test_calls_from_several_threads_take_turns_safely():
+    from concurrent.futures import ThreadPoolExecutor
+
+    f = mlclab.compile("def f(a: Tensor[(64, 64), f32]):\n    return relu(a @ a)")["f"]
+    xs = [rng.standard_normal((64, 64)).astype("f4") for _ in range(16)]
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(f, xs))
+    for x, out in zip(xs, outs):
+        np.testing.assert_allclose(out, np.maximum(x @ x, 0), rtol=1e-4, atol=1e-4)

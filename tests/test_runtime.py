@@ -225,15 +225,17 @@ def test_each_thread_stages_into_its_own_buffers():
         a = _misaligned(BIG)
         a += k
         (t,) = m.to_tvm([a])
-        seen[k] = (_ptr(t), np.from_dlpack(t).copy(), a)
+        # keep t (and so its thread's staging buffer) alive: a freed buffer's address may be
+        # handed to the next thread, which would look like sharing
+        seen[k] = (t, np.from_dlpack(t).copy(), a)
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(3)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len({ptr for ptr, _, _ in seen.values()}) == 3
-    for ptr, staged, original in seen.values():
+    assert len({_ptr(t) for t, _, _ in seen.values()}) == 3
+    for _, staged, original in seen.values():
         np.testing.assert_array_equal(staged, original)
 
 

@@ -59,6 +59,7 @@ def build_passes(target="llvm", schedule: bool = True) -> list:
     ``schedule=False`` leaves out mlclab's CPU schedules: the build falls back to it when a
     scheduled kernel fails to compile, so a schedule bug costs speed, never a program.
     """
+    from tvm import relax
     from tvm.relax.backend import cpu_generic
     from tvm.relax.backend.cpu_generic.pipeline import dataflow_lower_passes
 
@@ -66,6 +67,9 @@ def build_passes(target="llvm", schedule: bool = True) -> list:
 
     tgt = resolve_target(target)
     return [
+        # x @ w.T as one matmul kernel (linear's transpose folded in), which the CPU
+        # schedules pack panel by panel instead of running a separate transpose.
+        relax.transform.FuseTransposeMatmul(),
         *cpu_generic.library_dispatch_passes(tgt),
         *cpu_generic.legalize_passes(tgt),
         *([schedule_cpu(tgt)] if schedule else []),
