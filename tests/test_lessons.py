@@ -206,9 +206,9 @@ def executed(request, lesson_python, tmp_path_factory) -> dict:
 
 def test_lessons_ran_in_the_binder_environment(executed):
     env = executed["environment"]
-    assert env["python"].startswith("3.11")
-    assert env["torch"].endswith("+cpu")
-    assert env["mlclab"] is not None
+    assert env["python"].startswith("3.11"), "binder/runtime.txt pins Python 3.11"
+    assert env["torch"].endswith("+cpu"), "Binder installs PyTorch's CPU build"
+    assert env["mlclab"] is not None, "postBuild did not install mlclab"
     if not os.environ.get("MLCLAB_LESSONS_PYTHON"):
         assert Path(env["prefix"]) != Path(sys.prefix), "lessons ran in the development venv"
 
