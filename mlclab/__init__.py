@@ -5,9 +5,8 @@
 from .dsl.annotations import Tensor, f16, f32, f64, i8, i16, i32, i64, u8
 from .dsl.diagnostics import DSLError
 from .compile import CompiledFunction, Program, compile, function
-# Imported eagerly: a lazy wrapper named like the submodule would be replaced by the module
-# the first time ``mlclab.validate`` (the module) is imported.
-from .validate import validate
+# validate's module is named validation, so no submodule import can shadow the function.
+from .validation import validate
 
 __version__ = "0.1.0"
 
