@@ -67,7 +67,14 @@ def compare(actual, expected, rtol: Optional[float] = None, atol: Optional[float
     a, e = np.asarray(actual), np.asarray(expected)
     d_rtol, d_atol = default_tolerances(e.dtype if e.dtype.kind == "f" else a.dtype)
     rtol = d_rtol if rtol is None else float(rtol)
-    atol = d_atol if atol is None else float(atol)
+    if atol is None:
+        # A value near zero that ends a long reduction (a matmul's) carries rounding error on
+        # the scale of the values it summed, not its own: by default the absolute tolerance
+        # grows with the largest expected magnitude.
+        finite = np.abs(e[np.isfinite(e)]) if e.dtype.kind == "f" and e.size else np.zeros(0)
+        atol = max(d_atol, rtol * float(finite.max())) if finite.size else d_atol
+    else:
+        atol = float(atol)
     if a.shape != e.shape:
         return Comparison(tuple(a.shape), str(a.dtype), math.inf, math.inf, a.size, a.size, rtol, atol,
                           note=f"shape {tuple(a.shape)} where {tuple(e.shape)} was expected")

@@ -218,3 +218,11 @@ def test_mismatches_are_exactly_the_cells_the_heatmap_paints_red(a, e):
     assert c.mismatches == int((c.tolerance_ratio > 1).sum())
     assert c.ok == (c.mismatches == 0)
     assert c.max_abs_err >= 0 and c.max_rel_err >= 0
+
+
+def test_default_tolerance_accepts_float32_rounding_of_a_long_reduction():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((512, 512)).astype("f4"), rng.standard_normal((512, 512)).astype("f4")
+    exact = a.astype("f8") @ b.astype("f8")
+    assert compare(a @ b, exact.astype("f4")).ok
+    assert not compare(a @ b + 0.05, exact.astype("f4")).ok
