@@ -148,7 +148,9 @@ class Program(Mapping):
         self.mod = built.mod
         self._bindings = built.bindings
         self._expr_vars = built.expr_vars
-        self.executable = _build(self.mod, target)
+        # ``optimized`` is False when mlclab's own passes failed and TVM's plain CPU pipeline
+        # built the program instead; fn.pipeline() then shows that pipeline.
+        self.executable, self.optimized = _build(self.mod, target)
         self._vm = None
         self.lock = threading.Lock()
         self._functions = {name: CompiledFunction(self, name) for name in typed.functions}
@@ -171,7 +173,7 @@ class Program(Mapping):
             from .ir.builder import build_module
 
             built = build_module(self.typed, trace=name)
-            ex = _build(built.mod, self.target)
+            ex, _ = _build(built.mod, self.target)
             self._traces[name] = (built, relax.VirtualMachine(ex, tvm().cpu()))
         return self._traces[name]
 
@@ -205,18 +207,21 @@ class Program(Mapping):
 
 
 def _build(mod, target_name):
-    """Compile with mlclab's pipeline; without its schedules if a scheduled kernel fails."""
+    """Compile with mlclab's pipeline, or with TVM's plain one if that fails.
+
+    Returns the executable and whether the optimized pipeline built it.
+    """
     from .ir.builder import clean_tvm_message
     from .ir.passes import build_passes
 
     t = tvm()
     target = _check_target(target_name)
     error = None
-    for schedule in (True, False):
-        passes = t.transform.Sequential(build_passes(target_name, schedule=schedule),
+    for optimized in (True, False):
+        passes = t.transform.Sequential(build_passes(target_name, optimized=optimized),
                                         name="mlclab.build")
         try:
-            return t.compile(mod, target=target, relax_pipeline=passes)
+            return t.compile(mod, target=target, relax_pipeline=passes), optimized
         except Exception as exc:
             error = error or exc
     raise DSLError(f"TVM could not compile this program: {clean_tvm_message(error)}",

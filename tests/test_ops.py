@@ -245,3 +245,13 @@ def test_docs_operator_reference_is_generated_from_the_table():
 
     doc = pathlib.Path(__file__).parents[1] / "docs" / "operators.md"
     assert doc.read_text() == ops.reference_markdown(), "run: python -m mlclab.ops > docs/operators.md"
+
+
+def test_linear_of_a_tensor_with_itself_builds():
+    """Found by the fuzzer: TVM's FuseTransposeMatmul fails on x @ x.T; the build falls back
+    to TVM's plain CPU pipeline, and fn.pipeline() shows the passes that really ran."""
+    x = rand((2, 3))
+    f = mlclab.compile("def f(x: Tensor[(2, 3), f32]):\n    return linear(x, x)")["f"]
+    np.testing.assert_allclose(f(x), x @ x.T, rtol=1e-5, atol=1e-6)
+    assert not f.program.optimized
+    assert "FuseTransposeMatmul" not in [s.name for s in f.pipeline().steps]

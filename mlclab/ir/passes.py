@@ -53,11 +53,12 @@ def host_cpu():
     return None
 
 
-def build_passes(target="llvm", schedule: bool = True) -> list:
+def build_passes(target="llvm", optimized: bool = True) -> list:
     """The ordered Relax passes of mlclab's build, for ``tvm.compile(relax_pipeline=...)``.
 
-    ``schedule=False`` leaves out mlclab's CPU schedules: the build falls back to it when a
-    scheduled kernel fails to compile, so a schedule bug costs speed, never a program.
+    ``optimized=False`` is TVM's own CPU pipeline, without mlclab's additions (transpose
+    folding and CPU schedules): the build falls back to it when the optimized one fails, so
+    a bug there costs speed, never a program.
     """
     from tvm import relax
     from tvm.relax.backend import cpu_generic
@@ -69,10 +70,10 @@ def build_passes(target="llvm", schedule: bool = True) -> list:
     return [
         # x @ w.T as one matmul kernel (linear's transpose folded in), which the CPU
         # schedules pack panel by panel instead of running a separate transpose.
-        relax.transform.FuseTransposeMatmul(),
+        *([relax.transform.FuseTransposeMatmul()] if optimized else []),
         *cpu_generic.library_dispatch_passes(tgt),
         *cpu_generic.legalize_passes(tgt),
-        *([schedule_cpu(tgt)] if schedule else []),
+        *([schedule_cpu(tgt)] if optimized else []),
         *dataflow_lower_passes(tgt),
         *cpu_generic.finalize_passes(tgt),
     ]

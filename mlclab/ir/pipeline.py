@@ -24,20 +24,20 @@ from ..viz.relax_info import Subject, resolve, value_ids
 ADDED, REMOVED, MERGED, REWRITTEN, GROUPED = "added", "removed", "merged", "rewritten", "grouped"
 
 
-def run_passes(mod, target="llvm"):
+def run_passes(mod, target="llvm", optimized: bool = True):
     """``mod`` after the whole Relax build pipeline (what goes to TIR lowering and codegen)."""
-    for _, after in _steps(mod, target):
+    for _, after in _steps(mod, target, optimized):
         mod = after
     return mod
 
 
-def _steps(mod, target):
+def _steps(mod, target, optimized: bool = True):
     from .passes import build_passes, resolve_target
 
     tgt = resolve_target(target)
     # tvm.compile applies the Relax pipeline inside ``with target:``; so do we, pass by pass.
     with tgt:
-        for p in build_passes(target):
+        for p in build_passes(target, optimized=optimized):
             after = p(mod)
             yield p, after
             mod = after
@@ -92,7 +92,10 @@ class Pipeline:
         self.target = self.subject.target
         self.steps: list[Step] = []
         before = self.input
-        for i, (p, after) in enumerate(_steps(self.input, self.target)):
+        # The passes that really built it: a program mlclab's optimizations failed on was
+        # built by TVM's plain pipeline (Program.optimized).
+        optimized = getattr(getattr(fn, "program", fn), "optimized", True)
+        for i, (p, after) in enumerate(_steps(self.input, self.target, optimized)):
             changed = not (after.same_as(before) or tvm_ffi.structural_equal(after, before))
             self.steps.append(Step(i, p.info.name, after, changed, self))
             before = after
