@@ -147,7 +147,6 @@ class Program(Mapping):
         built = build_module(typed)
         self.mod = built.mod
         self._bindings = built.bindings
-        self._expr_vars = built.expr_vars
         # ``optimized`` is False when mlclab's own passes failed and TVM's plain CPU pipeline
         # built the program instead; fn.pipeline() then shows that pipeline.
         self.executable, self.optimized = _build(self.mod, target)
@@ -353,8 +352,7 @@ class CompiledFunction:
                 out[var.name] = value
 
         _reference.evaluate(self.program.typed, self.name, arrays, record)
-        top_names = {e.name for e in expr_vars.values()}
-        return {k: out[k] for k in self._trace_names() if k in out and k in top_names}
+        return {k: out[k] for k in self._trace_names() if k in out}
 
     def trace(self, *args) -> dict:
         """TVM's value of every top-level binding, keyed by its IR binding name."""
