@@ -2,6 +2,7 @@
 import pytest
 
 import mlclab
+from programs import BRANCHY, LOG_TWICE
 from mlclab.ir.passes import build_passes
 from mlclab.ir.pipeline import pipeline
 
@@ -120,19 +121,7 @@ def test_pipeline_of_bare_relax_module():
     assert any(c.kind == "fused" for c in g.clusters.values())
 
 
-ROBUST = '''\
-def f(x: Tensor[(8,), f32]):
-    y = log(x)
-    return y + y
-
-def g(x: Tensor[(4,), f32]):
-    s = sum(x)
-    if s > 0.0:
-        y = relu(x * 2.0)
-    else:
-        y = -x
-    return y
-
+ROBUST = LOG_TWICE + "\n" + BRANCHY.format(name="g") + "\n" + '''\
 def main(x: Tensor[(8,), f32]):
     a = f(x)
     return f(a) * 2.0

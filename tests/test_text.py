@@ -3,25 +3,14 @@ import numpy as np
 import pytest
 
 import mlclab
+from programs import BRANCHY, LOG_TWICE
 from mlclab.ir.text import STYLES, render_text, text
 
 tvm = pytest.importorskip("tvm")
 from tvm import relax  # noqa: E402
 from tvm.relax import op as R  # noqa: E402
 
-SRC = '''\
-def f(x: Tensor[(8,), f32]):
-    y = log(x)
-    return y + y
-
-def branchy(x: Tensor[(4,), f32]):
-    s = sum(x)
-    if s > 0.0:
-        y = relu(x * 2.0)
-    else:
-        y = -x
-    return y
-
+SRC = LOG_TWICE + "\n" + BRANCHY.format(name="branchy") + "\n" + '''\
 def mlp(x: Tensor[("n", 8), f32], w: Tensor[(4, 8), f32], b: Tensor[(4,), f32]):
     h = relu(linear(x, w, b))
     return softmax(h, axis=-1), h

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import mlclab
+from programs import BRANCHY, LOG_TWICE
 from mlclab.viz.relax_info import SourceInfo
 from mlclab.viz import (INSTALL_HINT, DataflowParser, DotPlotter, Graph, LetParser,
                         MissingDotWarning, Node, TermPlotter, TreeParser, Visualizer, graph)
@@ -17,19 +18,7 @@ tvm = pytest.importorskip("tvm")
 from tvm import relax, tirx  # noqa: E402
 from tvm.relax import op as R  # noqa: E402
 
-SRC = '''\
-def f(x: Tensor[(8,), f32]):
-    y = log(x)
-    return y + y
-
-def branchy(x: Tensor[(4,), f32]):
-    s = sum(x)
-    if s > 0.0:
-        y = relu(x * 2.0)
-    else:
-        y = -x
-    return y
-
+SRC = LOG_TWICE + "\n" + BRANCHY.format(name="branchy") + "\n" + '''\
 def dense(x: Tensor[(2, 3), f32], w: Tensor[(3, 3), f32]):
     return relu(x @ w)
 
