@@ -54,7 +54,9 @@ case "${1:-help}" in
   lab)
     setup
     say "opening the lessons in JupyterLab (Ctrl-C to stop)"
-    exec "$VENV/bin/python" -m jupyterlab --notebook-dir=lessons "${@:2}" ;;
+    as_root=()
+    [ "$(id -u)" = 0 ] && as_root=(--allow-root)   # JupyterLab refuses root without it
+    exec "$VENV/bin/python" -m jupyterlab --ServerApp.root_dir=lessons "${as_root[@]}" "${@:2}" ;;
   test)
     setup
     need_system chromium chromium "the real-browser notebook tests"
