@@ -143,6 +143,20 @@ class RelaxParser:
         node.text = text or f"const {node.type}"
         return self.graph.add_node(node)
 
+    def _binding_node(self, binding, vid, group):
+        """The node for one binding and its description (a MatchCast shows as one)."""
+        from tvm import relax
+
+        var, value = binding.var, binding.value
+        d = describe(value, self.mod)
+        node = Node(self._unique(vid), d.kind, d.op, name=var.name, value=vid,
+                    type=format_type(var.ty), attrs=d.attrs, group=group,
+                    source=self._source(var, value))
+        if isinstance(binding, relax.MatchCast):
+            node.kind, node.op = "match_cast", "match_cast"
+            d = Described("match_cast", "match_cast", {}, [_arg(value)])
+        return node, d
+
     def _unique(self, nid):
         if nid not in self.graph.nodes:
             return nid
@@ -258,17 +272,13 @@ class DataflowParser(RelaxParser):
         if isinstance(value, relax.Var) and value in env:
             env[var] = env[value]          # an alias adds no computation: same node
             return
-        d = describe(value, self.mod)
-        if isinstance(value, relax.Call) and d.kind == "fused" and self.inline_fused \
+        if isinstance(value, relax.Call) and self.inline_fused \
+                and describe(value, self.mod).kind == "fused" \
                 and isinstance(_lookup(self.mod, value.op), relax.Function):
             env[var] = self._inline(fname, owner, value, env, group, var)
             return
-        nid = self._unique(vid)
-        node = Node(nid, d.kind, d.op, name=var.name, value=vid, type=format_type(var.ty),
-                    attrs=d.attrs, group=group, source=self._source(var, value))
-        if isinstance(binding, relax.MatchCast):
-            node.kind, node.op = "match_cast", "match_cast"
-            d = Described("match_cast", "match_cast", {}, [_arg(value)])
+        node, d = self._binding_node(binding, vid, group)
+        nid = node.id
         self.graph.add_node(node)
         env[var] = nid
         if d.kind == "if":
@@ -511,14 +521,8 @@ class LetParser(RelaxParser):
         ids = self._ids_of(fname)
         for b in bindings:
             var, value = b.var, b.value
-            vid = ids.get(var, f"{fname}:{var.name}")
-            d = describe(value, self.mod)
-            nid = self._unique(vid)
-            node = Node(nid, d.kind, d.op, name=var.name, value=vid, type=format_type(var.ty),
-                        attrs=d.attrs, group=group, source=self._source(var, value))
-            if isinstance(b, relax.MatchCast):
-                node.kind, node.op = "match_cast", "match_cast"
-                d = Described("match_cast", "match_cast", {}, [_arg(value)])
+            node, d = self._binding_node(b, ids.get(var, f"{fname}:{var.name}"), group)
+            nid = node.id
             self.graph.add_node(node)
             if prev is not None:
                 self.graph.add_edge(prev, nid, 0, "seq")
