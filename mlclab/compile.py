@@ -133,7 +133,22 @@ def _check_target(target):
                          f"use \"llvm\" for this CPU") from None
 
 
-class Program(Mapping):
+class _HoldsIR:
+    """Copying or pickling TVM IR kills the process (TVM-NOTES §8). Compiled programs are
+    immutable, so a copy can be the object itself; pickling is refused with the way out."""
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError(f"{self!r} cannot be pickled (it holds TVM IR); pickle its source and "
+                        f"call mlclab.compile(source) again")
+
+
+class Program(_HoldsIR, Mapping):
     """Every function of one compiled tinynn source, in source order, plus the module."""
 
     def __init__(self, typed: TypedProgram, target):
@@ -192,17 +207,6 @@ class Program(Mapping):
     def __repr__(self):
         return f"<mlclab.Program {', '.join(self._functions)} ({self.target})>"
 
-    # Copying or pickling TVM IR kills the process (TVM-NOTES §8). A compiled program is
-    # immutable, so a copy can be the program itself; pickling is refused with the way out.
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
-
-    def __reduce__(self):
-        raise TypeError("an mlclab Program cannot be pickled (it holds TVM IR); pickle its "
-                        "source and call mlclab.compile(source) again")
 
 
 def _build(mod, target_name):
@@ -229,7 +233,7 @@ def _build(mod, target_name):
 
 
 # ---------------------------------------------------------------------------- functions
-class CompiledFunction:
+class CompiledFunction(_HoldsIR):
     """One compiled tinynn function: call it with numpy arrays, get numpy arrays back."""
 
     def __init__(self, program: Program, name: str):
@@ -279,16 +283,6 @@ class CompiledFunction:
 
     def __repr__(self):
         return f"<mlclab function {self.signature()}>"
-
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
-
-    def __reduce__(self):
-        raise TypeError(f"mlclab function {self.name!r} cannot be pickled (it holds TVM IR); "
-                        f"pickle its source and call mlclab.compile(source) again")
 
     # ------------------------------------------------------------------ calling
     def check_args(self, args, caller: Optional[str] = None) -> list:
