@@ -259,6 +259,8 @@ def test_negative_of_unsigned_wraps_like_numpy():
     src = "def f(a: Tensor[(6,), u8]):\n    return -a, negative(a), -a + a"
     got = run(src, a, expect=(np.negative(a), np.negative(a), np.zeros(6, "uint8")))
     assert got[0].dtype == np.uint8 and list(got[0]) == [0, 255, 254, 128, 56, 1]
+    relax_text = mlclab.compile(src)["f"].text("relax")
+    assert relax_text.count("R.subtract(") == 3 and "R.negative" not in relax_text
 
 
 def test_negative_of_signed_and_float_is_unchanged():

@@ -139,6 +139,18 @@ def reference_markdown() -> str:
             lines.append(f"| `{o.signature()}` | {written} | {o.doc} | "
                          f"`{o.example.call.replace('|', chr(92) + '|')}` |")
         lines.append("")
+    lines += ["## Parameter kinds", "",
+              "What each kind of argument accepts. Each is checked and normalised once, before "
+              "the operator's rule runs.", "", "| kind | accepts | parameters |",
+              "| --- | --- | --- |"]
+    kinds: dict = {}
+    for o in OPS.values():
+        for p in o.params:
+            kinds.setdefault((p.kind.name, p.kind.accepts), []).append(f"{o.name}'s {p.name}")
+    for (name, accepts), users in kinds.items():
+        shown = ", ".join(users[:4]) + (f" and {len(users) - 4} more" if len(users) > 4 else "")
+        lines.append(f"| `{name}` | {accepts} | {shown} |")
+    lines.append("")
     return "\n".join(lines)
 
 

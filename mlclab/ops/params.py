@@ -83,6 +83,7 @@ class Kind:
     """How one parameter's argument is read. Subclasses set ``name`` (the docs' word for it)."""
 
     name = "?"
+    accepts = "?"            # what the student may write, for the docs
     tensor = False           # resolved by the front end as tensor expressions
 
     def parse(self, value, op: str, param: str, symbols=frozenset()):
@@ -114,18 +115,25 @@ class Tensor(Kind):
     def name(self) -> str:
         return "tensor?" if self.optional else "tensor"
 
+    @property
+    def accepts(self) -> str:
+        return "a tensor" + (" or None" if self.optional else "") \
+            + (" or a number (which takes the tensors' dtype)" if self.scalar_ok else "")
+
 
 @dataclass(frozen=True, repr=False)
 class Tensors(Kind):
     """A tuple of tensor expressions (``concat((a, b))``)."""
 
     name = "tensors"
+    accepts = "a tuple of tensors, (a, b, ...)"
     tensor = True
 
 
 @dataclass(frozen=True, repr=False)
 class Int(Kind):
     name = "int"
+    accepts = "an int literal"
 
     def parse(self, value, op, param, symbols=frozenset()):
         if not _is_int(value):
@@ -136,6 +144,7 @@ class Int(Kind):
 @dataclass(frozen=True, repr=False)
 class Float(Kind):
     name = "float"
+    accepts = "a number literal"
 
     def parse(self, value, op, param, symbols=frozenset()):
         if type(value) not in (int, float):
@@ -146,6 +155,7 @@ class Float(Kind):
 @dataclass(frozen=True, repr=False)
 class Bool(Kind):
     name = "bool"
+    accepts = "True or False"
 
     def parse(self, value, op, param, symbols=frozenset()):
         if type(value) is not bool:
@@ -156,6 +166,7 @@ class Bool(Kind):
 @dataclass(frozen=True, repr=False)
 class DType(Kind):
     name = "dtype"
+    accepts = "a dtype: f16, f32, f64, i8, i16, i32, i64, u8, bool (or \"float32\"...)"
 
     def parse(self, value, op, param, symbols=frozenset()):
         if isinstance(value, Word) and value in DTYPE_NAMES:
@@ -185,6 +196,7 @@ class Axis(Kind):
 
     of: str = "x"
     name = "axis"
+    accepts = "an int; a negative axis counts from the end"
 
     def parse(self, value, op, param, symbols=frozenset()):
         return Int().parse(value, op, param)
@@ -215,6 +227,7 @@ class Axes(Kind):
     inserted: bool = False
     distinct: bool = True
     name = "axes"
+    accepts = "an int or a tuple of ints; negative axes count from the end"
 
     def parse(self, value, op, param, symbols=frozenset()):
         return _int_tuple(value, op, param)
@@ -238,6 +251,7 @@ class Pair(Kind):
 
     default_to: Optional[str] = None
     name = "pair"
+    accepts = "a positive int, or one per spatial axis: (height, width)"
 
     def parse(self, value, op, param, symbols=frozenset()):
         pair = (value, value) if _is_int(value) else value
@@ -256,6 +270,7 @@ class Padding(Kind):
     """(top, left, bottom, right) from an int, (h, w) or a 4-tuple of non-negative ints."""
 
     name = "padding"
+    accepts = "an int, (h, w) or (top, left, bottom, right)"
 
     def parse(self, value, op, param, symbols=frozenset()):
         pad = (value,) * 4 if _is_int(value) else value
@@ -274,6 +289,7 @@ class Shape(Kind):
     """A tuple of sizes: ints (one may be -1) and the function's symbolic sizes."""
 
     name = "shape"
+    accepts = "a tuple of sizes: ints (one may be -1) and the parameters' symbolic sizes (\"n\")"
 
     def parse(self, value, op, param, symbols=frozenset()):
         items = value if isinstance(value, tuple) else (value,)
