@@ -209,8 +209,7 @@ class Axis(Kind):
         if t is None or isinstance(t, list):
             return value             # no tensor to measure: the rule says what is missing
         if t.ndim == 0:
-            raise OpTypeError(f"{op} needs a tensor of rank 1 or more",
-                              param=self.of)
+            raise OpTypeError(f"{op} needs a tensor of rank 1 or more", param=self.of)
         return check_axis(value, t.ndim, op, param)
 
 
