@@ -82,7 +82,7 @@ def _eval(program, e, env, sizes, record):
 
 
 def _call(program, e: Call, env, sizes, record):
-    v = arguments(e, lambda arg: _eval(program, arg, env, sizes, record))
     out_type: TensorType = e.type
-    v["_out_shape"] = tuple(D.evaluate(d, sizes) for d in out_type.shape)
+    v = arguments(e, lambda arg: _eval(program, arg, env, sizes, record),
+                  out_shape=tuple(D.evaluate(d, sizes) for d in out_type.shape))
     return np.asarray(e.op.numpy(v)).astype(out_type.dtype, copy=False)

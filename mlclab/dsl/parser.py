@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import operator
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -389,10 +388,10 @@ class _Scope:
             if len(node.ops) != 1:
                 raise self.p.error("chained comparisons are not supported", node,
                                    hint="compare two values at a time")
-            symbol = _CMP.get(type(node.ops[0]))
-            if symbol is None:
+            entry = O.for_binary_symbol(type(node.ops[0]))
+            if entry is None:
                 raise self.p.error("only < <= > >= == != compare tensors", node)
-            return self.apply(O.BINARY_SYMBOLS[symbol], [node.left, node.comparators[0]], [], node)
+            return self.apply(entry, [node.left, node.comparators[0]], [], node)
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.Tuple):
@@ -426,46 +425,31 @@ class _Scope:
                            "names are parameters or values assigned above")
 
     def binop(self, op, left_node, right_node, node):
-        symbol = _BINOPS.get(type(op))
-        if symbol is None:
-            raise self.p.error(f"the operator {_OPSYM.get(type(op), type(op).__name__)} is not "
-                               "supported on tensors", node)
+        entry = O.for_binary_symbol(type(op))
+        if entry is None:
+            spelled = O.BINARY_SYNTAX.get(type(op), type(op).__name__)
+            raise self.p.error(f"the operator {spelled} is not supported on tensors", node)
         left, right = self.expr(left_node), self.expr(right_node)
         if isinstance(left, Literal) and isinstance(right, Literal):
-            return self.fold(symbol, left, right, node)
-        return self.apply(O.BINARY_SYMBOLS[symbol], [left_node, right_node], [], node,
-                          evaluated=[left, right])
+            return self.fold(entry, [left, right], node)
+        return self.apply(entry, [left_node, right_node], [], node, evaluated=[left, right])
 
-    def fold(self, symbol: str, left: Literal, right: Literal, node) -> Literal:
-        """``2 * 3``: numbers meeting numbers are computed here, as Python would."""
-        a, b = left.value, right.value
-        if symbol == "@" or isinstance(a, bool) or isinstance(b, bool):
-            raise self.p.error(f"{symbol} needs a tensor operand; these are plain values", node)
-        if symbol in ("/", "//", "%") and b == 0:
-            raise self.p.error("division by zero", node)
-        if symbol == "**" and (abs(b) > 64 or (a == 0 and b < 0)):
-            raise self.p.error("this power of a literal is out of range", node)
-        arithmetic = {"+": operator.add, "-": operator.sub, "*": operator.mul,
-                      "/": operator.truediv, "//": operator.floordiv, "%": operator.mod,
-                      "**": operator.pow}
-        if symbol not in arithmetic:
-            raise self.p.error(f"{symbol} between two numbers gives a bool, not a tensor", node,
-                               hint="compare tensors instead")
-        result = arithmetic[symbol](a, b)
-        if isinstance(result, complex) or (isinstance(result, int) and abs(result) > 2 ** 63):
-            raise self.p.error("this literal expression is out of range", node)
-        return Literal(result, Span.of(node))
+    def fold(self, entry: O.Op, literals: list, node) -> Literal:
+        """``2 * 3``, ``-2``: numbers meeting numbers are computed here, as the table says."""
+        try:
+            return Literal(O.fold(entry, *(lit.value for lit in literals)), Span.of(node))
+        except O.OpTypeError as exc:
+            raise self.p.error(exc.message, node, hint=exc.hint) from None
 
     def unary(self, node: ast.UnaryOp):
         if isinstance(node.op, ast.UAdd):
             return self.expr(node.operand)
-        if isinstance(node.op, ast.USub):
+        entry = O.for_unary_symbol(type(node.op))
+        if entry is not None:
             operand = self.expr(node.operand)
             if isinstance(operand, Literal):
-                if isinstance(operand.value, bool):
-                    raise self.p.error("cannot negate a bool", node)
-                return Literal(-operand.value, Span.of(node))
-            return self.apply(O.OPS["negative"], [node.operand], [], node, evaluated=[operand])
+                return self.fold(entry, [operand], node)
+            return self.apply(entry, [node.operand], [], node, evaluated=[operand])
         raise self.p.error("'not' and '~' are not supported on tensors", node,
                            hint="compare instead, e.g. x == 0")
 
@@ -586,13 +570,13 @@ class _Scope:
                 continue
             arg = bound[p.name]
             arg_nodes[p.name] = arg
-            if p.kind == "tensors":
+            if p.is_tensor_tuple:
                 if not isinstance(arg, (ast.Tuple, ast.List)):
                     raise self.p.error(f"{op.name}'s {p.name} is a tuple of tensors", arg,
                                        hint=f"{op.name}((a, b), ...)")
                 values[p.name] = [self.tensor(self.expr(e), e) for e in arg.elts]
             elif p.is_tensor:
-                if p.kind == "tensor?" and isinstance(arg, ast.Constant) and arg.value is None:
+                if p.optional and isinstance(arg, ast.Constant) and arg.value is None:
                     values[p.name] = None
                     continue
                 value = evaluated.pop(0) if evaluated else self.expr(arg)
@@ -602,25 +586,27 @@ class _Scope:
                     value = self.tensor(value, arg)
                 values[p.name] = value
             else:
-                values[p.name] = self.attr_value(op, p, arg)
-        tensor_names = [p.name for p in params if p.is_tensor and p.kind != "tensors"]
+                values[p.name] = _literal(arg)     # its parameter's kind reads it in op.check
+        tensor_names = [p.name for p in params if p.is_tensor and not p.is_tensor_tuple]
         self.fold_literals(op, values, tensor_names, arg_nodes, node)
-        types = {"_written": {n: ast.unparse(a) for n, a in arg_nodes.items()}}
+        types = {}
         for p in params:
             val = values[p.name]
-            if p.kind == "tensors":
+            if p.is_tensor_tuple:
                 types[p.name] = [v.type for v in val]
             elif p.is_tensor:
                 types[p.name] = None if val is None else val.type
             else:
                 types[p.name] = val
+        written = {n: ast.unparse(a) for n, a in arg_nodes.items()}
         try:
-            out = op.infer(types)
+            out, attrs = op.check(types, written, frozenset(self.symbols))
         except O.OpTypeError as exc:
             where = arg_nodes.get(exc.param, node) if exc.param else node
+            if exc.item is not None and isinstance(where, (ast.Tuple, ast.List)):
+                where = where.elts[exc.item]
             raise self.p.error(exc.message, where, hint=exc.hint) from None
         args = [values[p.name] for p in params if p.is_tensor]
-        attrs = {p.name: values[p.name] for p in params if not p.is_tensor}
         return Call(out, Span.of(node), op, args, attrs)
 
     def fold_literals(self, op, values, tensor_names, arg_nodes, node):
@@ -657,63 +643,8 @@ class _Scope:
                                    "inf or nan", arg_nodes[n], hint="divide by a non-zero number")
             values[n] = Const(TensorType((), dtype), lit.span, v)
 
-    def attr_value(self, op: O.Op, p: O.Param, node):
-        kind = p.kind
-        what = f"{op.name}'s {p.name}"
-        if isinstance(node, ast.Constant) and node.value is None:
-            if p.default is None:
-                return None
-            raise self.p.error(f"{what} cannot be None", node)
-        if kind == "dtype":
-            return self.p.dtype_value(node)
-        if kind in ("float",):
-            v = _number(node)
-            if v is None or isinstance(v, bool):
-                raise self.p.error(f"{what} must be a number literal", node)
-            return float(v)
-        if kind == "bool":
-            if isinstance(node, ast.Constant) and isinstance(node.value, bool):
-                return node.value
-            raise self.p.error(f"{what} must be True or False", node)
-        if kind in ("int", "axis"):
-            v = _int(node)
-            if v is None:
-                raise self.p.error(f"{what} must be an int literal", node)
-            return v
-        # tuples of ints (or one int): ints, pair, padding, axes, shape
-        items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else None
-        if items is None:
-            v = _int(node)
-            if v is None:
-                if kind == "shape" and isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    items = [node]
-                else:
-                    raise self.p.error(f"{what} must be an int literal or a tuple of them", node)
-            elif kind == "shape":
-                return (v,)
-            else:
-                return v
-        out = []
-        for e in items:
-            v = _int(e)
-            if v is None and kind == "shape" and isinstance(e, ast.Constant) \
-                    and isinstance(e.value, str):
-                if e.value not in self.symbols:
-                    raise self.p.error(f"{e.value!r} is not a symbolic size of this function",
-                                       e, hint="symbolic sizes come from the parameters' shapes")
-                out.append(e.value)
-                continue
-            if v is None:
-                raise self.p.error(f"{what} must hold int literals", e)
-            out.append(v)
-        return tuple(out)
-
 
 # ---------------------------------------------------------------------- helpers
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-           ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@"}
-_OPSYM = {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
-_CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
 def _ends_in_return(stmts) -> bool:
@@ -756,11 +687,6 @@ def _loc(node) -> dict:
     return {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
 
 
-def _int(node) -> Optional[int]:
-    v = _number(node)
-    return v if type(v) is int else None
-
-
 def _number(node):
     if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
         return node.value
@@ -769,6 +695,19 @@ def _number(node):
         if v is not None and not isinstance(v, bool):
             return -v
     return None
+
+
+def _literal(node):
+    """The Python value of an attribute argument written as a literal: a number (maybe
+    negative), True/False/None, a string, a bare name (``f32``) or a tuple of those."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) is str):
+        return node.value
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return O.Word(_attr_name(node))
+    number = _number(node)
+    return O.NOT_A_LITERAL if number is None else number
 
 
 def _int_fits(v: int, dtype: str) -> bool:

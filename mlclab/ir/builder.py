@@ -15,7 +15,7 @@ from ..dsl import dims as D
 from ..ops import arguments
 from ..dsl.diagnostics import DSLError
 from ..dsl.typed import (Assign, BindingInfo, Call, Const, FuncCall, Function, GetItem, If, Ref,
-                         Return, Span, TensorType, TupleExpr, TupleType, TypedProgram)
+                         Return, Span, TupleExpr, TupleType, TypedProgram)
 
 
 @dataclass
@@ -265,11 +265,9 @@ class _FunctionBuilder:
         return var
 
     def call(self, e: Call):
-        v = arguments(e, self.value, group=self.relax.Tuple)
+        v = arguments(e, self.value, group=self.relax.Tuple,
+                      out_shape=[D.to_prim(d, self.symbol_vars) for d in e.type.shape])
         self.current_span = e.span
-        out: TensorType = e.type
-        v["_out_shape"] = out.shape
-        v["_prim_shape"] = [D.to_prim(d, self.symbol_vars) for d in out.shape]
         return e.op.build(v)
 
     def if_(self, stmt: If, top: bool):
