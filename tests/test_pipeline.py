@@ -160,3 +160,38 @@ def test_steps_and_diffs_display_in_notebooks(steps):
     diff = steps["FuseTIR"].diff()._repr_mimebundle_()
     assert diff["text/plain"].startswith("FuseTIR: FuseOps -> FuseTIR")
     assert 'id="removed:' in diff["image/svg+xml"]                 # the merged-away ghosts
+
+
+def test_value_tracking_reads_the_ir_as_the_dataflow_view_does(steps):
+    # mlclab.ir.values walks the IR itself (no view parser); its ids, kinds and data flow must
+    # be the dataflow view's at every step, or a drawn step could not be mapped back.
+    from mlclab.ir.values import value_table
+    from mlclab.viz.parser import DataflowParser
+
+    others = [pipeline(mlclab.compile(src)["f"]) for src in (BRANCHY.format(name="f"), LOG_TWICE)]
+    for pipe in [steps] + others:
+        for mod in [pipe.input] + [s.mod for s in pipe.steps]:
+            subject = pipe._subject(mod)
+            table = value_table(subject)
+            g = DataflowParser().parse(subject)
+            assert list(table.values) == list(g.nodes)
+            for nid, v in table.values.items():
+                node = g.nodes[nid]
+                assert (v.value, v.kind, v.op, v.via) == \
+                    (node.value, node.kind, node.op, node.attrs.get("via"))
+                assert v.inputs == g.inputs(nid)
+            assert table.outputs == g.outputs
+            fused = sorted(c.label for c in g.clusters.values()
+                           if c.kind == "fused" and c.parent is not None)
+            assert sorted(table.groups.values()) == fused
+
+
+def test_pipeline_does_not_import_a_view_parser():
+    import ast
+    import pathlib
+
+    for module in ("pipeline", "values", "text"):
+        tree = ast.parse(pathlib.Path(mlclab.__file__).parent.joinpath("ir", f"{module}.py")
+                         .read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not any(m and m.endswith("viz.parser") for m in imported), module

@@ -4,7 +4,7 @@ import pytest
 
 import mlclab
 from programs import BRANCHY, LOG_TWICE
-from mlclab.ir.text import STYLES, render_text, text
+from mlclab.ir.text import render_text, style_names, text
 
 tvm = pytest.importorskip("tvm")
 from tvm import relax  # noqa: E402
@@ -153,7 +153,7 @@ def test_every_text_line_maps_to_the_value_ids_of_the_graph_views(prog):
 
 
 def test_unknown_style_is_a_clear_error(prog):
-    assert STYLES == ("relax", "relay", "let", "tir")
+    assert style_names() == ("relax", "relay", "let", "tir")
     with pytest.raises(ValueError, match="relax, relay, let, tir"):
         text(prog["f"], "llvm")
     with pytest.raises(ValueError, match="'ir' or 'fresh'"):

@@ -15,85 +15,19 @@ Each accepts an mlclab ``CompiledFunction``, a ``relax.Function`` or an ``IRModu
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional
 
 from .model import Cluster, Graph, Node
-from .relax_info import (call_attrs, call_tir_callee, const_text, format_type,
-                         is_primitive, is_tensor_const, literal, op_name, resolve, value_ids)
-
-
-@dataclass
-class Described:
-    """A binding value reduced to what every view shows: a kind, a headline and its arguments."""
-
-    kind: str
-    op: str
-    attrs: dict
-    args: list = field(default_factory=list)   # each: ("expr", relax expr) or ("lit", text)
-
-
-def describe(value, mod=None) -> Described:
-    """Classify one bound value. Non-tensor leaves (shapes, dtypes, strings) become literals."""
-    from tvm import relax, tirx
-
-    if isinstance(value, relax.Call):
-        callee = call_tir_callee(value)
-        if callee is not None:
-            args = value.args[1]
-            fields = list(args.fields) if isinstance(args, relax.Tuple) else [args]
-            attrs = {"via": op_name(value)}
-            attrs.update(call_attrs(value))
-            extra = [_arg(a) for a in value.args[2:]]
-            kind = "fused" if callee.startswith("fused_") else "op"
-            return Described(kind, callee, attrs, [_arg(f) for f in fields] + extra)
-        kind = "op"
-        if isinstance(value.op, relax.GlobalVar):
-            target = _lookup(mod, value.op)
-            if isinstance(target, relax.Function):
-                kind = "fused" if is_primitive(target) else "call"
-            elif isinstance(target, tirx.PrimFunc) and value.op.name_hint.startswith("fused_"):
-                kind = "fused"
-        return Described(kind, op_name(value), call_attrs(value), [_arg(a) for a in value.args])
-    if isinstance(value, relax.Tuple):
-        return Described("tuple", "Tuple", {}, [_arg(f) for f in value.fields])
-    if isinstance(value, relax.TupleGetItem):
-        return Described("getitem", "TupleGetItem", {"index": str(value.index)},
-                         [_arg(value.tuple_value)])
-    if isinstance(value, relax.If):
-        return Described("if", "if", {}, [_arg(value.cond)])
-    if isinstance(value, relax.Function):
-        return Described("closure", "fn", {}, [])
-    if isinstance(value, relax.Var):
-        return Described("alias", "=", {}, [_arg(value)])
-    if is_tensor_const(value):
-        return Described("const", const_text(value) or "const", {}, [])
-    text = literal(value)
-    return Described("const", text if text is not None else type(value).__name__, {}, [])
-
-
-def _arg(expr):
-    from tvm import relax
-
-    if isinstance(expr, relax.Var) or is_tensor_const(expr) or isinstance(expr, relax.Tuple):
-        return ("expr", expr)
-    text = literal(expr)
-    return ("lit", text if text is not None else type(expr).__name__)
-
-
-def _lookup(mod, gv):
-    if mod is None:
-        return None
-    try:
-        return mod[gv]
-    except Exception:    # a GlobalVar from another module: nothing to look up
-        return None
+from .registry import register_view
+from .relax_info import (Described, arg, const_text, describe, format_type, is_primitive,
+                         is_tensor_const, literal, lookup, resolve, value_ids)
 
 
 class RelaxParser:
     """Base of the parsers: resolves the input and gives nodes their ids, names and sources."""
 
     view = "dataflow"
+    layout = "dataflow"             # the Graph's layout intent (mlclab.viz.model.LAYOUTS)
 
     def parse(self, obj, function: Optional[str] = None, params: Optional[dict] = None) -> Graph:
         """``params`` maps parameter names to arrays bound to them (weights): drawn as constants."""
@@ -101,7 +35,7 @@ class RelaxParser:
         self.subject = subject
         self.mod = subject.mod
         self.params = dict(params or {})
-        self.graph = Graph(subject.name, self.view)
+        self.graph = Graph(subject.name, self.view, layout=self.layout)
         self._ids = {}
         self._const_count = 0
         self._build()
@@ -154,7 +88,7 @@ class RelaxParser:
                     source=self._source(var, value))
         if isinstance(binding, relax.MatchCast):
             node.kind, node.op = "match_cast", "match_cast"
-            d = Described("match_cast", "match_cast", {}, [_arg(value)])
+            d = Described("match_cast", "match_cast", {}, [arg(value)])
         return node, d
 
     def _unique(self, nid):
@@ -274,7 +208,7 @@ class DataflowParser(RelaxParser):
             return
         if isinstance(value, relax.Call) and self.inline_fused \
                 and describe(value, self.mod).kind == "fused" \
-                and isinstance(_lookup(self.mod, value.op), relax.Function):
+                and isinstance(lookup(self.mod, value.op), relax.Function):
             env[var] = self._inline(fname, owner, value, env, group, var)
             return
         node, d = self._binding_node(binding, vid, group)
@@ -309,7 +243,7 @@ class DataflowParser(RelaxParser):
         node.text = _binding_text(var.name, d, self._arg_names(d.args, env))
         if d.kind == "call" and isinstance(value.op, relax.GlobalVar):
             callee = value.op.name_hint
-            if isinstance(_lookup(self.mod, value.op), relax.Function):
+            if isinstance(lookup(self.mod, value.op), relax.Function):
                 self._call_edges.append((nid, callee))
 
     def _inline(self, fname, owner, call, env, group, var):
@@ -364,6 +298,7 @@ class TreeParser(RelaxParser):
     """
 
     view = "tree"
+    layout = "tree"
 
     def __init__(self, max_nodes: int = 2000):
         self.max_nodes = max_nodes
@@ -478,6 +413,7 @@ class LetParser(RelaxParser):
     """
 
     view = "let"
+    layout = "sequence"
 
     def _build(self):
         self._call_edges = []       # (let node id, callee name)
@@ -552,7 +488,7 @@ class LetParser(RelaxParser):
                 self._scope(fname, value.body, inner, cid, pprev)
                 node.text = f"let {var.name} = fn (...)"
             elif d.kind == "call" and isinstance(value.op, relax.GlobalVar) \
-                    and isinstance(_lookup(self.mod, value.op), relax.Function):
+                    and isinstance(lookup(self.mod, value.op), relax.Function):
                 self._call_edges.append((nid, value.op.name_hint))
             prev = nid
         # The scope's result: what the tail of the let chain returns.
@@ -585,4 +521,12 @@ class LetParser(RelaxParser):
                 index += 1
 
 
-PARSERS = {"dataflow": DataflowParser, "tree": TreeParser, "let": LetParser}
+
+# The built-in views, in the order lists show them. ``show`` is the %%tinynn --show keyword.
+register_view("dataflow", DataflowParser, title="graph", show="graph",
+              description="graph binding: a DAG, every value one node, shared values fan out")
+register_view("let", LetParser, title="let graph",
+              description="A-normal form: bindings in order per scope, if branches nested")
+register_view("tree", TreeParser, title="tree", show="tree",
+              description="what a naive recursive code generator walks: shared values "
+                          "recomputed")

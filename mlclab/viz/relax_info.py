@@ -390,3 +390,73 @@ def is_primitive(func) -> bool:
     except Exception:
         return False
     return bool(value) if value is not None else False
+
+
+# --------------------------------------------------------------------------- bound values
+@dataclass
+class Described:
+    """A binding value reduced to what every view shows: a kind, a headline and its arguments."""
+
+    kind: str
+    op: str
+    attrs: dict
+    args: list = field(default_factory=list)   # each: ("expr", relax expr) or ("lit", text)
+
+
+def describe(value, mod=None) -> Described:
+    """Classify one bound value. Non-tensor leaves (shapes, dtypes, strings) become literals."""
+    from tvm import relax, tirx
+
+    if isinstance(value, relax.Call):
+        callee = call_tir_callee(value)
+        if callee is not None:
+            args = value.args[1]
+            fields = list(args.fields) if isinstance(args, relax.Tuple) else [args]
+            attrs = {"via": op_name(value)}
+            attrs.update(call_attrs(value))
+            extra = [arg(a) for a in value.args[2:]]
+            kind = "fused" if callee.startswith("fused_") else "op"
+            return Described(kind, callee, attrs, [arg(f) for f in fields] + extra)
+        kind = "op"
+        if isinstance(value.op, relax.GlobalVar):
+            target = lookup(mod, value.op)
+            if isinstance(target, relax.Function):
+                kind = "fused" if is_primitive(target) else "call"
+            elif isinstance(target, tirx.PrimFunc) and value.op.name_hint.startswith("fused_"):
+                kind = "fused"
+        return Described(kind, op_name(value), call_attrs(value), [arg(a) for a in value.args])
+    if isinstance(value, relax.Tuple):
+        return Described("tuple", "Tuple", {}, [arg(f) for f in value.fields])
+    if isinstance(value, relax.TupleGetItem):
+        return Described("getitem", "TupleGetItem", {"index": str(value.index)},
+                         [arg(value.tuple_value)])
+    if isinstance(value, relax.If):
+        return Described("if", "if", {}, [arg(value.cond)])
+    if isinstance(value, relax.Function):
+        return Described("closure", "fn", {}, [])
+    if isinstance(value, relax.Var):
+        return Described("alias", "=", {}, [arg(value)])
+    if is_tensor_const(value):
+        return Described("const", const_text(value) or "const", {}, [])
+    text = literal(value)
+    return Described("const", text if text is not None else type(value).__name__, {}, [])
+
+
+def arg(expr):
+    """An argument as a view shows it: ``("expr", relax expr)`` or ``("lit", text)``."""
+    from tvm import relax
+
+    if isinstance(expr, relax.Var) or is_tensor_const(expr) or isinstance(expr, relax.Tuple):
+        return ("expr", expr)
+    text = literal(expr)
+    return ("lit", text if text is not None else type(expr).__name__)
+
+
+def lookup(mod, gv):
+    """The function ``gv`` names in ``mod``, or None."""
+    if mod is None:
+        return None
+    try:
+        return mod[gv]
+    except Exception:    # a GlobalVar from another module: nothing to look up
+        return None

@@ -1,0 +1,91 @@
+"""The text styles, each registered once, and the printed text they all return.
+
+Every list of styles reads this registry: ``fn.text(style)``, the CLI's ``--style`` choices,
+the ``%%tinynn --show`` choices and tab titles, and docs/visualizer.md. Adding a style is one
+module with a ``render(subject, **options) -> IRText`` function and one call::
+
+    register_style("toy", render, title="toy", description="what it prints")
+
+The built-in styles are the modules of this package, which import on ``import mlclab.ir.texts``.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+
+@dataclass
+class IRText:
+    """A printed text and, for each 1-based line that defines a value, that value's id
+    (the ids of ``mlclab.viz.relax_info.value_ids``: the graph nodes' ``value``)."""
+
+    style: str
+    text: str
+    line_values: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def lines_of(self) -> dict:
+        """Value id -> the first line that defines it (what a click on a graph node marks)."""
+        out: dict = {}
+        for line, vid in sorted(self.line_values.items()):
+            out.setdefault(vid, line)
+        return out
+
+
+@dataclass(frozen=True)
+class TextStyle:
+    """One registered text style."""
+
+    name: str                          # fn.text(name), mlclab text --style name
+    render: Callable                   # render(subject, **options) -> IRText
+    title: str                         # tab title in a %%tinynn cell
+    description: str                   # one line, for --help and the docs
+    show: Optional[str] = None         # its %%tinynn --show keyword (None: not a tab)
+
+    def options(self) -> tuple:
+        """The keyword options ``render`` takes after the subject."""
+        params = list(inspect.signature(self.render).parameters.values())[1:]
+        return tuple(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+_STYLES: dict = {}
+
+
+def register_style(name: str, render: Callable, *, title: str, description: str,
+                   show: Optional[str] = "") -> TextStyle:
+    """Add a text style (``show`` defaults to its name); registering a name twice is a mistake."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"style name must be an identifier, got {name!r}")
+    if name in _STYLES:
+        raise ValueError(f"a text style named {name!r} is already registered")
+    if not callable(render):
+        raise TypeError(f"render of style {name!r} must be callable, got {render!r}")
+    style = TextStyle(name, render, title, description, name if show == "" else show)
+    _STYLES[name] = style
+    return style
+
+
+def unregister_style(name: str) -> None:
+    """Remove a style (for tests and notebook experiments)."""
+    _STYLES.pop(name, None)
+
+
+def text_styles() -> tuple:
+    """The registered styles, in registration order."""
+    return tuple(_STYLES.values())
+
+
+def style_names() -> tuple:
+    return tuple(_STYLES)
+
+
+def text_style(name) -> TextStyle:
+    """The style called ``name``; a ``ValueError`` naming the parameter and the choices if none."""
+    style = _STYLES.get(name) if isinstance(name, str) else None
+    if style is None:
+        raise ValueError(f"style: unknown text style {name!r}; choose one of "
+                         f"{', '.join(_STYLES)}")
+    return style
