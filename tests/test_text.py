@@ -167,3 +167,34 @@ def test_required_attributes_stay_and_defaults_go():
         "    return batch_norm(x, g, b, m, v)\n")["bn"]
     # axis has no default (always shown); inference mode differs from the default training=True.
     assert "nn.batch_norm(%x, %g, %b, %m, %v, axis=1, training=False)" in text(bn, "relay")
+
+
+def test_bad_text_options_name_the_parameter(prog):
+    f = prog["f"]
+    with pytest.raises(TypeError, match="text style 'relay' has no option 'names'"):
+        text(f, "relay", names="fresh")
+    with pytest.raises(TypeError, match="'tir' has no option 'bogus' \\(it takes no options\\)"):
+        text(f, "tir", bogus=1)
+    with pytest.raises(TypeError, match="types must be True or False, got 'yes'"):
+        text(f, "let", types="yes")
+    with pytest.raises(TypeError, match="annotate must be True or False"):
+        text(f, "relax", annotate=None)
+    with pytest.raises(ValueError, match="style: unknown text style 3"):
+        text(f, 3)
+
+
+def test_a_registered_style_is_one_module_and_one_call(prog):
+    from mlclab.ir.texts import IRText, register_style, unregister_style
+
+    def shout(subject, loud: bool = True):
+        return IRText("shout", subject.name.upper() + ("!" if loud else "") + "\n")
+
+    register_style("shout", shout, title="SHOUT", description="the name, loudly")
+    try:
+        assert "shout" in style_names() and text(prog["f"], "shout") == "F!\n"
+        assert prog["f"].text("shout", loud=False) == "F\n"
+        with pytest.raises(ValueError, match="already registered"):
+            register_style("shout", shout, title="x", description="x")
+    finally:
+        unregister_style("shout")
+    assert "shout" not in style_names()

@@ -19,7 +19,7 @@ from typing import Optional
 
 from ..viz.relax_info import Subject, relax_function_names, resolve, value_ids
 from .pass_steps import pass_steps, run_passes  # noqa: F401  (run_passes: public here too)
-from .text import text
+from .text import IRText, render_text
 from .values import short_name, track, value_table
 
 # Node statuses a diff can give.
@@ -46,10 +46,14 @@ class Step:
         return self.pipeline._graph(self.index, view, **opts)
 
     def text(self, style: str = "relax", **options) -> str:
+        return self.render_text(style, **options).text
+
+    def render_text(self, style: str = "relax", **options) -> IRText:
+        """The text and, per line, the (raw) value id it defines, as ``render_text`` gives."""
         if style == "tir":
             raise ValueError("style: a step shows its own module, not its lowering; use "
                              "another style than 'tir'")
-        return text(self.subject(), style, **options)
+        return render_text(self.subject(), style, **options)
 
     def diff(self) -> "Diff":
         """What this pass changed, against the step before (or the input)."""

@@ -75,3 +75,12 @@ def view_kind(name) -> ViewKind:
     if kind is None:
         raise ValueError(f"view: unknown view {name!r}; choose one of {', '.join(_VIEWS)}")
     return kind
+
+
+def markdown_table() -> str:
+    """The registered views as the Markdown table docs/visualizer.md holds (a test compares)."""
+    rows = ["| view | `%%tinynn --show` | layout | what it shows |", "| --- | --- | --- | --- |"]
+    for k in _VIEWS.values():
+        show = f"`{k.show}`" if k.show else "(viewer only)"
+        rows.append(f"| `{k.name}` | {show} | {k.layout} | {k.description} |")
+    return "\n".join(rows) + "\n"

@@ -23,16 +23,27 @@ class IRText:
     style: str
     text: str
     line_values: dict = field(default_factory=dict)
+    _first: Optional[dict] = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         return self.text
 
-    def lines_of(self) -> dict:
-        """Value id -> the first line that defines it (what a click on a graph node marks)."""
-        out: dict = {}
-        for line, vid in sorted(self.line_values.items()):
-            out.setdefault(vid, line)
-        return out
+    def line_of(self, node_id: str) -> Optional[int]:
+        """The first line defining the value a graph node of this text's module stands for.
+
+        Node ids are value ids, but a tree view numbers repeats (``main:lv~2``), and the
+        dataflow view inlines a fused group under its caller (``main:fused_add/lv``), whose
+        definition this text prints in the group's own function (``fused_add:lv``).
+        """
+        if self._first is None:
+            self._first = {}
+            for line, vid in sorted(self.line_values.items()):
+                self._first.setdefault(vid, line)
+        vid = node_id.split("~", 1)[0]
+        _, _, name = vid.partition(":")
+        if "/" in name:                       # inlined: group/var -> group:var
+            vid = ":".join(name.rsplit("/", 1))
+        return self._first.get(vid)
 
 
 @dataclass(frozen=True)
@@ -89,3 +100,13 @@ def text_style(name) -> TextStyle:
         raise ValueError(f"style: unknown text style {name!r}; choose one of "
                          f"{', '.join(_STYLES)}")
     return style
+
+
+def markdown_table() -> str:
+    """The registered styles as the Markdown table docs/visualizer.md holds (a test compares)."""
+    rows = ["| style | `%%tinynn --show` | options | what it prints |", "| --- | --- | --- | --- |"]
+    for s in _STYLES.values():
+        show = f"`{s.show}`" if s.show else "(none)"
+        options = ", ".join(f"`{o}`" for o in s.options()) or "—"
+        rows.append(f"| `{s.name}` | {show} | {options} | {s.description} |")
+    return "\n".join(rows) + "\n"
