@@ -195,3 +195,42 @@ def test_pipeline_does_not_import_a_view_parser():
                          .read_text())
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert not any(m and m.endswith("viz.parser") for m in imported), module
+
+
+def test_copying_or_pickling_pipeline_objects_is_safe(tmp_path):
+    # TVM's JSON serializer segfaults on IR, so this runs in a subprocess: a crash fails the test
+    # with its exit status instead of killing pytest.
+    import subprocess
+    import sys
+
+    script = tmp_path / "copy_pickle.py"
+    script.write_text('''
+import copy, pickle
+import mlclab
+fn = mlclab.compile("def f(x: Tensor[(4,), f32]):\\n    return relu(x) + 1.0\\n")["f"]
+p = fn.pipeline()
+step = p["FuseOps"]
+objects = {"pipeline": p, "step": step, "diff": step.diff(), "subject": step.subject(),
+           "dict": {"p": p, "steps": list(p)}}
+for name, obj in objects.items():
+    assert copy.copy(obj) is obj or name == "dict", name
+    copied = copy.deepcopy(obj)
+    assert copied is obj if name != "dict" else copied["p"] is p, name
+    try:
+        pickle.dumps(obj)
+    except TypeError as err:
+        assert "holds TVM IR, which cannot be pickled" in str(err), (name, err)
+        print(name, "refused:", str(err)[:70])
+    else:
+        raise AssertionError(f"{name} pickled")
+print("done")
+''')
+    import os
+    from pathlib import Path
+
+    root = str(Path(mlclab.__file__).parents[1])          # this checkout's mlclab
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=600, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.count("refused:") == 5 and result.stdout.strip().endswith("done")

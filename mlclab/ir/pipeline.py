@@ -22,12 +22,28 @@ from .pass_steps import pass_steps, run_passes  # noqa: F401  (run_passes: publi
 from .text import IRText, render_text
 from .values import short_name, track, value_table
 
+class _HoldsIR:
+    """Copying or pickling TVM IR kills the process (TVM's JSON serializer segfaults on it).
+    Pipelines, steps and diffs are immutable views of IR, so a copy is the object itself;
+    pickling is refused with the way out."""
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError(f"{type(self).__name__} {self!r:.60} holds TVM IR, which cannot be "
+                        f"pickled; save fn.text(...) (or step.text(...)) instead")
+
+
 # Node statuses a diff can give.
 ADDED, REMOVED, MERGED, REWRITTEN, GROUPED = "added", "removed", "merged", "rewritten", "grouped"
 
 
 @dataclass
-class Step:
+class Step(_HoldsIR):
     index: int                       # 0-based position in the pipeline
     name: str                        # the pass's name, e.g. "FuseOps"
     mod: object                      # the IRModule after the pass
@@ -66,7 +82,7 @@ class Step:
         return self.graph()._repr_mimebundle_(include, exclude)
 
 
-class Pipeline:
+class Pipeline(_HoldsIR):
     """The steps of the build pipeline for one function; indexable by position or pass name."""
 
     def __init__(self, fn, function: Optional[str] = None):
@@ -194,7 +210,7 @@ def _fused_group(graph, node) -> Optional[str]:
     return c.label if c is not None and c.kind == "fused" else None
 
 
-class Diff:
+class Diff(_HoldsIR):
     """What one pass changed: ``text`` (a unified diff) and ``graph`` (nodes marked by status).
 
     ``added`` / ``removed`` list high-level value ids that appear / disappear; ``merged`` maps

@@ -37,6 +37,17 @@ class SourceInfo:
 class Subject:
     """One function to show, with the module it lives in and what the DSL knows about it."""
 
+    # It holds TVM IR, whose copy or pickle kills the process: a copy is the subject itself.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError(f"the Subject of {self.name!r} holds TVM IR, which cannot be pickled; "
+                        f"save its text (mlclab.ir.text.text) instead")
+
     mod: Any                                    # tvm.IRModule
     name: str                                   # the function's name in ``mod``
     # relax.Var -> BindingInfo for every DSL function of the program (empty for plain IR);
