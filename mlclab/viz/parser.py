@@ -209,44 +209,48 @@ class DataflowParser(RelaxParser):
         if isinstance(value, relax.Call) and self.inline_fused \
                 and describe(value, self.mod).kind == "fused" \
                 and isinstance(lookup(self.mod, value.op), relax.Function):
-            env[var] = self._inline(fname, owner, value, env, group, var)
+            env[var] = self._inline(fname, owner, value, env, group)
             return
         node, d = self._binding_node(binding, vid, group)
-        nid = node.id
         self.graph.add_node(node)
-        env[var] = nid
+        env[var] = node.id
         if d.kind == "if":
-            self._connect(fname, owner, nid, d.args, env, group)
-            for label, branch in (("then", value.true_branch), ("else", value.false_branch)):
-                bid = f"{nid}/{label}"
-                self.graph.add_cluster(Cluster(bid, label, label, group))
-                res = self._seq(fname, owner, branch, dict(env), bid)
-                if res is not None:
-                    self.graph.add_edge(res, nid, 1 if label == "then" else 2, "branch", label)
+            self._connect(fname, owner, node.id, d.args, env, group)
+            self._branches(fname, owner, node, value, env, group)
             node.text = f"{var.name} = if ({_expr_name(value.cond, env, self.graph)}) ..."
-            return
-        if d.kind == "closure":
-            cid = f"{nid}/fn"
-            self.graph.add_cluster(Cluster(cid, f"fn {var.name}", "closure", group))
-            inner = dict(env)
-            for p in value.params:
-                pid = self._unique(f"{fname}:{p.name}")
-                self.graph.add_node(Node(pid, "param", p.name, name=p.name, value=pid,
-                                         type=format_type(p.ty), group=cid))
-                inner[p] = pid
-            res = self._seq(fname, owner, value.body, inner, cid)
-            if res is not None:
-                self.graph.add_edge(res, nid, 0, "branch", "body")
+        elif d.kind == "closure":
+            self._closure(fname, owner, node, value, env, group)
             node.text = f"{var.name} = fn (...)"
-            return
-        self._connect(fname, owner, nid, d.args, env, group)
-        node.text = _binding_text(var.name, d, self._arg_names(d.args, env))
-        if d.kind == "call" and isinstance(value.op, relax.GlobalVar):
-            callee = value.op.name_hint
-            if isinstance(lookup(self.mod, value.op), relax.Function):
-                self._call_edges.append((nid, callee))
+        else:
+            self._connect(fname, owner, node.id, d.args, env, group)
+            node.text = _binding_text(var.name, d, self._arg_names(d.args, env))
+            if d.kind == "call" and isinstance(lookup(self.mod, value.op), relax.Function):
+                self._call_edges.append((node.id, value.op.name_hint))
 
-    def _inline(self, fname, owner, call, env, group, var):
+    def _branches(self, fname, owner, node, value, env, group):
+        """An ``if``'s branches as clusters; each branch's result feeds the ``if`` node."""
+        for pos, label, branch in ((1, "then", value.true_branch), (2, "else", value.false_branch)):
+            bid = f"{node.id}/{label}"
+            self.graph.add_cluster(Cluster(bid, label, label, group))
+            res = self._seq(fname, owner, branch, dict(env), bid)
+            if res is not None:
+                self.graph.add_edge(res, node.id, pos, "branch", label)
+
+    def _closure(self, fname, owner, node, value, env, group):
+        """A closure's body as a cluster; its result feeds the closure node."""
+        cid = f"{node.id}/fn"
+        self.graph.add_cluster(Cluster(cid, f"fn {node.name}", "closure", group))
+        inner = dict(env)
+        for p in value.params:
+            pid = self._unique(f"{fname}:{p.name}")
+            self.graph.add_node(Node(pid, "param", p.name, name=p.name, value=pid,
+                                     type=format_type(p.ty), group=cid))
+            inner[p] = pid
+        res = self._seq(fname, owner, value.body, inner, cid)
+        if res is not None:
+            self.graph.add_edge(res, node.id, 0, "branch", "body")
+
+    def _inline(self, fname, owner, call, env, group):
         """Draw a fused group's body in its own cluster, its params bound to the call's args."""
         callee = call.op.name_hint
         func = self.mod[callee]
@@ -447,66 +451,76 @@ class LetParser(RelaxParser):
         """Lay out one scope; returns the ids of its first and last nodes."""
         from tvm import relax
 
-        first = None
-        bindings = []
+        bindings, result = [], seq
         if isinstance(seq, relax.SeqExpr):
             bindings = [b for block in seq.blocks for b in block.bindings]
             result = seq.body
-        else:
-            result = seq
-        ids = self._ids_of(fname)
+        first = None
         for b in bindings:
-            var, value = b.var, b.value
-            node, d = self._binding_node(b, ids.get(var, f"{fname}:{var.name}"), group)
-            nid = node.id
-            self.graph.add_node(node)
-            if prev is not None:
-                self.graph.add_edge(prev, nid, 0, "seq")
-            first = first or nid
-            self._uses(nid, d.args, env)
-            env[var] = nid
-            names = [_expr_name(x, {}, None) if k == "expr" else x for k, x in d.args]
-            node.text = "let " + _binding_text(var.name, d, names)
-            if d.kind == "if":
-                node.text = f"let {var.name} = if ({names[0]}) ..."
-                for label, branch in (("then", value.true_branch), ("else", value.false_branch)):
-                    bid = f"{nid}/{label}"
-                    self.graph.add_cluster(Cluster(bid, label, label, group))
-                    head, _ = self._scope(fname, branch, dict(env), bid, None)
-                    self.graph.add_edge(nid, head, 0, "branch", label)
-            elif d.kind == "closure":
-                cid = f"{nid}/fn"
-                self.graph.add_cluster(Cluster(cid, f"fn {var.name}", "closure", group))
-                inner, pprev = dict(env), None
-                for p in value.params:
-                    pid = self._unique(f"{fname}:{p.name}")
-                    self.graph.add_node(Node(pid, "param", p.name, name=p.name, value=pid,
-                                             type=format_type(p.ty), group=cid))
-                    if pprev is not None:
-                        self.graph.add_edge(pprev, pid, 0, "seq")
-                    inner[p], pprev = pid, pid
-                self._scope(fname, value.body, inner, cid, pprev)
-                node.text = f"let {var.name} = fn (...)"
-            elif d.kind == "call" and isinstance(value.op, relax.GlobalVar) \
-                    and isinstance(lookup(self.mod, value.op), relax.Function):
-                self._call_edges.append((nid, value.op.name_hint))
-            prev = nid
-        # The scope's result: what the tail of the let chain returns.
+            nid = self._let(fname, b, env, group, prev)
+            first, prev = first or nid, nid
+        rid = self._result(fname, result, env, group, prev)
+        return first or rid, rid
+
+    def _let(self, fname, binding, env, group, prev) -> str:
+        """One ``let`` of a scope (chained after ``prev``), with the scopes it opens."""
+        from tvm import relax
+
+        var, value = binding.var, binding.value
+        node, d = self._binding_node(binding, self._ids_of(fname).get(var, f"{fname}:{var.name}"),
+                                     group)
+        nid = node.id
+        self.graph.add_node(node)
+        if prev is not None:
+            self.graph.add_edge(prev, nid, 0, "seq")
+        self._uses(nid, d.args, env)
+        env[var] = nid
+        names = [_expr_name(x, {}, None) if k == "expr" else x for k, x in d.args]
+        node.text = "let " + _binding_text(var.name, d, names)
+        if d.kind == "if":
+            node.text = f"let {var.name} = if ({names[0]}) ..."
+            for label, branch in (("then", value.true_branch), ("else", value.false_branch)):
+                bid = f"{nid}/{label}"
+                self.graph.add_cluster(Cluster(bid, label, label, group))
+                head, _ = self._scope(fname, branch, dict(env), bid, None)
+                self.graph.add_edge(nid, head, 0, "branch", label)
+        elif d.kind == "closure":
+            node.text = f"let {var.name} = fn (...)"
+            cid = f"{nid}/fn"
+            self.graph.add_cluster(Cluster(cid, f"fn {var.name}", "closure", group))
+            inner, pprev = dict(env), None
+            for p in value.params:
+                pid = self._unique(f"{fname}:{p.name}")
+                self.graph.add_node(Node(pid, "param", p.name, name=p.name, value=pid,
+                                         type=format_type(p.ty), group=cid))
+                if pprev is not None:
+                    self.graph.add_edge(pprev, pid, 0, "seq")
+                inner[p], pprev = pid, pid
+            self._scope(fname, value.body, inner, cid, pprev)
+        elif d.kind == "call" and isinstance(value.op, relax.GlobalVar) \
+                and isinstance(lookup(self.mod, value.op), relax.Function):
+            self._call_edges.append((nid, value.op.name_hint))
+        return nid
+
+    def _result(self, fname, result, env, group, prev) -> str:
+        """The scope's result: what the tail of the let chain returns."""
+        from tvm import relax
+
         rid = self._unique(f"{fname}:return")
-        d = describe(result, self.mod) if not isinstance(result, relax.Var) else None
-        node = Node(rid, "return", "return", value=ids.get(result, rid), group=group,
-                    name=result.name if isinstance(result, relax.Var) else None,
+        is_var = isinstance(result, relax.Var)
+        node = Node(rid, "return", "return", value=self._ids_of(fname).get(result, rid),
+                    group=group, name=result.name if is_var else None,
                     type=format_type(getattr(result, "ty", None)))
         node.text = _expr_name(result, {}, None)
         self.graph.add_node(node)
         if prev is not None:
             self.graph.add_edge(prev, rid, 0, "seq")
-        if isinstance(result, relax.Var):
+        if is_var:
             if result in env:
                 self.graph.add_edge(env[result], rid, 0, "data")
-        elif d is not None:
-            self._uses(rid, d.args, env)
-        return first or rid, rid
+        else:
+            self._uses(rid, describe(result, self.mod).args, env)
+        return rid
 
     def _uses(self, nid, args, env):
         from tvm import relax

@@ -7,6 +7,8 @@ texts and the pipeline agree on the same names, types and node identities:
   ``relax.Function`` or an ``IRModule``) into a module, a function name and the DSL bindings.
 - ``value_ids`` gives every value of a function a stable id (``"main:lv1"``) used by every view.
 - ``format_type``, ``op_name``, ``call_attrs`` and ``literal`` turn IR objects into short text.
+- ``describe`` reduces a bound value to what every view and the value tracking read: a kind,
+  a headline and its arguments.
 """
 from __future__ import annotations
 
@@ -212,7 +214,7 @@ def format_dim(dim) -> str:
         return _INT_IMM.sub(r"\1", str(dim))
 
 
-def format_type(ty, style: str = "relay") -> str:
+def format_type(ty) -> str:
     """A Relax type in Relay's spelling: ``Tensor[(n, 10), float32]``, ``(T1, T2)`` for tuples."""
     from tvm import relax
 
@@ -353,7 +355,7 @@ _RELAY_SUFFIX = {"float32": "f", "float64": "f64", "float16": "f16", "int32": ""
                  "int64": "i64", "int8": "i8", "int16": "i16", "uint8": "u8", "bool": ""}
 
 
-def const_text(const, style: str = "relay") -> Optional[str]:
+def const_text(const) -> Optional[str]:
     """A scalar constant the way Relay printed it (``2f``, ``3i64``); None for larger tensors."""
     arr = const.value
     if len(arr.shape) != 0:
