@@ -17,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser; its --view and --style choices are the registered views and text styles."""
     from .ir.texts import text_styles
     from .viz.registry import view_kinds
+    from .viz.views import COLLAPSE
 
     views, styles = view_kinds(), text_styles()
     parser = argparse.ArgumentParser(
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
                      + " (default: dataflow)")
     viz.add_argument("--format", choices=FORMATS,
                      help="output format (default: from -o's suffix, else svg)")
-    viz.add_argument("--collapse", choices=("function", "group", "all"),
+    viz.add_argument("--collapse", choices=[c for c in COLLAPSE if c],
                      help="fold each called function / fused group into one node")
     viz.add_argument("--depth", type=_depth, help="only nodes this many edges from the result")
     viz.add_argument("-o", "--output", help="output file")

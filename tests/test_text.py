@@ -198,3 +198,17 @@ def test_a_registered_style_is_one_module_and_one_call(prog):
     finally:
         unregister_style("shout")
     assert "shout" not in style_names()
+
+
+def test_line_of_finds_a_nodes_line_in_every_view(prog):
+    from mlclab.ir.texts import IRText
+
+    let = render_text(prog["f"], "let")
+    lines = let.text.splitlines()
+    tree = prog["f"].graph("tree").graph
+    for node in tree.find(name="y"):                  # f:y and its recomputed twin f:y~2
+        assert "log(" in lines[let.line_of(node.id) - 1]
+    # A fused group drawn inline under its caller is printed in its own function.
+    t = IRText("let", "fn\n  let %lv = add(%a, %b);\n", {2: "fused_add:lv"})
+    assert t.line_of("main:fused_add/lv") == t.line_of("main:fused_add/lv~2") == 2
+    assert t.line_of("main:return") is None

@@ -34,7 +34,7 @@ class _HoldsIR:
         return self
 
     def __reduce__(self):
-        raise TypeError(f"{type(self).__name__} {self!r:.60} holds TVM IR, which cannot be "
+        raise TypeError(f"a pipeline {type(self).__name__} holds TVM IR, which cannot be "
                         f"pickled; save fn.text(...) (or step.text(...)) instead")
 
 

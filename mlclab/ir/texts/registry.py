@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Optional
 
 
@@ -23,7 +24,6 @@ class IRText:
     style: str
     text: str
     line_values: dict = field(default_factory=dict)
-    _first: Optional[dict] = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         return self.text
@@ -35,15 +35,18 @@ class IRText:
         dataflow view inlines a fused group under its caller (``main:fused_add/lv``), whose
         definition this text prints in the group's own function (``fused_add:lv``).
         """
-        if self._first is None:
-            self._first = {}
-            for line, vid in sorted(self.line_values.items()):
-                self._first.setdefault(vid, line)
         vid = node_id.split("~", 1)[0]
         _, _, name = vid.partition(":")
         if "/" in name:                       # inlined: group/var -> group:var
             vid = ":".join(name.rsplit("/", 1))
-        return self._first.get(vid)
+        return self._first_lines.get(vid)
+
+    @cached_property
+    def _first_lines(self) -> dict:
+        first: dict = {}
+        for line, vid in sorted(self.line_values.items()):
+            first.setdefault(vid, line)
+        return first
 
 
 @dataclass(frozen=True)
