@@ -162,7 +162,7 @@ class DataflowParser(RelaxParser):
                                         type=format_type(getattr(expr, "ty", None)),
                                         attrs=d.attrs, group=group))
         self._connect(fname, owner, nid, d.args, env, group)
-        node.text = f"{d.op}(" + ", ".join(self._arg_names(d.args, env)) + ")"
+        node.text = f"{d.op}(" + ", ".join(_arg_names(d.args)) + ")"
         return nid
 
     def _param_node_free(self, fname, var, group):
@@ -170,15 +170,6 @@ class DataflowParser(RelaxParser):
         node = Node(nid, "param", var.name, name=var.name, value=nid, type=format_type(var.ty),
                     group=group, attrs={"free": "true"})
         return self.graph.add_node(node)
-
-    def _arg_names(self, args, env):
-        names = []
-        for kind, x in args:
-            if kind == "lit":
-                names.append(x)
-            else:
-                names.append(_expr_name(x, env, self.graph))
-        return names
 
     def _connect(self, fname, owner, nid, args, env, group):
         from tvm import relax
@@ -217,13 +208,13 @@ class DataflowParser(RelaxParser):
         if d.kind == "if":
             self._connect(fname, owner, node.id, d.args, env, group)
             self._branches(fname, owner, node, value, env, group)
-            node.text = f"{var.name} = if ({_expr_name(value.cond, env, self.graph)}) ..."
+            node.text = f"{var.name} = if ({_expr_name(value.cond)}) ..."
         elif d.kind == "closure":
             self._closure(fname, owner, node, value, env, group)
             node.text = f"{var.name} = fn (...)"
         else:
             self._connect(fname, owner, node.id, d.args, env, group)
-            node.text = _binding_text(var.name, d, self._arg_names(d.args, env))
+            node.text = _binding_text(var.name, d, _arg_names(d.args))
             if d.kind == "call" and isinstance(lookup(self.mod, value.op), relax.Function):
                 self._call_edges.append((node.id, value.op.name_hint))
 
@@ -269,13 +260,18 @@ class DataflowParser(RelaxParser):
         return cid
 
 
-def _expr_name(expr, env, graph):
+def _arg_names(args) -> list:
+    return [_expr_name(x) if kind == "expr" else x for kind, x in args]
+
+
+def _expr_name(expr) -> str:
+    """An argument as binding text names it: a var, a tuple of them, a constant or literal."""
     from tvm import relax
 
     if isinstance(expr, relax.Var):
         return expr.name
     if isinstance(expr, relax.Tuple):
-        return "(" + ", ".join(_expr_name(f, env, graph) for f in expr.fields) + ")"
+        return "(" + ", ".join(_expr_name(f) for f in expr.fields) + ")"
     if is_tensor_const(expr):
         return const_text(expr) or "const"
     text = literal(expr)
@@ -374,12 +370,11 @@ class TreeParser(RelaxParser):
             node = Node(nid, d.kind, d.op, name=expr.name, value=vid, type=format_type(expr.ty),
                         attrs=d.attrs, group=group, recomputed=seen[vid] > 1,
                         source=self._source(expr, value))
-            node.text = _binding_text(expr.name, d, [_expr_name(x, {}, None) if k == "expr"
-                                                     else x for k, x in d.args])
+            node.text = _binding_text(expr.name, d, _arg_names(d.args))
             self.graph.add_node(node)
             children = self._arg_children(d.args)
             if d.kind == "if":
-                node.text = f"{expr.name} = if ({_expr_name(value.cond, {}, None)}) ..."
+                node.text = f"{expr.name} = if ({_expr_name(value.cond)}) ..."
                 for pos, label, branch in ((1, "then", value.true_branch),
                                            (2, "else", value.false_branch)):
                     bid = f"{nid}/{label}"
@@ -475,7 +470,7 @@ class LetParser(RelaxParser):
             self.graph.add_edge(prev, nid, 0, "seq")
         self._uses(nid, d.args, env)
         env[var] = nid
-        names = [_expr_name(x, {}, None) if k == "expr" else x for k, x in d.args]
+        names = _arg_names(d.args)
         node.text = "let " + _binding_text(var.name, d, names)
         if d.kind == "if":
             node.text = f"let {var.name} = if ({names[0]}) ..."
@@ -511,7 +506,7 @@ class LetParser(RelaxParser):
         node = Node(rid, "return", "return", value=self._ids_of(fname).get(result, rid),
                     group=group, name=result.name if is_var else None,
                     type=format_type(getattr(result, "ty", None)))
-        node.text = _expr_name(result, {}, None)
+        node.text = _expr_name(result)
         self.graph.add_node(node)
         if prev is not None:
             self.graph.add_edge(prev, rid, 0, "seq")
