@@ -234,3 +234,16 @@ print("done")
                             timeout=600, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.count("refused:") == 5 and result.stdout.strip().endswith("done")
+
+
+def test_bad_step_and_diff_arguments_name_what_is_wrong(steps):
+    with pytest.raises(IndexError, match=f"no step 99: the pipeline has {len(steps)} steps"):
+        steps[99]
+    with pytest.raises(TypeError, match="by position or pass name, got 1.5"):
+        steps[1.5]
+    with pytest.raises(ValueError, match="before must be a step before 3"):
+        steps.diff(3, 5)
+    assert steps.diff("LegalizeOps", -1).before_name == "input"
+    assert steps.diff(-1).after_name == steps.names[-1]
+    with pytest.raises(ValueError, match="style: a step shows its own module"):
+        steps[0].text("tir")

@@ -428,3 +428,9 @@ def test_bad_graph_options_name_the_parameter(prog):
         graph(f, 3)
     with pytest.raises(TypeError, match="depth must be an int"):
         f.pipeline()["FuseOps"].graph(depth="a")
+    with pytest.raises(ValueError, match="params: f has no parameter 'w'; it has x"):
+        graph(f, params={"w": np.ones(8, "float32")})
+    with pytest.raises(TypeError, match="function must be a function's name"):
+        graph(f, function=3)
+    with pytest.raises(ValueError, match="function: no Relax function 'g'"):
+        f.text("relay", function="g")

@@ -132,6 +132,11 @@ class Pipeline(_HoldsIR):
                 if s.name == key:
                     return s
             raise KeyError(f"no pass {key!r} in the pipeline; it has {', '.join(self.names)}")
+        if isinstance(key, bool) or not isinstance(key, int):
+            raise TypeError(f"a step is picked by position or pass name, got {key!r}")
+        if not -len(self.steps) <= key < len(self.steps):
+            raise IndexError(f"no step {key}: the pipeline has {len(self.steps)} steps "
+                             f"(0 to {len(self.steps) - 1})")
         return self.steps[key]
 
     # ---------------------------------------------------------------- identities
@@ -164,10 +169,16 @@ class Pipeline(_HoldsIR):
 
     # ---------------------------------------------------------------- diffs
     def diff(self, after: int, before: Optional[int] = None) -> "Diff":
-        """Compare step ``after`` with step ``before`` (default: the one just before it)."""
-        if isinstance(after, str):
-            after = self[after].index
-        before = after - 1 if before is None else before
+        """Compare step ``after`` with step ``before`` (default: the one just before it; -1 is
+        the input). Either may be a position or a pass name."""
+        after = self[after].index
+        if isinstance(before, str):
+            before = self[before].index
+        elif before is None:
+            before = after - 1
+        elif isinstance(before, bool) or not isinstance(before, int) or not -1 <= before < after:
+            raise ValueError(f"before must be a step before {after} (or -1, the input), "
+                             f"got {before!r}")
         return Diff(self, before, after)
 
     # ---------------------------------------------------------------- display

@@ -35,6 +35,11 @@ class RelaxParser:
         self.subject = subject
         self.mod = subject.mod
         self.params = dict(params or {})
+        unknown = set(self.params) - {p.name for p in subject.function.params}
+        if unknown:
+            raise ValueError(f"params: {subject.name} has no parameter "
+                             f"{', '.join(map(repr, sorted(unknown)))}; it has "
+                             f"{', '.join(p.name for p in subject.function.params)}")
         self.graph = Graph(subject.name, self.view, layout=self.layout)
         self._ids = {}
         self._const_count = 0

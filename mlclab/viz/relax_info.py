@@ -98,6 +98,8 @@ def resolve(obj, function: Optional[str] = None) -> Subject:
     import tvm
     from tvm import relax
 
+    if function is not None and not isinstance(function, str):
+        raise TypeError(f"function must be a function's name (a str), got {function!r}")
     if isinstance(obj, Subject):
         if function is None:
             return obj
@@ -135,7 +137,7 @@ def _pick(mod, function: Optional[str]) -> str:
     if function is None:
         return "main" if "main" in names else names[0]
     if function not in names:
-        raise ValueError(f"no Relax function {function!r} in the module; it has "
+        raise ValueError(f"function: no Relax function {function!r} in the module; it has "
                          f"{', '.join(names)}")
     return function
 
