@@ -163,8 +163,9 @@ def test_steps_and_diffs_display_in_notebooks(steps):
 
 
 def test_value_tracking_reads_the_ir_as_the_dataflow_view_does(steps):
-    # mlclab.ir.values walks the IR itself (no view parser); its ids, kinds and data flow must
-    # be the dataflow view's at every step, or a drawn step could not be mapped back.
+    # The value table and the dataflow view share one walk (viz.dataflow_walk) but build their
+    # own records: ids, kinds and data flow must agree at every step, or a drawn step could not
+    # be mapped back to the input's values.
     from mlclab.ir.values import value_table
     from mlclab.viz.parser import DataflowParser
 

@@ -5,17 +5,17 @@ a value's identity is carried from module to module: by name first, and for a re
 what it is computed from (same inputs, and it replaces a value that disappeared). The pipeline
 view uses it to keep every node's DSL line and value id through all the steps.
 
-It reads the IR itself (``value_table``), never a view: the values and ids it lists are the
-dataflow view's (``mlclab.viz.parser.DataflowParser``: same ids, fused groups inlined, aliases
-folded), which a test checks, so a view of any step can be mapped back to the input's ids.
+It reads the IR itself, never a view: ``mlclab.viz.dataflow_walk.DataflowWalk`` is how Relax
+reads as graph binding, and both ``value_table`` (here) and the dataflow view
+(``mlclab.viz.parser.DataflowParser``) walk with it, so a drawn step's ids map back.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..viz.relax_info import (Described, Subject, arg, const_text, describe, is_tensor_const, lookup,
-                              value_ids)
+from ..viz.dataflow_walk import DataflowWalk
+from ..viz.relax_info import Described, Subject, arg, const_text
 
 
 @dataclass
@@ -47,37 +47,18 @@ class ValueTable:
 
 def value_table(subject: Subject) -> ValueTable:
     """The values of ``subject``'s function, then of the Relax functions it calls."""
-    return _Walk(subject).table
+    return _TableWalk().walk(subject)
 
 
-class _Walk:
-    """Walks Relax as the dataflow view does: a value id per binding; a fused group's body is
-    inlined under the caller (ids ``caller:fused_name/var``, since group names repeat)."""
+class _TableWalk(DataflowWalk):
+    """The walk that lists values only: what the pipeline's identity tracking reads."""
 
-    def __init__(self, subject: Subject):
-        self.subject, self.mod = subject, subject.mod
+    def walk(self, subject: Subject) -> ValueTable:
         self.table = ValueTable()
-        self._ids: dict = {}
-        self._consts: dict = {}
-        self._calls: list = []              # names of Relax functions called, in order
-        drawn, pending, rest = set(), [subject.name], list(subject.also)
-        while pending or rest:              # the function first, then what it calls
-            fname = pending.pop(0) if pending else rest.pop(0)
-            if fname in drawn:
-                continue
-            drawn.add(fname)
-            func = self.mod[fname]
-            env = {p: self._add(self._ids_of(fname)[p], "param", p.name, None, unique=False)
-                   for p in func.params}
-            out = self._seq(fname, fname, func.body, env, None)
-            if out is not None:
-                self.table.outputs.append(out)
-            pending += [c for c in self._calls if c not in drawn]
+        return super().walk(subject)
 
-    def _ids_of(self, fname):
-        if fname not in self._ids:
-            self._ids[fname] = value_ids(self.mod[fname], fname)
-        return self._ids[fname]
+    def finish(self) -> ValueTable:
+        return self.table
 
     def _add(self, vid, kind, op, group, via=None, unique=True, value=None) -> str:
         nid = vid
@@ -89,87 +70,41 @@ class _Walk:
         self.table.values[nid] = Value(nid, value or nid, kind, op, via, group)
         return nid
 
-    def _seq(self, fname, owner, seq, env, group) -> Optional[str]:
+    def fused_group(self, callee, group) -> int:
+        self.table.groups[len(self.table.groups)] = callee
+        return len(self.table.groups) - 1
+
+    def param(self, fname, var, vid, group) -> str:
+        return self._add(vid, "param", var.name, group, unique=False)
+
+    def free_var(self, fname, var, group) -> str:
+        return self._add(f"{fname}:{var.name}", "param", var.name, group)
+
+    def closure_param(self, fname, var, group) -> str:
+        return self._add(f"{fname}:{var.name}", "param", var.name, group)
+
+    def const(self, expr, group) -> str:
+        nid = f"{self.subject.name}:const{len(self._walk_consts) + 1}"
+        return self._add(nid, "const", const_text(expr) or "const", group, unique=False)
+
+    def result(self, owner, expr, d, out, group) -> str:
+        return self._add(f"{owner}:return", "return" if out else d.kind, d.op, group,
+                         d.attrs.get("via"))
+
+    def binding(self, binding, vid, d, group) -> tuple:
         from tvm import relax
 
-        if isinstance(seq, relax.SeqExpr):
-            for block in seq.blocks:
-                for binding in block.bindings:
-                    self._binding(fname, owner, binding, env, group)
-            seq = seq.body
-        return self._leaf(fname, owner, seq, env, group, out=True)
-
-    def _leaf(self, fname, owner, expr, env, group, out=False) -> str:
-        """The value of an argument or of a returned expression."""
-        from tvm import relax
-
-        if isinstance(expr, relax.Var):
-            if expr not in env:             # a free variable (closure capture)
-                env[expr] = self._add(f"{fname}:{expr.name}", "param", expr.name, group)
-            return env[expr]
-        if is_tensor_const(expr):
-            if expr not in self._consts:
-                nid = f"{self.subject.name}:const{len(self._consts) + 1}"
-                self._consts[expr] = self._add(nid, "const", const_text(expr) or "const", group,
-                                               unique=False)
-            return self._consts[expr]
-        d = describe(expr, self.mod)        # a returned tuple or literal: a return value
-        nid = self._add(f"{owner}:return", "return" if out else d.kind, d.op, group,
-                        d.attrs.get("via"))
-        self._connect(fname, owner, nid, d.args, env, group)
-        return nid
-
-    def _connect(self, fname, owner, nid, args, env, group):
-        from tvm import relax
-
-        for kind, x in args:
-            if kind == "lit":
-                continue
-            for f in (list(x.fields) if isinstance(x, relax.Tuple) else [x]):
-                self.table.values[nid].inputs.append(self._leaf(fname, owner, f, env, group))
-
-    def _binding(self, fname, owner, binding, env, group):
-        from tvm import relax
-
-        var, value = binding.var, binding.value
-        ids = self._ids_of(fname)
-        # Inside an inlined fused group the value belongs to the caller, under the group's name.
-        vid = f"{owner}:{fname}/{var.name}" if owner != fname else \
-            ids.get(var, f"{fname}:{var.name}")
-        if isinstance(value, relax.Var) and value in env:
-            env[var] = env[value]           # an alias computes nothing: the same value
-            return
-        d = describe(value, self.mod)
-        if d.kind == "fused" and isinstance(value, relax.Call) \
-                and isinstance(lookup(self.mod, value.op), relax.Function):
-            env[var] = self._inline(fname, owner, value, env, group)
-            return
         kind, op, via = d.kind, d.op, d.attrs.get("via")
         if isinstance(binding, relax.MatchCast):
             kind = op = "match_cast"
-            d = Described("match_cast", "match_cast", {}, [arg(value)])
-        nid = env[var] = self._add(vid, kind, op, group, via, value=vid)
-        if d.kind == "closure":
-            inner = dict(env)
-            for p in value.params:
-                inner[p] = self._add(f"{fname}:{p.name}", "param", p.name, None)
-            self._seq(fname, owner, value.body, inner, None)
-            return
-        self._connect(fname, owner, nid, d.args, env, group)
-        if d.kind == "if":                  # branches are scopes of their own, not the group's
-            for branch in (value.true_branch, value.false_branch):
-                self._seq(fname, owner, branch, dict(env), None)
-        elif d.kind == "call" and isinstance(lookup(self.mod, value.op), relax.Function):
-            self._calls.append(value.op.name_hint)
+            d = Described("match_cast", "match_cast", {}, [arg(binding.value)])
+        return self._add(vid, kind, op, group, via, value=vid), d
 
-    def _inline(self, fname, owner, call, env, group) -> str:
-        """A fused group's body, its params bound to the call's arguments."""
-        callee = call.op.name_hint
-        func = self.mod[callee]
-        number = len(self.table.groups)
-        self.table.groups[number] = callee
-        inner = {p: self._leaf(fname, owner, a, env, group) for p, a in zip(func.params, call.args)}
-        return self._seq(callee, owner, func.body, inner, number)
+    def edge(self, src, dst, index):
+        self.table.values[dst].inputs.append(src)
+
+    def output(self, fname, nid):
+        self.table.outputs.append(nid)
 
 
 # --------------------------------------------------------------------------- carrying identity

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .dataflow_walk import DataflowWalk
 from .model import Cluster, Graph, Node
 from .registry import register_view
 from .relax_info import (Described, arg, const_text, describe, format_type, is_primitive,
@@ -82,12 +83,12 @@ class RelaxParser:
         node.text = text or f"const {node.type}"
         return self.graph.add_node(node)
 
-    def _binding_node(self, binding, vid, group):
+    def _binding_node(self, binding, vid, group, d: Optional[Described] = None):
         """The node for one binding and its description (a MatchCast shows as one)."""
         from tvm import relax
 
         var, value = binding.var, binding.value
-        d = describe(value, self.mod)
+        d = d or describe(value, self.mod)
         node = Node(self._unique(vid), d.kind, d.op, name=var.name, value=vid,
                     type=format_type(var.ty), attrs=d.attrs, group=group,
                     source=self._source(var, value))
@@ -105,8 +106,12 @@ class RelaxParser:
         return f"{nid}~{k}"
 
 
-class DataflowParser(RelaxParser):
-    """Graph binding: one node per value, shared values fan out; functions as clusters."""
+class DataflowParser(RelaxParser, DataflowWalk):
+    """Graph binding: one node per value, shared values fan out; functions as clusters.
+
+    It walks the IR as ``DataflowWalk`` reads it (the pipeline's value tracking walks the same
+    way); the hooks below draw each piece.
+    """
 
     view = "dataflow"
 
@@ -114,155 +119,82 @@ class DataflowParser(RelaxParser):
         self.inline_fused = inline_fused
 
     def _build(self):
-        self._consts = {}           # tensor constant -> node id (a constant used twice is one node)
         self._call_edges = []       # (call node id, callee name), drawn once all functions are in
         self._outputs_of = {}       # function name -> its result node id
-        drawn, pending, rest = set(), [self.subject.name], list(self.subject.also)
-        while pending or rest:      # the shown function first, then what it calls, breadth-first
-            fname = pending.pop(0) if pending else rest.pop(0)
-            if fname in drawn:
-                continue
-            drawn.add(fname)
-            cid = self._function_cluster(fname)
-            func = self.mod[fname]
-            env = {p: self._param_node(fname, p, self._ids_of(fname)[p], cid).id
-                   for p in func.params}
-            out = self._seq(fname, fname, func.body, env, cid)
-            if out is not None:
-                self.graph.nodes[out].is_output = True
-                self.graph.outputs.append(out)
-                self._outputs_of[fname] = out
-            pending += [callee for _, callee in self._call_edges if callee not in drawn]
+        self.walk(self.subject)
         for call_node, callee in self._call_edges:
             target = self._outputs_of.get(callee)
             if target is not None:
                 self.graph.add_edge(call_node, target, 0, "call", "calls")
 
-    def _seq(self, fname, owner, seq, env, group) -> Optional[str]:
-        from tvm import relax
+    # ------------------------------------------------------------------ walk hooks
+    def function_group(self, fname) -> str:
+        return self._function_cluster(fname)
 
-        if not isinstance(seq, relax.SeqExpr):
-            return self._leaf(fname, owner, seq, env, group, out=True)
-        for block in seq.blocks:
-            for binding in block.bindings:
-                self._binding(fname, owner, binding, env, group)
-        return self._leaf(fname, owner, seq.body, env, group, out=True)
+    def fused_group(self, callee, group) -> str:
+        cid, k = f"{group}/{callee}", 1
+        while cid in self.graph.clusters:
+            k += 1
+            cid = f"{group}/{callee}#{k}"
+        return self.graph.add_cluster(Cluster(cid, callee, "fused", group)).id
 
-    def _leaf(self, fname, owner, expr, env, group, out=False) -> Optional[str]:
-        """The node for an argument or a returned expression."""
-        from tvm import relax
+    def branch_group(self, nid, label, group) -> str:
+        return self.graph.add_cluster(Cluster(f"{nid}/{label}", label, label, group)).id
 
-        if isinstance(expr, relax.Var):
-            if expr not in env:       # a free variable (closure capture): draw it where used
-                env[expr] = self._param_node_free(fname, expr, group).id
-            return env[expr]
-        if is_tensor_const(expr):
-            if expr not in self._consts:
-                self._consts[expr] = self._const_node(expr, group).id
-            return self._consts[expr]
-        # A returned tuple or literal is not bound to a var: draw it as a return node.
-        d = describe(expr, self.mod)
+    def closure_group(self, nid, var, group) -> str:
+        return self.graph.add_cluster(Cluster(f"{nid}/fn", f"fn {var.name}", "closure", group)).id
+
+    def param(self, fname, var, vid, group) -> str:
+        return self._param_node(fname, var, vid, group).id
+
+    def free_var(self, fname, var, group) -> str:
+        nid = self._unique(f"{fname}:{var.name}")
+        return self.graph.add_node(Node(nid, "param", var.name, name=var.name, value=nid,
+                                        type=format_type(var.ty), group=group,
+                                        attrs={"free": "true"})).id
+
+    def closure_param(self, fname, var, group) -> str:
+        pid = self._unique(f"{fname}:{var.name}")
+        return self.graph.add_node(Node(pid, "param", var.name, name=var.name, value=pid,
+                                        type=format_type(var.ty), group=group)).id
+
+    def const(self, expr, group) -> str:
+        return self._const_node(expr, group).id
+
+    def result(self, owner, expr, d, out, group) -> str:
+        # A returned tuple or literal is not bound to a var: drawn as a return node.
         nid = self._unique(f"{owner}:return")
         node = self.graph.add_node(Node(nid, "return" if out else d.kind, d.op, value=nid,
                                         type=format_type(getattr(expr, "ty", None)),
                                         attrs=d.attrs, group=group))
-        self._connect(fname, owner, nid, d.args, env, group)
         node.text = f"{d.op}(" + ", ".join(_arg_names(d.args)) + ")"
         return nid
 
-    def _param_node_free(self, fname, var, group):
-        nid = self._unique(f"{fname}:{var.name}")
-        node = Node(nid, "param", var.name, name=var.name, value=nid, type=format_type(var.ty),
-                    group=group, attrs={"free": "true"})
-        return self.graph.add_node(node)
-
-    def _connect(self, fname, owner, nid, args, env, group):
-        from tvm import relax
-
-        index = 0
-        for kind, x in args:
-            if kind == "lit":
-                continue
-            fields = list(x.fields) if isinstance(x, relax.Tuple) else [x]
-            for f in fields:
-                src = self._leaf(fname, owner, f, env, group)
-                if src is not None:
-                    self.graph.add_edge(src, nid, index)
-                index += 1
-
-    def _binding(self, fname, owner, binding, env, group):
-        from tvm import relax
-
-        var, value = binding.var, binding.value
-        vid = self._ids_of(fname)[var] if var in self._ids_of(fname) else f"{fname}:{var.name}"
-        if owner != fname:
-            # Inside an inlined fused group: the value belongs to the caller, under the group's
-            # name, since the group's own names (``gv``) may repeat the caller's.
-            vid = f"{owner}:{fname}/{var.name}"
-        if isinstance(value, relax.Var) and value in env:
-            env[var] = env[value]          # an alias adds no computation: same node
-            return
-        if isinstance(value, relax.Call) and self.inline_fused \
-                and describe(value, self.mod).kind == "fused" \
-                and isinstance(lookup(self.mod, value.op), relax.Function):
-            env[var] = self._inline(fname, owner, value, env, group)
-            return
-        node, d = self._binding_node(binding, vid, group)
+    def binding(self, binding, vid, d, group) -> tuple:
+        node, d = self._binding_node(binding, vid, group, d)
         self.graph.add_node(node)
-        env[var] = node.id
+        name, value = binding.var.name, binding.value
         if d.kind == "if":
-            self._connect(fname, owner, node.id, d.args, env, group)
-            self._branches(fname, owner, node, value, env, group)
-            node.text = f"{var.name} = if ({_expr_name(value.cond)}) ..."
+            node.text = f"{name} = if ({_expr_name(value.cond)}) ..."
         elif d.kind == "closure":
-            self._closure(fname, owner, node, value, env, group)
-            node.text = f"{var.name} = fn (...)"
+            node.text = f"{name} = fn (...)"
         else:
-            self._connect(fname, owner, node.id, d.args, env, group)
-            node.text = _binding_text(var.name, d, _arg_names(d.args))
-            if d.kind == "call" and isinstance(lookup(self.mod, value.op), relax.Function):
-                self._call_edges.append((node.id, value.op.name_hint))
+            node.text = _binding_text(name, d, _arg_names(d.args))
+        return node.id, d
 
-    def _branches(self, fname, owner, node, value, env, group):
-        """An ``if``'s branches as clusters; each branch's result feeds the ``if`` node."""
-        for pos, label, branch in ((1, "then", value.true_branch), (2, "else", value.false_branch)):
-            bid = f"{node.id}/{label}"
-            self.graph.add_cluster(Cluster(bid, label, label, group))
-            res = self._seq(fname, owner, branch, dict(env), bid)
-            if res is not None:
-                self.graph.add_edge(res, node.id, pos, "branch", label)
+    def edge(self, src, dst, index):
+        self.graph.add_edge(src, dst, index)
 
-    def _closure(self, fname, owner, node, value, env, group):
-        """A closure's body as a cluster; its result feeds the closure node."""
-        cid = f"{node.id}/fn"
-        self.graph.add_cluster(Cluster(cid, f"fn {node.name}", "closure", group))
-        inner = dict(env)
-        for p in value.params:
-            pid = self._unique(f"{fname}:{p.name}")
-            self.graph.add_node(Node(pid, "param", p.name, name=p.name, value=pid,
-                                     type=format_type(p.ty), group=cid))
-            inner[p] = pid
-        res = self._seq(fname, owner, value.body, inner, cid)
-        if res is not None:
-            self.graph.add_edge(res, node.id, 0, "branch", "body")
+    def branch_edge(self, src, dst, index, label):
+        self.graph.add_edge(src, dst, index, "branch", label)
 
-    def _inline(self, fname, owner, call, env, group):
-        """Draw a fused group's body in its own cluster, its params bound to the call's args."""
-        callee = call.op.name_hint
-        func = self.mod[callee]
-        cid = self._unique_cluster(f"{group}/{callee}")
-        self.graph.add_cluster(Cluster(cid, callee, "fused", group))
-        inner = {}
-        for p, a in zip(func.params, call.args):
-            inner[p] = self._leaf(fname, owner, a, env, group)
-        return self._seq(callee, owner, func.body, inner, cid)
+    def call(self, nid, callee):
+        self._call_edges.append((nid, callee))
 
-    def _unique_cluster(self, cid):
-        k, base = 1, cid
-        while cid in self.graph.clusters:
-            k += 1
-            cid = f"{base}#{k}"
-        return cid
+    def output(self, fname, nid):
+        self.graph.nodes[nid].is_output = True
+        self.graph.outputs.append(nid)
+        self._outputs_of[fname] = nid
 
 
 def _arg_names(args) -> list:
