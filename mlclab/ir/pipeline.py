@@ -17,10 +17,14 @@ import html
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..viz.model import Cluster, Node
+from ..viz.registry import view_kind
 from ..viz.relax_info import Subject, relax_function_names, resolve, value_ids
+from ..viz.views import GraphView, check_shape_options, shape
 from .pass_steps import pass_steps, run_passes  # noqa: F401  (run_passes: public here too)
 from .text import IRText, render_text
 from .values import short_name, track, value_table
+
 
 class _HoldsIR:
     """Copying or pickling TVM IR kills the process (TVM's JSON serializer segfaults on it).
@@ -151,9 +155,6 @@ class Pipeline(_HoldsIR):
         return self._identities
 
     def _graph(self, index: int, view: str = "dataflow", **opts):
-        from ..viz.registry import view_kind
-        from ..viz.views import GraphView, check_shape_options, shape
-
         collapse, depth = opts.pop("collapse", None), opts.pop("depth", None)
         check_shape_options(collapse, depth)
         mod = self.input if index < 0 else self.steps[index].mod
@@ -279,9 +280,6 @@ class Diff(_HoldsIR):
     @property
     def graph(self):
         """The later step's graph, statuses marked, removed/merged-away values as ghosts."""
-        from ..viz.model import Cluster, Node
-        from ..viz.views import GraphView
-
         a, b = self._a, self._b
         g = b.copy()
         by_value = {n.value: n for n in g.nodes.values()}
