@@ -8,21 +8,32 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from .viewer import PENDING, GraphViewer, find_binding_line, svg_of
+from ..ir.text import IRText, render_text
+from ..viz.registry import view_names
+from .viewer import PENDING, GraphViewer, svg_of
 
 # "fused" is the dataflow graph after the build pipeline's FuseOps pass: the groups TVM will
 # compile into one kernel each, drawn as clusters that the viewer can fold.
-VIEWS = ("dataflow", "let", "tree", "fused")
 FUSE_PASS = "FuseOps"
 
 
-def node_infos(model: Mapping, let_text: str = "", script_text: str = "") -> dict:
-    """Node id -> the viewer's node info, from a graph model's ``to_dict()``."""
+def viewer_views() -> tuple:
+    """The viewer's view switch: every registered view (mlclab.viz.registry), then "fused"."""
+    return (*view_names(), "fused")
+
+
+VIEWS = viewer_views()   # the built-in ones; functions below re-read the registry
+
+
+def node_infos(model: Mapping, let_text: Optional[IRText] = None,
+               script_text: Optional[IRText] = None) -> dict:
+    """Node id -> the viewer's node info, from a graph model's ``to_dict()``; the texts'
+    ``line_values`` give each node its let and TVMScript lines."""
     infos = {}
     for node in model.get("nodes", []):
         source = node.get("source") or {}
         name = node.get("name")
-        script_line = find_binding_line(script_text, [name]) if name and script_text else None
+        script_line = script_text.line_of(node["id"]) if script_text else None
         info = {
             "label": node.get("op") or name or node["id"],
             "op": node.get("op") if node.get("kind") in ("op", "call", "fused", "collapsed") else None,
@@ -33,8 +44,8 @@ def node_infos(model: Mapping, let_text: str = "", script_text: str = "") -> dic
             "dsl_name": source.get("dsl_name"),
             "line": source.get("lineno"),
             "source_line": source.get("source_line") or "",
-            "let_line": find_binding_line(let_text, [name]) if name and let_text else None,
-            "script": script_text.splitlines()[script_line - 1].strip() if script_line else "",
+            "let_line": let_text.line_of(node["id"]) if let_text else None,
+            "script": script_text.text.splitlines()[script_line - 1].strip() if script_line else "",
             "group": node.get("group"),
         }
         infos[node["id"]] = {k: v for k, v in info.items() if v not in (None, "", {})}
@@ -46,19 +57,20 @@ def view_payload(fn, view: str) -> dict:
     if view == "fused":
         step = fn.pipeline()[FUSE_PASS]
         # The fused module has its own bindings: link its nodes to its own texts.
-        drawn, let_text, script_text = step.graph("dataflow"), step.text("let"), step.text("relax")
+        drawn = step.graph("dataflow")
+        let_text, script_text = step.render_text("let"), step.render_text("relax")
     else:
-        drawn, let_text, script_text = fn.graph(view), fn.text("let"), fn.text("relax")
+        drawn, let_text, script_text = fn.graph(view), render_text(fn, "let"), render_text(fn, "relax")
     model = drawn.to_dict()
     return {"svg": svg_of(drawn), "nodes": node_infos(model, let_text, script_text),
             "clusters": {c["id"]: {"label": c.get("label", ""), "kind": c.get("kind", "")}
                          for c in model.get("clusters", [])},
-            "let_text": let_text}
+            "let_text": let_text.text}
 
 
-def graph_views(fn, views: Iterable[str] = VIEWS) -> dict:
-    """``{view: view_payload(fn, view)}`` for several views."""
-    return {view: view_payload(fn, view) for view in views}
+def graph_views(fn, views: Optional[Iterable[str]] = None) -> dict:
+    """``{view: view_payload(fn, view)}`` for several views (default: all of the viewer's)."""
+    return {view: view_payload(fn, view) for view in (views or viewer_views())}
 
 
 def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str) -> list[str]:
@@ -66,7 +78,7 @@ def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str) -> list[str]:
     return [nid for nid, info in nodes.items() if info.get("binding") == binding]
 
 
-def function_viewer(fn, view: str = "dataflow", views: Iterable[str] = VIEWS,
+def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] = None,
                     annotations: Optional[Mapping[str, Mapping[str, Any]]] = None,
                     highlight_bindings: Iterable[str] = (),
                     draw: Optional[Callable[[str], dict]] = None, **kwargs) -> GraphViewer:
@@ -77,6 +89,7 @@ def function_viewer(fn, view: str = "dataflow", views: Iterable[str] = VIEWS,
     that hold those bindings, as each view is drawn, so the marks survive switching views.
     ``draw(view)`` replaces :func:`view_payload` (to share drawings between viewers).
     """
+    views = viewer_views() if views is None else views
     draw = draw or (lambda name: view_payload(fn, name))
     annotations, highlight_bindings = dict(annotations or {}), list(highlight_bindings)
 

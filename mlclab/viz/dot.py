@@ -146,7 +146,7 @@ class DotPlotter:
                 body.append(f"{pad}}}\n")
 
         fill(None, 1)
-        let_view = graph.view == "let"
+        let_view = graph.layout == "sequence"
         for e in graph.edges:
             attrs = dict(EDGE_STYLE.get(e.kind, {}))
             if e.label:
