@@ -82,7 +82,11 @@ def test_graph_views_join_nodes_to_source_let_and_tvmscript(foo):
         data = views[view]
         assert 'class="node"' in data["svg"], view
         d = data["nodes"]["foo:d"]
-        assert d["binding"] == "d" and d["line"] == 2 and "d = a @ b" in d["source_line"]
+        assert d["name"] == "d" and d["line"] == 2 and "d = a @ b" in d["source"]["source_line"]
+        # One shape: the model's own node JSON, plus the two text links.
+        model_d = foo.graph(view).to_dict()["nodes"]
+        assert {k: v for k, v in d.items() if k not in ("let_line", "script")} == \
+            next(n for n in model_d if n["id"] == "foo:d")
         assert "matmul" in d["op"]
         assert "R.matmul" in d["script"]
         assert "matmul" in let_lines[d["let_line"] - 1]
@@ -98,7 +102,7 @@ def test_fused_view_shows_fuseops_groups_linked_to_their_own_let_text(foo):
     let_lines = fused["let_text"].splitlines()
     for m in members:
         if m.get("let_line"):
-            assert m["binding"] in let_lines[m["let_line"] - 1]
+            assert m["name"] in let_lines[m["let_line"] - 1]
     # Lowering rewrote the vars, yet nodes still point at their DSL lines.
     assert {m.get("line") for m in members} >= {2, 3}
 
@@ -114,7 +118,7 @@ def test_function_viewer_draws_views_when_shown_and_marks_each(foo):
     v.view = "fused"
     fused = v.views["fused"]
     assert "<svg" in fused["svg"] and v.views["tree"] == PENDING
-    fused_d = [nid for nid, info in fused["nodes"].items() if info.get("binding") == "d"]
+    fused_d = [nid for nid, info in fused["nodes"].items() if info.get("name") == "d"]
     assert fused_d and all(n in v.highlight and v.annotations[n]["status"] == "diverged" for n in fused_d)
     v.selected_node = fused_d[0]
 
