@@ -124,8 +124,10 @@ EDGE_STYLE = {
 # small dashed copy, next to each further reader (as Netron and TensorBoard draw high fan-out
 # nodes). Its long edges are what made Graphviz explode: ``x + x + ... + x`` with 130 terms
 # is 130 edges spanning up to 130 ranks, 8,400 virtual nodes, and dot's x-placement (network
-# simplex on 16,900 nodes) ran 126 s; with copies every edge spans one rank (0.1 s).
-SHARED_USES = 4
+# simplex on 16,900 nodes) ran 126 s; with copies every edge spans one rank (0.16 s). Up to 6
+# readers keep their edges: a lesson's shared value (a GELU reads h five times) stays one
+# node with fan-out, and a few long edges cost Graphviz little.
+SHARED_USES = 6
 
 # The SVG id of a copy: ``use<k>:<node id>`` (the viewer maps it back to the node).
 COPY_PREFIX = "use"
