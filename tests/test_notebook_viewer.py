@@ -157,3 +157,25 @@ def test_report_repr_and_mimebundle(foo):
     assert repr(report).startswith("<ValidationReport foo: pass")
     data, _ = report._repr_mimebundle_()
     assert "mlclab-badge mlclab-pass" in data["text/html"]
+
+
+def test_unfolding_an_overview_draws_the_whole_view_through_the_loader():
+    calls = []
+
+    def loader(name, full=False):
+        calls.append((name, full))
+        return {"svg": SVG.format(""), "nodes": {"f:a": {"op": "add"}, "f:b": {"op": "mul"}}}
+
+    overview = {"svg": SVG.format(""), "nodes": {"f:a": {"op": "add"}},
+                "overview": {"shown": 1, "total": 2}}
+    v = GraphViewer({"dataflow": overview, "let": {"svg": SVG.format(""), "nodes": {}}}, loader=loader)
+    assert "overview: 1 of 2 nodes" in v.static_html()
+    v.unfold("let")                                   # not an overview: nothing to draw
+    assert calls == []
+    v.unfold()
+    assert calls == [("dataflow", True)] and v.unfolded == ["let", "dataflow"]
+    assert "overview" not in v.views["dataflow"] and set(v.nodes) == {"f:a", "f:b"}
+    # Without a loader the overview stays (and says so).
+    still = GraphViewer({"dataflow": overview})
+    still.unfold()
+    assert still.views["dataflow"]["overview"] == {"shown": 1, "total": 2}
