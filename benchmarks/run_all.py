@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = [
     ("kernels.py", "mlclab vs numpy through the public call path"),
     ("compile_latency.py", "compile latency and cache hits"),
-    ("graph_render.py", "rendering a 1,000-node graph"),
+    ("graph_render.py", "drawing time against graph size, for fan-out shapes"),
 ]
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 

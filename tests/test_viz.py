@@ -315,12 +315,9 @@ def test_term_plotter_keeps_each_node_on_one_line():
 
 
 # ------------------------------------------------------------------ missing dot
-def no_dot(*args, **kwargs):
-    raise graphviz.ExecutableNotFound(["dot", "-Kdot", "-Tsvg"])
-
-
 def test_missing_dot_falls_back_to_text_with_an_install_hint(prog, monkeypatch, tmp_path):
-    monkeypatch.setattr(graphviz.Digraph, "pipe", no_dot)
+    # mlclab runs Graphviz itself (with a time limit): point it at a program that is not there.
+    monkeypatch.setattr(mlclab.viz.dot, "DOT", "no-such-graphviz-dot")
     view = prog["f"].graph("tree")
     bundle = view._repr_mimebundle_()
     assert "image/svg+xml" not in bundle

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from typing import Optional
 
-from .dot import INSTALL_HINT, DotPlotter, write
+from .dot import INSTALL_HINT, DotPlotter, LayoutTimeout, svg_text, write
 from .model import Graph
 from .registry import view_kind
 from .term import TermPlotter
@@ -95,8 +95,9 @@ class GraphView:
         return TermPlotter().render(self.graph)
 
     def svg(self) -> str:
-        """The SVG text; raises ``graphviz.ExecutableNotFound`` without Graphviz."""
-        return self.dot.pipe(format="svg", encoding="utf-8")
+        """The SVG text; raises ``graphviz.ExecutableNotFound`` without Graphviz and
+        ``LayoutTimeout`` when the layout takes too long."""
+        return svg_text(self.dot)
 
     def render(self, filename: str, format: Optional[str] = None) -> str:
         """Write svg/pdf/png/dot/txt; without ``dot`` writes the text next to it and warns."""
@@ -113,10 +114,12 @@ class GraphView:
 
         try:
             return {"image/svg+xml": self.svg(), "text/plain": self.text}
-        except graphviz.ExecutableNotFound:
+        except (graphviz.ExecutableNotFound, LayoutTimeout) as err:
+            why = INSTALL_HINT if isinstance(err, graphviz.ExecutableNotFound) else \
+                f"{err}; the graph is shown as text instead (depth= or collapse= shrink it)."
             pre = html.escape(self.text)
-            return {"text/html": f"<p>{html.escape(INSTALL_HINT)}</p><pre>{pre}</pre>",
-                    "text/plain": INSTALL_HINT + "\n\n" + self.text}
+            return {"text/html": f"<p>{html.escape(why)}</p><pre>{pre}</pre>",
+                    "text/plain": why + "\n\n" + self.text}
 
     def __repr__(self) -> str:
         return f"<GraphView {self.graph.view} of {self.graph.name}: {len(self.graph)} nodes>"
