@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from .source import Span, line_at
+from .source import Span, displayable, line_at
 
 
 class DSLError(Exception):
@@ -44,7 +44,7 @@ class DSLError(Exception):
     def _format(self) -> str:
         lines = [f"{self.filename}, line {self.lineno}: {self.message}"]
         if self.source_line:
-            text = self.source_line.rstrip("\n")
+            text = displayable(self.source_line.rstrip("\n"))
             stripped = text.lstrip()
             indent = len(text) - len(stripped)
             start = max(self.col_offset - indent, 0)

@@ -52,6 +52,9 @@ _UNSUPPORTED_STMT = {
 _SUPPORTED = ("supported: name = expr, a, b = expr, return expr, if/else on a bool scalar")
 
 _MAX_SIZE = 2 ** 63 - 1                   # TVM's shapes are int64
+# Each call between Relax functions nests in TVM's VM on the C stack: a chain of 4000 calls
+# killed the process (SIGSEGV) on an 8 MiB main-thread stack, 2000 ran. Half that is allowed.
+MAX_CALL_DEPTH = 1000
 _NOT_TEXT = re.compile("[\ud800-\udfff\x00]")   # ast.parse raises bare exceptions on these
 _ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
                "//": operator.floordiv, "%": operator.mod, "**": operator.pow}
@@ -88,6 +91,7 @@ class _Program:
         self.defs = self.top_level_defs(self.parse())
         self.signatures = {name: self.signature(node) for name, node in self.defs.items()}
         self.done: dict[str, Function] = {}
+        self.call_depth: dict[str, int] = {}   # 1 + the deepest chain of calls it starts
         self.in_progress: list[str] = []
         for name in self.defs:
             self.function(name)
@@ -279,6 +283,7 @@ class _Program:
             raise self.error(f"function {name!r} is annotated to return {ret} but returns "
                              f"{returned}", node.returns)
         fn = Function(name, params, body, returned, Span.of(node), calls=sorted(checker.calls))
+        self.call_depth[name] = 1 + max((self.call_depth[c] for c in checker.calls), default=0)
         self.in_progress.pop()
         self.done[name] = fn
         return fn
@@ -599,6 +604,10 @@ class _FunctionChecker(ast.NodeVisitor):
             raise self.p.error("recursion is not supported: " + " -> ".join(cycle), node,
                                hint="tinynn functions form a call graph without cycles")
         callee = self.p.function(name)
+        if self.p.call_depth[name] >= MAX_CALL_DEPTH:
+            raise self.p.error(f"calls nest more than {MAX_CALL_DEPTH} functions deep here; "
+                               "TVM's virtual machine would overflow its stack running them",
+                               node, hint="let a function do more before it calls the next")
         self.calls.add(name)
         if node.keywords:
             raise self.p.error(f"pass {name}'s arguments by position", node.keywords[0])
@@ -862,10 +871,7 @@ def _head_span(stmt) -> Span:
     """The statement's first line (``for k in a:``), for statements tinynn does not have."""
     if stmt.end_lineno == stmt.lineno:
         return Span(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.end_col_offset)
-    first_body = getattr(stmt, "body", None)
-    if first_body and isinstance(first_body, list) and first_body[0].lineno > stmt.lineno:
-        return Span(stmt.lineno, stmt.col_offset, stmt.lineno, 10 ** 6)   # to the line's end
-    return Span(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.col_offset + 1)
+    return Span(stmt.lineno, stmt.col_offset, stmt.lineno, 10 ** 6)   # to the line's end
 
 
 def _loc(node) -> dict:
@@ -898,8 +904,9 @@ def _rounded(v, dtype: str) -> float:
         v = float(v)
     except OverflowError:   # an int literal beyond any float
         return math.inf
-    with np.errstate(over="ignore"):
-        return float(np.asarray(v, dtype=dtype))
+    if abs(v) > float(np.finfo(dtype).max):   # (np.errstate here cost 0.1 ms a literal)
+        return math.inf
+    return float(np.asarray(v, dtype=dtype))
 
 
 class _Written(Mapping):

@@ -18,6 +18,10 @@ from typing import Sequence, Union
 
 BOM = "\ufeff"
 _LINE_END = re.compile(r"\r\n|\r|\n")
+# Control characters (a pasted ANSI colour escape, a form feed) and lone surrogates: valid in
+# a comment, but they recolour a terminal, break XML (Graphviz labels, SVG) or cannot be
+# encoded at all.
+_UNDISPLAYABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def without_bom(source: str) -> str:
@@ -34,6 +38,15 @@ def line_at(source: Union[str, Sequence[str]], lineno: int) -> str:
     """Line ``lineno`` (1-based) of a source text or of its ``source_lines``; "" outside."""
     lines = source_lines(source) if isinstance(source, str) else source
     return lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+
+
+def displayable(line: str) -> str:
+    """``line`` with each undisplayable character replaced by U+FFFD (a form feed or vertical
+    tab, whitespace to Python, by a space), one for one, so columns still match.
+
+    For quoting a source line to a person (an error, a graph label); the program keeps its text.
+    """
+    return _UNDISPLAYABLE.sub(lambda m: " " if m.group() in "\x0b\x0c" else "\ufffd", line)
 
 
 def char_offset(line: str, byte_offset: int) -> int:

@@ -14,7 +14,7 @@ from typing import Optional
 from ..dsl import dims as D
 from ..dsl.diagnostics import DSLError
 from ..dsl.recursion import run_deep
-from ..dsl.source import line_at, source_lines
+from ..dsl.source import displayable, line_at, source_lines
 from ..dsl.typed import (Assign, BindingInfo, Call, Const, FuncCall, Function, GetItem, If, Ref,
                          Return, Span, TensorType, TupleExpr, TupleType, TypedProgram, Visitor)
 from ..ops import arguments
@@ -41,8 +41,9 @@ def _build_module(program: TypedProgram, trace: Optional[str]) -> BuiltModule:
 
     bb = relax.BlockBuilder()
     bindings, expr_vars = {}, {}
+    lines = source_lines(program.source)   # once: per function, it made long programs quadratic
     for name in _callees_first(program, trace):
-        fb = _FunctionBuilder(bb, program, program.functions[name], trace == name)
+        fb = _FunctionBuilder(bb, program, lines, program.functions[name], trace == name)
         fb.build()
         bindings[name] = fb.infos
         expr_vars[name] = fb.expr_vars
@@ -84,7 +85,7 @@ class _FunctionBuilder(Visitor):
     """Emits one typed function: statements return the returned expr or None, expressions
     return the Relax var (or leaf) holding their value."""
 
-    def __init__(self, bb, program: TypedProgram, fn: Function, trace: bool):
+    def __init__(self, bb, program: TypedProgram, lines: list, fn: Function, trace: bool):
         from tvm import ir, relax, tirx
 
         self.relax = relax
@@ -92,7 +93,7 @@ class _FunctionBuilder(Visitor):
         self.program = program
         self.fn = fn
         self.trace = trace
-        self.lines = source_lines(program.source)
+        self.lines = lines
         self.source_name = ir.SourceName(program.filename)
         symbols = []
         for p in fn.params:
@@ -130,8 +131,8 @@ class _FunctionBuilder(Visitor):
         return name
 
     def info(self, var, dsl_name, span: Span, kind="binding"):
-        self.infos[var] = BindingInfo(var.name, dsl_name, span, line_at(self.lines, span.lineno),
-                                      kind)
+        line = displayable(line_at(self.lines, span.lineno))   # views quote it: no escapes
+        self.infos[var] = BindingInfo(var.name, dsl_name, span, line, kind)
 
     def ty(self, t):
         relax = self.relax
