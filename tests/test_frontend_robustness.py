@@ -242,3 +242,45 @@ def test_line_ends_follow_pythons_tokenizer():
 def test_python_that_tinynn_does_not_have_is_named_at_its_line(body, phrase, mark):
     e = rejected(HEAD + body)
     assert phrase in str(e) and marked(e) == mark
+
+
+# ---------------------------------------------------------------------- linear cost
+def python_lines(fn, *args) -> int:
+    """How many lines of Python ``fn(*args)`` executes: a deterministic measure of its work
+    (loops count, unlike calls)."""
+    count = [0]
+
+    def trace(frame, event, arg):
+        count[0] += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        fn(*args)
+    finally:
+        sys.settrace(None)
+    return count[0]
+
+
+def layers(n):
+    body = "".join("    h = tanh(h @ w + b)\n" for _ in range(n))
+    return ('def f(x: Tensor[("n", 64), f32], w: Tensor[(64, 64), f32], '
+            f'b: Tensor[(64,), f32]):\n    h = x\n{body}    return h\n')
+
+
+def test_checking_and_building_cost_grows_linearly_with_program_length():
+    """Work per layer stays the same at 1x, 10x and 100x a lesson's 8 layers."""
+    from mlclab.dsl.parser import _Program
+    from mlclab.ir.builder import _build_module
+
+    _build_module(_Program(layers(1), "<string>").check(), None)   # TVM's lazy imports
+    per_layer = {}
+    for n in (8, 80, 800):
+        src = layers(n)
+        program = _Program(src, "<string>").check()
+        check = python_lines(lambda: _Program(src, "<string>").check())
+        build = python_lines(_build_module, program, None)
+        per_layer[n] = (check / n, build / n)
+    for n in (80, 800):
+        for now, lesson in zip(per_layer[n], per_layer[8]):
+            assert now <= lesson * 1.1, per_layer

@@ -1,0 +1,38 @@
+"""The Relax builder: what validate()'s traced build shares with the build fn() runs."""
+from mlclab.dsl.parser import parse_program
+from mlclab.ir.builder import build_module
+
+SOURCE = """\
+def f(a: Tensor[(2, 3), f32], b: Tensor[(3, 4), f32]):
+    c = a @ b
+    d = relu(c) + 1.0
+    e, g = d * 2.0, exp(d)
+    return e + g
+"""
+
+
+def blocks(fn):
+    """(is dataflow, binding names) of each block of a Relax function."""
+    from tvm import relax
+
+    return [(isinstance(blk, relax.DataflowBlock), [b.var.name for b in blk.bindings])
+            for blk in fn.body.blocks]
+
+
+def test_the_traced_build_keeps_the_dataflow_block_and_its_bindings():
+    program = parse_program(SOURCE)
+    plain = build_module(program).mod["f"]
+    traced = build_module(program, trace="f").mod["f"]
+    assert blocks(traced) == blocks(plain)
+    assert blocks(plain)[0][0] is True
+
+
+def test_the_traced_build_returns_every_top_level_binding_as_a_block_output():
+    from tvm import relax
+
+    traced = build_module(parse_program(SOURCE), trace="f").mod["f"]
+    bindings = {b.var.name: b.var for b in traced.body.blocks[0].bindings}
+    named = ["c", "d", "e", "g"]
+    assert [v.name for v in traced.body.body.fields[1].fields] == named
+    assert all(not isinstance(bindings[n], relax.DataflowVar) for n in named)
+    assert isinstance(bindings["lv"], relax.DataflowVar)   # temporaries stay inside
