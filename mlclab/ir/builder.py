@@ -3,7 +3,9 @@
 One binding per DSL value, emitted in post-order with leaf arguments, so every binding keeps
 its DSL span and its name (``d = a @ b`` binds ``d``; a nested sub-expression binds ``lv``,
 ``lv1``...). Functions without ``if`` put their bindings in a ``DataflowBlock`` (what fusion
-works on); functions with ``if`` use plain blocks, since Relax allows ``If`` only there.
+works on); functions with ``if`` use plain blocks, since Relax allows ``If`` only there. The
+traced build (``validate()``'s per-binding values) keeps the same blocks and bindings; only its
+top-level bindings become outputs of the block, and the function also returns them.
 """
 from __future__ import annotations
 
