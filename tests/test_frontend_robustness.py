@@ -284,3 +284,15 @@ def test_checking_and_building_cost_grows_linearly_with_program_length():
     for n in (80, 800):
         for now, lesson in zip(per_layer[n], per_layer[8]):
             assert now <= lesson * 1.1, per_layer
+
+
+def test_deep_work_runs_in_place_when_no_big_stack_can_be_had(monkeypatch):
+    """Under a tight address-space limit the worker thread cannot start: checking still works
+    for ordinary programs, and a deep one is a DSLError rather than a RecursionError."""
+    from mlclab.dsl import recursion
+    from mlclab.dsl.parser import parse_program
+
+    monkeypatch.setattr(recursion, "_start", lambda work: None)
+    assert "f" in parse_program(HEAD + "    return x + 1.0\n").functions
+    with pytest.raises(DSLError, match="nested too deeply"):
+        parse_program(HEAD + "    return " + " + ".join(["x"] * 2000))

@@ -70,7 +70,13 @@ class Literal:
 
 def parse_program(source: str, filename: str = "<string>") -> TypedProgram:
     """Check every function of ``source``; the first problem found is a ``DSLError``."""
-    return run_deep(_Program(source, filename).check)
+    program = _Program(source, filename)
+    try:
+        return run_deep(program.check)
+    except RecursionError:   # only where run_deep could not get its big stack
+        raise program.error("this program is nested too deeply to check here",
+                            Span(1, 0, 1, max(len(program.lines[0]), 1)),
+                            hint="split long expressions into several assignments") from None
 
 
 class _Program:

@@ -51,21 +51,31 @@ def run_deep(fn: Callable[..., T], *args, **kwargs) -> T:
         except BaseException as exc:   # handed to the calling thread, which re-raises it
             outcome["error"] = exc
 
-    _raise_limit()
+    _raise_limit()   # before the worker starts, which may recurse at once
     try:
-        with _lock:
-            old_size = threading.stack_size(_STACK_BYTES)
-            try:
-                worker = threading.Thread(target=work, name="mlclab-deep", daemon=True)
-                worker.start()
-            finally:
-                threading.stack_size(old_size)
-        worker.join()
+        worker = _start(work)
+        if worker is not None:
+            worker.join()
     finally:
         _restore_limit()
+    if worker is None:   # no room for a big stack (a tight ulimit -v): run with Python's limits
+        return fn(*args, **kwargs)
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+def _start(work) -> "threading.Thread | None":
+    with _lock:
+        old_size = threading.stack_size(_STACK_BYTES)
+        try:
+            worker = threading.Thread(target=work, name="mlclab-deep", daemon=True)
+            worker.start()
+            return worker
+        except RuntimeError:   # "can't start new thread": the address space is limited
+            return None
+        finally:
+            threading.stack_size(old_size)
 
 
 def _raise_limit() -> None:
