@@ -275,36 +275,38 @@ class _FunctionBuilder(Visitor):
         relax = self.relax
         cond = self.value(stmt.cond)
         self.current_span = stmt.span
-        before, outer = dict(self.env), self.branch
-        branches = []
-        for body in (stmt.then_body, stmt.else_body):
-            self.env, self.branch = dict(before), []
-            try:
-                result = self.block(body, top=False)
-                if not stmt.returns:
-                    outs = [self.env[n] for n in stmt.outputs]
-                    result = outs[0] if len(outs) == 1 else relax.Tuple(outs)
-                branches.append(relax.SeqExpr([relax.BindingBlock(self.branch)], result))
-            finally:
-                self.branch = outer
+        before = dict(self.env)
+        then_branch = self.branch_body(stmt, stmt.then_body, before)
+        else_branch = self.branch_body(stmt, stmt.else_body, before)
         self.env = before
-        if_expr = relax.If(cond, branches[0], branches[1], self.tspan(stmt.span))
-        name = stmt.outputs[0] if len(stmt.outputs) == 1 else ("gv" if stmt.returns else "lv")
-        var = self.emit(if_expr, name, stmt.span,
-                        dsl_name=stmt.outputs[0] if len(stmt.outputs) == 1 else None)
+        if_expr = relax.If(cond, then_branch, else_branch, self.tspan(stmt.span))
+        one = len(stmt.outputs) == 1
+        name = stmt.outputs[0] if one else ("gv" if stmt.returns else "lv")
+        var = self.emit(if_expr, name, stmt.span, dsl_name=name if one else None)
         if stmt.returns:
             return var
-        if len(stmt.outputs) == 1:
-            self.env[name] = var
+        items = [var] if one else [
+            self.emit(relax.TupleGetItem(var, i), out_name, stmt.span, dsl_name=out_name)
+            for i, out_name in enumerate(stmt.outputs)]
+        for out_name, item in zip(stmt.outputs, items):
+            self.env[out_name] = item
             if top:
-                self.top_level.append((name, var))
-        else:
-            for i, out_name in enumerate(stmt.outputs):
-                item = self.emit(relax.TupleGetItem(var, i), out_name, stmt.span, dsl_name=out_name)
-                self.env[out_name] = item
-                if top:
-                    self.top_level.append((out_name, item))
+                self.top_level.append((out_name, item))
         return None
+
+    def branch_body(self, stmt: If, body: list, before: dict):
+        """One branch as a SeqExpr of its own bindings (collected here, not emitted)."""
+        relax = self.relax
+        outer = self.branch
+        self.env, self.branch = dict(before), []
+        try:
+            result = self.block(body, top=False)
+            if not stmt.returns:
+                outs = [self.env[n] for n in stmt.outputs]
+                result = outs[0] if len(outs) == 1 else relax.Tuple(outs)
+            return relax.SeqExpr([relax.BindingBlock(self.branch)], result)
+        finally:
+            self.branch = outer
 
     # ------------------------------------------------------------------ expressions
     def value(self, e, name="lv", dsl_name=None, output=False):
