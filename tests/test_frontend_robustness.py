@@ -200,6 +200,7 @@ def test_a_pasted_colour_escape_compiles_and_draws():
 def test_a_lone_surrogate_is_a_located_error():
     e = rejected(HEAD + "    y = x + 1.0  # a\ud800b\n    return y\n")
     assert e.lineno == 2 and "U+D800" in str(e) and marked(e) == "\ufffd"
+    assert e.source_line == "    y = x + 1.0  # a\ufffdb"
 
 
 def test_a_nul_character_is_a_located_error():

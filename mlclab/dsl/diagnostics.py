@@ -21,7 +21,7 @@ class DSLError(Exception):
         self.lineno = lineno
         self.col_offset = col_offset
         self.end_col_offset = end_col_offset
-        self.source_line = source_line
+        self.source_line = displayable(source_line)   # printable whatever the source held
         self.filename = filename
         self.hint = hint
         # True when the front end accepted the program and TVM rejected it: a bug of mlclab's
@@ -44,7 +44,7 @@ class DSLError(Exception):
     def _format(self) -> str:
         lines = [f"{self.filename}, line {self.lineno}: {self.message}"]
         if self.source_line:
-            text = displayable(self.source_line.rstrip("\n"))
+            text = self.source_line.rstrip("\n")
             stripped = text.lstrip()
             indent = len(text) - len(stripped)
             start = max(self.col_offset - indent, 0)
