@@ -8,15 +8,24 @@ from __future__ import annotations
 
 import ast
 import difflib
+import keyword
+import math
+import re
+import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional, Union
+
+import numpy as np
 
 from .. import ops as O
 from . import dims as D
 from .annotations import DTYPE_NAMES, DTYPES
 from .diagnostics import DSLError
+from .recursion import MAX_DEPTH, run_deep
+from .source import Span, columns_to_characters, line_at, source_lines, without_bom
 from .typed import (Assign, Call, Const, Expr, FuncCall, Function, GetItem, If, Param, Ref,
-                    Return, Span, TensorType, TupleExpr, TupleType, TypedProgram)
+                    Return, TensorType, TupleExpr, TupleType, TypedProgram)
 
 _DECORATORS = {"function"}   # @mlclab.function / @function, with or without arguments
 
@@ -41,6 +50,12 @@ _UNSUPPORTED_STMT = {
 
 _SUPPORTED = ("supported: name = expr, a, b = expr, return expr, if/else on a bool scalar")
 
+_MAX_SIZE = 2 ** 63 - 1                   # TVM's shapes are int64
+# Each call between Relax functions nests in TVM's VM on the C stack: a chain of 4000 calls
+# killed the process (SIGSEGV) on an 8 MiB main-thread stack, 2000 ran. Half that is allowed.
+MAX_CALL_DEPTH = 1000
+_NOT_TEXT = re.compile("[\ud800-\udfff\x00]")   # ast.parse raises bare exceptions on these
+
 
 @dataclass
 class Literal:
@@ -51,85 +66,111 @@ class Literal:
 
 
 def parse_program(source: str, filename: str = "<string>") -> TypedProgram:
-    return _Parser(source, filename).program()
+    """Check every function of ``source``; the first problem found is a ``DSLError``."""
+    program = _Program(source, filename)
+    try:
+        return run_deep(program.check)
+    except RecursionError:   # only where run_deep could not get its big stack
+        raise program.error("this program is nested too deeply to check here",
+                            Span(1, 0, 1, max(len(program.lines[0]), 1)),
+                            hint="split long expressions into several assignments") from None
 
 
-class _Parser:
+class _Program:
+    """The program as a whole: the text, its top-level defs, their signatures, the call graph."""
+
     def __init__(self, source: str, filename: str):
         self.source = source
         self.filename = filename
-        self.lines = source.splitlines()
+        self.lines = source_lines(source)
+        self.depth = 0   # nesting of the node being checked, across calls (see MAX_DEPTH)
 
-    # ------------------------------------------------------------------ errors
     def error(self, message: str, where, hint: Optional[str] = None) -> DSLError:
         span = where if isinstance(where, Span) else Span.of(where)
-        line = self.lines[span.lineno - 1] if 0 < span.lineno <= len(self.lines) else ""
-        end = span.end_col_offset if span.end_lineno == span.lineno else len(line)
-        return DSLError(message, lineno=span.lineno, col_offset=span.col_offset,
-                        end_col_offset=end, source_line=line, filename=self.filename, hint=hint)
+        return DSLError.at(message, span, self.lines, self.filename, hint=hint)
 
-    # ------------------------------------------------------------------ program
-    def program(self) -> TypedProgram:
+    # ------------------------------------------------------------------ the text
+    def check(self) -> TypedProgram:
+        self.defs = self.top_level_defs(self.parse())
+        self.signatures = {name: self.signature(node) for name, node in self.defs.items()}
+        self.done: dict[str, Function] = {}
+        self.call_depth: dict[str, int] = {}   # 1 + the deepest chain of calls it starts
+        self.in_progress: list[str] = []
+        for name in self.defs:
+            self.function(name)
+        return TypedProgram({name: self.done[name] for name in self.defs}, self.source,
+                            self.filename)
+
+    def parse(self) -> ast.Module:
+        text = without_bom(self.source)
+        self.refuse_non_text(text)
         try:
-            tree = ast.parse(self.source, filename=self.filename)
+            tree = ast.parse(text, filename=self.filename)
         except SyntaxError as exc:
-            lineno = exc.lineno or 1
-            col = max((exc.offset or 1) - 1, 0)
-            end = (exc.end_offset - 1) if exc.end_offset and exc.end_lineno == exc.lineno else col + 1
-            line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
-            raise DSLError(f"Python syntax error: {exc.msg}", lineno=lineno, col_offset=col,
-                           end_col_offset=max(end, col + 1), source_line=line,
-                           filename=self.filename) from None
+            raise self.syntax_error(exc) from None
+        except (RecursionError, MemoryError):
+            # ast.parse builds its tree recursively; past RECURSION_LIMIT it gives up.
+            raise self.error("this program is nested too deeply for Python's parser",
+                             Span(1, 0, 1, max(len(self.lines[0]), 1)),
+                             hint="split long expressions into several assignments") from None
+        columns_to_characters(tree, self.lines)
+        return tree
+
+    def refuse_non_text(self, text: str) -> None:
+        """What ``ast.parse`` raises a bare exception for, as a located error instead."""
+        if not _NOT_TEXT.search(text):
+            return
+        for lineno, line in enumerate(self.lines, 1):
+            found = _NOT_TEXT.search(line)
+            if found:
+                ch = found.group()
+                what = (f"U+{ord(ch):04X}, half of a UTF-16 surrogate pair, which is not a "
+                        "character on its own" if ch != "\0" else "a NUL character (U+0000)")
+                raise self.error(f"the text holds {what}; Python source cannot contain it",
+                                 Span(lineno, found.start(), lineno, found.end()),
+                                 hint="delete it (bad copy-pastes leave such characters)")
+
+    def syntax_error(self, exc: SyntaxError) -> DSLError:
+        lineno = exc.lineno or 1
+        col = max((exc.offset or 1) - 1, 0)
+        end = (exc.end_offset - 1) if exc.end_offset and exc.end_lineno == exc.lineno else col + 1
+        return DSLError(f"Python syntax error: {exc.msg}", lineno=lineno, col_offset=col,
+                        end_col_offset=max(end, col + 1), source_line=line_at(self.lines, lineno),
+                        filename=self.filename)
+
+    def top_level_defs(self, tree: ast.Module) -> dict:
         defs: dict[str, ast.FunctionDef] = {}
         for i, node in enumerate(tree.body):
             if isinstance(node, ast.FunctionDef):
-                if node.name in defs:
-                    raise self.error(f"function {node.name!r} is defined twice (first at line "
-                                     f"{defs[node.name].lineno})", _name_span(node))
-                if node.name in O.OPS:
-                    raise self.error(f"function name {node.name!r} would hide the operator "
-                                     f"{O.OPS[node.name].signature()}", _name_span(node),
-                                     hint="choose another name")
+                self.check_def_name(node, defs)
                 defs[node.name] = node
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue   # how a .py file makes the annotations importable; nothing to compile
-            elif i == 0 and _is_docstring(node):
-                continue
-            else:
+            elif not (i == 0 and _is_docstring(node)):
                 raise self.error("only def statements (and imports) may stand at the top level "
                                  "of a tinynn program", node)
         if not defs:
             raise self.error("no function found: a tinynn program is one or more def statements",
-                             Span(1, 0, 1, max(len(self.lines[0]) if self.lines else 1, 1)))
-        self.defs = defs
-        self.signatures = {name: self.signature(node) for name, node in defs.items()}
-        self.done: dict[str, Function] = {}
-        self.in_progress: list[str] = []
-        for name in defs:
-            self.function(name)
-        return TypedProgram({name: self.done[name] for name in defs}, self.source, self.filename)
+                             Span(1, 0, 1, max(len(self.lines[0]), 1)))
+        return defs
+
+    def check_def_name(self, node: ast.FunctionDef, defs: dict) -> None:
+        if node.name in defs:
+            raise self.error(f"function {node.name!r} is defined twice (first at line "
+                             f"{defs[node.name].lineno})", _name_span(node))
+        if node.name in O.OPS:
+            raise self.error(f"function name {node.name!r} would hide the operator "
+                             f"{O.OPS[node.name].signature()}", _name_span(node),
+                             hint="choose another name")
 
     # ------------------------------------------------------------------ signatures
     def signature(self, node: ast.FunctionDef):
-        for dec in node.decorator_list:
-            target = dec.func if isinstance(dec, ast.Call) else dec
-            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
-            if name not in _DECORATORS:
-                raise self.error("only @mlclab.function may decorate a tinynn function", dec)
-        a = node.args
-        for extra, what in ((a.vararg, "*args"), (a.kwarg, "**kwargs")):
-            if extra is not None:
-                raise self.error(f"{what} is not supported: list every tensor parameter", extra)
-        if a.kwonlyargs or a.posonlyargs:
-            raise self.error("keyword-only and positional-only markers are not supported",
-                             (a.kwonlyargs or a.posonlyargs)[0])
-        if a.defaults:
-            raise self.error("parameters cannot have default values: every parameter is a tensor "
-                             "the caller passes", a.defaults[0])
+        """(params, declared return type or None, symbolic size names) of a def."""
+        self.check_decorators(node)
+        self.check_parameter_list(node.args)
         symbols: set[str] = set()
-        params = []
-        seen = set()
-        for arg in a.args:
+        params, seen = [], set()
+        for arg in node.args.args:
             if arg.annotation is None:
                 raise self.error(f"parameter {arg.arg!r} needs a type annotation",
                                  arg, hint=f"{arg.arg}: Tensor[(2, 3), f32]")
@@ -142,6 +183,23 @@ class _Parser:
         if node.returns is not None:
             ret = self.return_annotation(node.returns, symbols)
         return params, ret, symbols
+
+    def check_decorators(self, node: ast.FunctionDef) -> None:
+        for dec in node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            if _attr_name(target) not in _DECORATORS:
+                raise self.error("only @mlclab.function may decorate a tinynn function", dec)
+
+    def check_parameter_list(self, a: ast.arguments) -> None:
+        for extra, what in ((a.vararg, "*args"), (a.kwarg, "**kwargs")):
+            if extra is not None:
+                raise self.error(f"{what} is not supported: list every tensor parameter", extra)
+        if a.kwonlyargs or a.posonlyargs:
+            raise self.error("keyword-only and positional-only markers are not supported",
+                             (a.kwonlyargs or a.posonlyargs)[0])
+        if a.defaults:
+            raise self.error("parameters cannot have default values: every parameter is a tensor "
+                             "the caller passes", a.defaults[0])
 
     def tensor_annotation(self, node, symbols: set, allow_new_symbols: bool) -> TensorType:
         example = "Tensor[(2, 3), f32]"
@@ -160,20 +218,37 @@ class _Parser:
             raise self.error("the shape must be a tuple of sizes", shape_node,
                              hint="sizes are int literals or strings naming a symbolic size, "
                                   "e.g. (\"n\", 784)")
-        shape = []
-        for d in dim_nodes:
-            if isinstance(d, ast.Constant) and type(d.value) is int and d.value >= 0:
-                shape.append(d.value)
-            elif isinstance(d, ast.Constant) and isinstance(d.value, str) and d.value.isidentifier():
-                if d.value not in symbols and not allow_new_symbols:
-                    raise self.error(f"symbolic size {d.value!r} does not appear among the "
-                                     f"parameters' shapes", d)
-                symbols.add(d.value)
-                shape.append(d.value)
-            else:
-                raise self.error("a size is a non-negative int literal or a string naming a "
-                                 "symbolic size", d, hint="e.g. Tensor[(\"n\", 784), f32]")
-        return TensorType(tuple(shape), self.dtype_value(dtype_node))
+        shape = tuple(self.size(d, symbols, allow_new_symbols) for d in dim_nodes)
+        return TensorType(shape, self.dtype_value(dtype_node))
+
+    def size(self, node, symbols: set, allow_new_symbols: bool):
+        """One dimension of an annotation: an int literal or a symbolic size's name."""
+        if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
+            if node.value > _MAX_SIZE:
+                raise self.error(f"the size {node.value} does not fit in int64, the type of "
+                                 "TVM's shapes", node, hint="sizes go up to 2**63 - 1")
+            return node.value
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            name = self.size_name(node)
+            if name not in symbols and not allow_new_symbols:
+                raise self.error(f"symbolic size {name!r} does not appear among the "
+                                 f"parameters' shapes", node)
+            symbols.add(name)
+            return name
+        raise self.error("a size is a non-negative int literal or a string naming a "
+                         "symbolic size", node, hint="e.g. Tensor[(\"n\", 784), f32]")
+
+    def size_name(self, node: ast.Constant) -> str:
+        """A symbolic size's name, which later stages read back as a Python expression."""
+        name = node.value
+        if keyword.iskeyword(name):
+            raise self.error(f"{name!r} is a Python keyword, so it cannot name a symbolic size",
+                             node, hint="choose a name such as \"n\"")
+        normal = unicodedata.normalize("NFKC", name)
+        if normal != name:
+            raise self.error(f"Python reads the name {name!r} as {normal!r}, so it cannot name a "
+                             "symbolic size as written", node, hint=f"write \"{normal}\"")
+        return name
 
     def return_annotation(self, node, symbols: set):
         if isinstance(node, ast.Tuple):
@@ -194,69 +269,82 @@ class _Parser:
 
     # ------------------------------------------------------------------ functions
     def function(self, name: str) -> Function:
+        """The checked function ``name`` (callees are checked when first called)."""
         if name in self.done:
             return self.done[name]
         node = self.defs[name]
         self.in_progress.append(name)
         params, ret, symbols = self.signatures[name]
-        scope = _Scope(self, name, symbols)
+        checker = _FunctionChecker(self, symbols)
         for p in params:
-            scope.env[p.name] = p.type
-        body, returned = scope.block(node.body, top=True)
+            checker.env[p.name] = p.type
+        body, returned = checker.block(node.body)
         if returned is None:
             raise self.error(f"function {name!r} does not return a value on every path",
                              _name_span(node), hint="end it with: return <expr>")
-        if ret is not None and not _same_type(ret, returned):
+        if ret is not None and ret != returned:
             raise self.error(f"function {name!r} is annotated to return {ret} but returns "
                              f"{returned}", node.returns)
-        fn = Function(name, params, body, returned, Span.of(node), calls=sorted(scope.calls))
+        fn = Function(name, params, body, returned, Span.of(node), calls=sorted(checker.calls))
+        self.call_depth[name] = 1 + max((self.call_depth[c] for c in checker.calls), default=0)
         self.in_progress.pop()
         self.done[name] = fn
         return fn
 
 
-class _Scope:
-    """Type-checks one function body; ``env`` maps names to their current types."""
+class _FunctionChecker(ast.NodeVisitor):
+    """Type-checks one function body, node by node, as an ``ast.NodeVisitor``.
 
-    def __init__(self, parser: _Parser, fname: str, symbols: set):
-        self.p = parser
-        self.fname = fname
+    Visiting a statement returns its typed statement; visiting an expression returns a typed
+    ``Expr`` (or a ``Literal`` still waiting for a dtype). Python syntax without a
+    ``visit_`` method here is not part of tinynn: ``generic_visit`` says so at its line.
+    ``env`` maps the names bound so far to their types.
+    """
+
+    def __init__(self, program: _Program, symbols: set):
+        self.p = program
         self.symbols = symbols
         self.env: dict = {}
         self.one_branch: dict = {}    # name -> the if that bound it in one branch only
         self.calls: set = set()
 
-    # ------------------------------------------------------------------ statements
-    def block(self, stmts, top=False):
+    def visit(self, node):
+        p = self.p
+        p.depth += 1
+        try:
+            if p.depth > MAX_DEPTH:
+                raise p.error(f"this is nested more than {MAX_DEPTH} levels deep (expressions "
+                              "inside expressions, or functions calling functions)", node,
+                              hint="split it into several assignments")
+            return super().visit(node)
+        finally:
+            p.depth -= 1
+
+    def generic_visit(self, node):
+        if isinstance(node, ast.stmt):
+            message = _UNSUPPORTED_STMT.get(
+                type(node), f"{type(node).__name__} statements are not part of tinynn")
+            raise self.p.error(message, _head_span(node), hint=_SUPPORTED)
+        raise self.p.error(f"{_describe(node)} is not part of tinynn", node)
+
+    # ------------------------------------------------------------------ statement lists
+    def block(self, stmts):
         """Check a statement list; return (typed statements, return type or None)."""
         out = []
         for i, stmt in enumerate(stmts):
-            if i == 0 and _is_docstring(stmt):
+            if (i == 0 and _is_docstring(stmt)) or isinstance(stmt, ast.Pass):
                 continue
-            if isinstance(stmt, ast.Pass):
-                continue
-            if isinstance(stmt, ast.Return):
-                out.append(self.return_(stmt))
-                self.unreachable(stmts[i + 1:])
-                return out, out[-1].value.type
-            if isinstance(stmt, ast.If):
-                if not stmt.orelse and stmt.body and _ends_in_return(stmt.body) \
-                        and stmts[i + 1:]:
-                    # ``if c: return x`` followed by more code: that code is the else branch.
-                    stmt = ast.copy_location(ast.If(stmt.test, stmt.body, list(stmts[i + 1:])),
-                                             stmt)
-                    stmt.end_lineno, stmt.end_col_offset = stmts[-1].end_lineno, \
-                        stmts[-1].end_col_offset
-                    typed = self.if_(stmt)
-                    out.append(typed)
-                    return out, typed.output_types[0] if typed.returns else None
-                typed = self.if_(stmt)
-                out.append(typed)
-                if typed.returns:
-                    self.unreachable(stmts[i + 1:])
-                    return out, typed.output_types[0]
-                continue
-            out.append(self.statement(stmt))
+            rest = stmts[i + 1:]
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
+                    and _ends_in_return(stmt.body) and rest:
+                # ``if c: return x`` followed by more code: that code is the else branch.
+                out.append(self.visit(_with_else(stmt, rest)))
+                return out, _returned_type(out[-1])
+            out.append(self.visit(stmt))
+            returned = _returned_type(out[-1])
+            if returned is not None:
+                self.unreachable(rest)
+                return out, returned
         return out, None
 
     def unreachable(self, rest):
@@ -264,35 +352,32 @@ class _Scope:
         if rest:
             raise self.p.error("this code can never run: it follows a return", rest[0])
 
-    def statement(self, stmt):
-        if isinstance(stmt, ast.Assign):
-            if len(stmt.targets) != 1:
-                raise self.p.error("chained assignment (a = b = ...) is not supported", stmt)
-            return self.assign(stmt.targets[0], self.expr(stmt.value), stmt)
-        if isinstance(stmt, ast.AugAssign):
-            if not isinstance(stmt.target, ast.Name):
-                raise self.p.error("only a plain name can be updated in place", stmt.target)
-            value = self.binop(stmt.op, ast.Name(stmt.target.id, ast.Load(),
-                                                 **_loc(stmt.target)), stmt.value, stmt)
-            return self.assign(stmt.target, value, stmt)
-        if isinstance(stmt, ast.AnnAssign):
-            if stmt.value is None or not isinstance(stmt.target, ast.Name):
-                raise self.p.error("an annotated assignment needs a name and a value", stmt)
-            value = self.tensor(self.expr(stmt.value), stmt.value)
-            declared = self.p.tensor_annotation(stmt.annotation, self.symbols,
-                                                allow_new_symbols=False)
-            if not _same_type(declared, value.type):
-                raise self.p.error(f"{stmt.target.id} is annotated {declared} but the value is "
-                                   f"{value.type}", stmt.value)
-            return self.assign(stmt.target, value, stmt)
-        if isinstance(stmt, ast.Expr):
-            raise self.p.error("an expression on its own does nothing: assign it to a name or "
-                               "return it", stmt)
-        for kind, message in _UNSUPPORTED_STMT.items():
-            if isinstance(stmt, kind):
-                raise self.p.error(message, _head_span(stmt), hint=_SUPPORTED)
-        raise self.p.error(f"{type(stmt).__name__} statements are not part of tinynn",
-                           _head_span(stmt), hint=_SUPPORTED)
+    # ------------------------------------------------------------------ statements
+    def visit_Assign(self, stmt: ast.Assign) -> Assign:
+        if len(stmt.targets) != 1:
+            raise self.p.error("chained assignment (a = b = ...) is not supported", stmt)
+        return self.assign(stmt.targets[0], self.visit(stmt.value), stmt)
+
+    def visit_AugAssign(self, stmt: ast.AugAssign) -> Assign:
+        if not isinstance(stmt.target, ast.Name):
+            raise self.p.error("only a plain name can be updated in place", stmt.target)
+        current = ast.Name(stmt.target.id, ast.Load(), **_loc(stmt.target))
+        return self.assign(stmt.target, self.binop(stmt.op, current, stmt.value, stmt), stmt)
+
+    def visit_AnnAssign(self, stmt: ast.AnnAssign) -> Assign:
+        if stmt.value is None or not isinstance(stmt.target, ast.Name):
+            raise self.p.error("an annotated assignment needs a name and a value", stmt)
+        value = self.tensor(self.visit(stmt.value), stmt.value)
+        declared = self.p.tensor_annotation(stmt.annotation, self.symbols,
+                                            allow_new_symbols=False)
+        if declared != value.type:
+            raise self.p.error(f"{stmt.target.id} is annotated {declared} but the value is "
+                               f"{value.type}", stmt.value)
+        return self.assign(stmt.target, value, stmt)
+
+    def visit_Expr(self, stmt: ast.Expr):
+        raise self.p.error("an expression on its own does nothing: assign it to a name or "
+                           "return it", stmt)
 
     def assign(self, target, value, stmt) -> Assign:
         if isinstance(value, Literal):
@@ -304,60 +389,69 @@ class _Scope:
             return Assign([target.id], [Span.of(target)], value, Span.of(stmt))
         if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name)
                                                              for e in target.elts):
-            if not isinstance(value.type, TupleType):
-                raise self.p.error(f"cannot unpack {value.type} into {len(target.elts)} names",
-                                   target)
-            if len(value.type.fields) != len(target.elts):
-                raise self.p.error(f"the value holds {len(value.type.fields)} results, but "
-                                   f"{len(target.elts)} names receive them", target)
-            for name, ty in zip(target.elts, value.type.fields):
-                self.bind(name.id, ty)
-            return Assign([e.id for e in target.elts], [Span.of(e) for e in target.elts], value,
-                          Span.of(stmt))
+            return self.unpack(target, value, stmt)
         raise self.p.error("only names can be assigned to (x = ..., or a, b = ...)", target)
+
+    def unpack(self, target, value, stmt) -> Assign:
+        if not isinstance(value.type, TupleType):
+            raise self.p.error(f"cannot unpack {value.type} into {len(target.elts)} names",
+                               target)
+        if len(value.type.fields) != len(target.elts):
+            raise self.p.error(f"the value holds {len(value.type.fields)} results, but "
+                               f"{len(target.elts)} names receive them", target)
+        for name, ty in zip(target.elts, value.type.fields):
+            self.bind(name.id, ty)
+        return Assign([e.id for e in target.elts], [Span.of(e) for e in target.elts], value,
+                      Span.of(stmt))
 
     def bind(self, name: str, ty):
         self.env[name] = ty
         self.one_branch.pop(name, None)
 
-    def return_(self, stmt: ast.Return) -> Return:
+    def visit_Return(self, stmt: ast.Return) -> Return:
         if stmt.value is None:
             raise self.p.error("a tinynn function must return a tensor (or a tuple of them)", stmt)
-        if isinstance(stmt.value, ast.Tuple):
-            value = self.tuple_(stmt.value)
-        else:
-            value = self.tensor_or_tuple(self.expr(stmt.value), stmt.value)
+        value = self.visit(stmt.value)
+        if isinstance(value, Literal):
+            value = self.tensor(value, stmt.value)
         return Return(value, Span.of(stmt))
 
-    def if_(self, stmt: ast.If) -> If:
-        cond = self.tensor(self.expr(stmt.test), stmt.test)
-        if not (isinstance(cond.type, TensorType) and cond.type.ndim == 0
-                and cond.type.dtype == "bool"):
-            raise self.p.error(f"an if condition must be a bool scalar (rank 0); this is "
-                               f"{cond.type}", stmt.test,
-                               hint="reduce it to one value, e.g. if sum(x) > 0.0:")
+    def visit_If(self, stmt: ast.If) -> If:
+        cond = self.condition(stmt.test)
         before = dict(self.env)
         then_body, then_ret = self.block(stmt.body)
-        then_env = self.env
-        self.env = dict(before)
+        then_env, self.env = self.env, dict(before)
         else_body, else_ret = self.block(stmt.orelse)
-        else_env = self.env
+        else_env, self.env = self.env, dict(before)
         span = Span(stmt.lineno, stmt.col_offset, stmt.lineno,
                     stmt.test.end_col_offset + 1 if stmt.test.end_col_offset else stmt.col_offset + 2)
         if (then_ret is None) != (else_ret is None):
             raise self.p.error("either both branches of this if return, or neither does",
                                span, hint="add the missing return, or move it after the if")
         if then_ret is not None:
-            if not _same_type(then_ret, else_ret):
+            if then_ret != else_ret:
                 raise self.p.error(f"the branches return different types: {then_ret} and "
                                    f"{else_ret}", span)
             return If(cond, then_body, else_body, [], [then_ret], True, span)
+        outputs, types = self.merge_branches(stmt, then_env, else_env, span)
+        return If(cond, then_body, else_body, outputs, types, False, span)
+
+    def condition(self, test) -> Expr:
+        cond = self.tensor(self.visit(test), test)
+        if not (isinstance(cond.type, TensorType) and cond.type.ndim == 0
+                and cond.type.dtype == "bool"):
+            raise self.p.error(f"an if condition must be a bool scalar (rank 0); this is "
+                               f"{cond.type}", test,
+                               hint="reduce it to one value, e.g. if sum(x) > 0.0:")
+        return cond
+
+    def merge_branches(self, stmt: ast.If, then_env, else_env, span):
+        """The names both branches bind (the if's outputs, in source order) and their types."""
         outputs, types = [], []
         assigned = _assigned_names(stmt.body) | _assigned_names(stmt.orelse)
-        self.env = dict(before)
         for name in _ordered(assigned, stmt):
             if name in then_env and name in else_env:
-                if not _same_type(then_env[name], else_env[name]):
+                if then_env[name] != else_env[name]:
                     raise self.p.error(f"{name} has type {then_env[name]} in one branch and "
                                        f"{else_env[name]} in the other", span)
                 outputs.append(name)
@@ -370,45 +464,15 @@ class _Scope:
             raise self.p.error("this if binds no name that both branches define: code after it "
                                "could not use its result", span,
                                hint="assign the same names in both branches (or add an else)")
-        return If(cond, then_body, else_body, outputs, types, False, span)
+        return outputs, types
 
     # ------------------------------------------------------------------ expressions
-    def expr(self, node):
-        if isinstance(node, ast.Constant):
-            if type(node.value) in (int, float, bool):
-                return Literal(node.value, Span.of(node))
-            raise self.p.error(f"{type(node.value).__name__} literals are not part of tinynn", node)
-        if isinstance(node, ast.Name):
-            return self.name(node)
-        if isinstance(node, ast.BinOp):
-            return self.binop(node.op, node.left, node.right, node)
-        if isinstance(node, ast.UnaryOp):
-            return self.unary(node)
-        if isinstance(node, ast.Compare):
-            if len(node.ops) != 1:
-                raise self.p.error("chained comparisons are not supported", node,
-                                   hint="compare two values at a time")
-            entry = O.for_binary_symbol(type(node.ops[0]))
-            if entry is None:
-                raise self.p.error("only < <= > >= == != compare tensors", node)
-            return self.apply(entry, [node.left, node.comparators[0]], [], node)
-        if isinstance(node, ast.Call):
-            return self.call(node)
-        if isinstance(node, ast.Tuple):
-            return self.tuple_(node)
-        if isinstance(node, ast.Subscript):
-            return self.subscript(node)
-        if isinstance(node, ast.Attribute):
-            raise self.p.error("attribute access is not part of tinynn", node,
-                               hint="call operators by name: exp(x), not np.exp(x) or x.exp()")
-        if isinstance(node, ast.BoolOp):
-            raise self.p.error("and/or are not supported on tensors", node)
-        if isinstance(node, ast.IfExp):
-            raise self.p.error("a conditional expression is not supported", node,
-                               hint="use where(cond, a, b) for an element-wise choice")
-        raise self.p.error(f"{_describe(node)} is not part of tinynn", node)
+    def visit_Constant(self, node: ast.Constant):
+        if type(node.value) in (int, float, bool):
+            return Literal(node.value, Span.of(node))
+        raise self.p.error(f"{type(node.value).__name__} literals are not part of tinynn", node)
 
-    def name(self, node: ast.Name):
+    def visit_Name(self, node: ast.Name) -> Ref:
         if node.id in self.env:
             return Ref(self.env[node.id], Span.of(node), node.id)
         if node.id in self.one_branch:
@@ -418,18 +482,20 @@ class _Scope:
         if node.id in O.OPS or node.id in self.p.defs:
             raise self.p.error(f"{node.id!r} is a function: call it", node,
                                hint=f"{node.id}(...)")
-        known = list(self.env) + list(O.OPS)
-        close = difflib.get_close_matches(node.id, known, n=1)
+        close = difflib.get_close_matches(node.id, list(self.env) + list(O.OPS), n=1)
         raise self.p.error(f"name {node.id!r} is not defined", node,
                            hint=f"did you mean {close[0]!r}?" if close else
                            "names are parameters or values assigned above")
+
+    def visit_BinOp(self, node: ast.BinOp):
+        return self.binop(node.op, node.left, node.right, node)
 
     def binop(self, op, left_node, right_node, node):
         entry = O.for_binary_symbol(type(op))
         if entry is None:
             spelled = O.BINARY_SYNTAX.get(type(op), type(op).__name__)
             raise self.p.error(f"the operator {spelled} is not supported on tensors", node)
-        left, right = self.expr(left_node), self.expr(right_node)
+        left, right = self.visit(left_node), self.visit(right_node)
         if isinstance(left, Literal) and isinstance(right, Literal):
             return self.fold(entry, [left, right], node)
         return self.apply(entry, [left_node, right_node], [], node, evaluated=[left, right])
@@ -441,36 +507,56 @@ class _Scope:
         except O.OpTypeError as exc:
             raise self.p.error(exc.message, node, hint=exc.hint) from None
 
-    def unary(self, node: ast.UnaryOp):
+    def visit_UnaryOp(self, node: ast.UnaryOp):
         if isinstance(node.op, ast.UAdd):
-            return self.expr(node.operand)
+            return self.visit(node.operand)
         entry = O.for_unary_symbol(type(node.op))
         if entry is not None:
-            operand = self.expr(node.operand)
+            operand = self.visit(node.operand)
             if isinstance(operand, Literal):
                 return self.fold(entry, [operand], node)
             return self.apply(entry, [node.operand], [], node, evaluated=[operand])
         raise self.p.error("'not' and '~' are not supported on tensors", node,
                            hint="compare instead, e.g. x == 0")
 
-    def tuple_(self, node) -> TupleExpr:
-        items = [self.tensor(self.expr(e), e) for e in node.elts]
+    def visit_Compare(self, node: ast.Compare) -> Call:
+        if len(node.ops) != 1:
+            raise self.p.error("chained comparisons are not supported", node,
+                               hint="compare two values at a time")
+        entry = O.for_binary_symbol(type(node.ops[0]))
+        if entry is None:
+            raise self.p.error("only < <= > >= == != compare tensors", node)
+        return self.apply(entry, [node.left, node.comparators[0]], [], node)
+
+    def visit_Tuple(self, node: ast.Tuple) -> TupleExpr:
+        items = [self.tensor(self.visit(e), e) for e in node.elts]
         if not items:
             raise self.p.error("an empty tuple holds no tensor", node)
         return TupleExpr(TupleType(tuple(i.type for i in items)), Span.of(node), items)
 
-    def subscript(self, node: ast.Subscript):
-        value = self.expr(node.value)
-        if isinstance(value, Expr) and isinstance(value.type, TupleType):
-            idx = node.slice
-            if isinstance(idx, ast.Constant) and type(idx.value) is int:
-                n = len(value.type.fields)
-                if not -n <= idx.value < n:
-                    raise self.p.error(f"index {idx.value} is out of range for a tuple of {n}", idx)
-                i = idx.value % n
-                return GetItem(value.type.fields[i], Span.of(node), value, i)
+    def visit_Subscript(self, node: ast.Subscript) -> GetItem:
+        value = self.visit(node.value)
+        idx = node.slice
+        if isinstance(value, Expr) and isinstance(value.type, TupleType) \
+                and isinstance(idx, ast.Constant) and type(idx.value) is int:
+            n = len(value.type.fields)
+            if not -n <= idx.value < n:
+                raise self.p.error(f"index {idx.value} is out of range for a tuple of {n}", idx)
+            i = idx.value % n
+            return GetItem(value.type.fields[i], Span.of(node), value, i)
         raise self.p.error("indexing and slicing are not part of tinynn", node,
                            hint="reshape, transpose, squeeze and the reductions cover most uses")
+
+    def visit_Attribute(self, node: ast.Attribute):
+        raise self.p.error("attribute access is not part of tinynn", node,
+                           hint="call operators by name: exp(x), not np.exp(x) or x.exp()")
+
+    def visit_BoolOp(self, node: ast.BoolOp):
+        raise self.p.error("and/or are not supported on tensors", node)
+
+    def visit_IfExp(self, node: ast.IfExp):
+        raise self.p.error("a conditional expression is not supported", node,
+                           hint="use where(cond, a, b) for an element-wise choice")
 
     def tensor(self, value, node) -> Expr:
         if isinstance(value, Literal):
@@ -481,13 +567,8 @@ class _Scope:
                                hint="unpack it first: a, b = ...")
         return value
 
-    def tensor_or_tuple(self, value, node) -> Expr:
-        if isinstance(value, Literal):
-            return self.tensor(value, node)
-        return value
-
     # ------------------------------------------------------------------ calls
-    def call(self, node: ast.Call):
+    def visit_Call(self, node: ast.Call):
         if not isinstance(node.func, ast.Name):
             raise self.p.error("call operators and functions by their name", node.func,
                                hint="exp(x), not np.exp(x) or x.exp()")
@@ -510,6 +591,10 @@ class _Scope:
             raise self.p.error("recursion is not supported: " + " -> ".join(cycle), node,
                                hint="tinynn functions form a call graph without cycles")
         callee = self.p.function(name)
+        if self.p.call_depth[name] >= MAX_CALL_DEPTH:
+            raise self.p.error(f"calls nest more than {MAX_CALL_DEPTH} functions deep here; "
+                               "TVM's virtual machine would overflow its stack running them",
+                               node, hint="let a function do more before it calls the next")
         self.calls.add(name)
         if node.keywords:
             raise self.p.error(f"pass {name}'s arguments by position", node.keywords[0])
@@ -517,36 +602,50 @@ class _Scope:
             raise self.p.error(f"{name} takes {len(callee.params)} arguments "
                                f"({', '.join(p.name for p in callee.params)}), got "
                                f"{len(node.args)}", node)
-        args, env = [], {}
-        for arg_node, param in zip(node.args, callee.params):
-            arg = self.tensor(self.expr(arg_node), arg_node)
-            want = param.type
-            got = arg.type
-            if got.dtype != want.dtype or got.ndim != want.ndim:
-                raise self.p.error(f"{name}'s parameter {param.name} is {want}, got {got}", arg_node)
-            for dw, dg in zip(want.shape, got.shape):
-                if isinstance(dw, int):
-                    if dw != dg:
-                        raise self.p.error(f"{name}'s parameter {param.name} is {want}, got {got}",
-                                           arg_node)
-                elif dw in env and env[dw] != dg:
-                    raise self.p.error(
-                        f"{name}'s size {dw!r} is {D.format_dim(env[dw])} from an earlier "
-                        f"argument but {D.format_dim(dg)} for {param.name}", arg_node)
-                else:
-                    env[dw] = dg
-            args.append(arg)
+        env: dict = {}   # the callee's symbolic sizes -> this call's dimensions
+        args = [self.func_argument(name, param, arg_node, env)
+                for arg_node, param in zip(node.args, callee.params)]
         return FuncCall(_subst_type(callee.ret_type, env), Span.of(node), name, args)
 
+    def func_argument(self, name: str, param: Param, arg_node, env: dict) -> Expr:
+        """One argument of a call of DSL function ``name``, matched against ``param``."""
+        arg = self.tensor(self.visit(arg_node), arg_node)
+        want, got = param.type, arg.type
+        if got.dtype != want.dtype or got.ndim != want.ndim:
+            raise self.p.error(f"{name}'s parameter {param.name} is {want}, got {got}", arg_node)
+        for dw, dg in zip(want.shape, got.shape):
+            if isinstance(dw, int):
+                if dw != dg:
+                    raise self.p.error(f"{name}'s parameter {param.name} is {want}, got {got}",
+                                       arg_node)
+            elif dw in env and env[dw] != dg:
+                raise self.p.error(
+                    f"{name}'s size {dw!r} is {D.format_dim(env[dw])} from an earlier "
+                    f"argument but {D.format_dim(dg)} for {param.name}", arg_node)
+            else:
+                env[dw] = dg
+        return arg
+
     def apply(self, op: O.Op, pos_nodes, kw_nodes, node, evaluated=None) -> Call:
-        """Bind arguments to ``op``'s parameters, resolve them, and run its type rule."""
+        """Bind arguments to ``op``'s parameters, resolve them, and run its type rule.
+
+        ``evaluated`` holds the already visited tensor operands (of ``+``, unary ``-``).
+        """
+        bound = self.bind_arguments(op, pos_nodes, kw_nodes, node)
+        values, arg_nodes = self.resolve_arguments(op, bound, list(evaluated or []))
+        tensor_names = [p.name for p in op.params if p.is_tensor and not p.is_tensor_tuple]
+        self.fold_literals(op, values, tensor_names, arg_nodes, node)
+        out, attrs = self.check(op, values, arg_nodes, node)
+        args = [values[p.name] for p in op.params if p.is_tensor]
+        return Call(out, Span.of(node), op, args, attrs)
+
+    def bind_arguments(self, op: O.Op, pos_nodes, kw_nodes, node) -> dict:
+        """Parameter name -> the ``ast`` node passed for it."""
         params = op.params
-        bound: dict = {}
         if len(pos_nodes) > len(params):
             raise self.p.error(f"{op.name} takes at most {len(params)} arguments, got "
                                f"{len(pos_nodes)}", node, hint=f"{op.signature()}")
-        for param, arg in zip(params, pos_nodes):
-            bound[param.name] = arg
+        bound = {param.name: arg for param, arg in zip(params, pos_nodes)}
         names = [p.name for p in params]
         for kw in kw_nodes:
             if kw.arg not in names:
@@ -561,36 +660,43 @@ class _Scope:
         if missing:
             raise self.p.error(f"{op.name} is missing its argument {missing[0]!r}", node,
                                hint=op.signature())
-        evaluated = list(evaluated or [])
-        values: dict = {}      # tensor params: Expr or Literal; others: Python values
+        return bound
+
+    def resolve_arguments(self, op: O.Op, bound: dict, evaluated: list):
+        """(values, nodes): tensor parameters as Expr or Literal, the others as Python values."""
+        values: dict = {}
         arg_nodes: dict = {}
-        for p in params:
+        for p in op.params:
             if p.name not in bound:
                 values[p.name] = p.default
                 continue
-            arg = bound[p.name]
-            arg_nodes[p.name] = arg
+            arg = arg_nodes[p.name] = bound[p.name]
             if p.is_tensor_tuple:
                 if not isinstance(arg, (ast.Tuple, ast.List)):
                     raise self.p.error(f"{op.name}'s {p.name} is a tuple of tensors", arg,
                                        hint=f"{op.name}((a, b), ...)")
-                values[p.name] = [self.tensor(self.expr(e), e) for e in arg.elts]
+                values[p.name] = [self.tensor(self.visit(e), e) for e in arg.elts]
             elif p.is_tensor:
-                if p.optional and isinstance(arg, ast.Constant) and arg.value is None:
-                    values[p.name] = None
-                    continue
-                value = evaluated.pop(0) if evaluated else self.expr(arg)
-                if isinstance(value, Literal) and not p.scalar_ok:
-                    raise self.p.error(f"{op.name}'s {p.name} must be a tensor, not a number", arg)
-                if not isinstance(value, Literal):
-                    value = self.tensor(value, arg)
-                values[p.name] = value
+                values[p.name] = self.tensor_argument(op, p, arg, evaluated)
             else:
                 values[p.name] = _literal(arg)     # its parameter's kind reads it in op.check
-        tensor_names = [p.name for p in params if p.is_tensor and not p.is_tensor_tuple]
-        self.fold_literals(op, values, tensor_names, arg_nodes, node)
+        return values, arg_nodes
+
+    def tensor_argument(self, op: O.Op, p: O.Param, arg, evaluated: list):
+        if p.optional and isinstance(arg, ast.Constant) and arg.value is None:
+            return None
+        value = evaluated.pop(0) if evaluated else self.visit(arg)
+        if isinstance(value, Literal):
+            if not p.scalar_ok:
+                raise self.p.error(f"{op.name}'s {p.name} must be a tensor, not a number", arg)
+            return value
+        return self.tensor(value, arg)
+
+    def check(self, op: O.Op, values: dict, arg_nodes: dict, node):
+        """(type, attributes) of the call, by the operator's rule; its objections located at
+        the argument (or the tuple item) they are about."""
         types = {}
-        for p in params:
+        for p in op.params:
             val = values[p.name]
             if p.is_tensor_tuple:
                 types[p.name] = [v.type for v in val]
@@ -598,19 +704,16 @@ class _Scope:
                 types[p.name] = None if val is None else val.type
             else:
                 types[p.name] = val
-        written = {n: ast.unparse(a) for n, a in arg_nodes.items()}
         try:
-            out, attrs = op.check(types, written, frozenset(self.symbols))
+            return op.check(types, _Written(arg_nodes), frozenset(self.symbols))
         except O.OpTypeError as exc:
             where = arg_nodes.get(exc.param, node) if exc.param else node
             if exc.item is not None and isinstance(where, (ast.Tuple, ast.List)):
                 where = where.elts[exc.item]
             raise self.p.error(exc.message, where, hint=exc.hint) from None
-        args = [values[p.name] for p in params if p.is_tensor]
-        return Call(out, Span.of(node), op, args, attrs)
 
     def fold_literals(self, op, values, tensor_names, arg_nodes, node):
-        """Give number literals the dtype of the tensors they meet, or fold two of them."""
+        """Give number literals the dtype of the tensors they meet."""
         literals = [n for n in tensor_names if isinstance(values[n], Literal)]
         if not literals:
             return
@@ -619,33 +722,44 @@ class _Scope:
         if not tensors:
             raise self.p.error(f"{op.symbol or op.name} needs at least one tensor operand; "
                                "these are all numbers", node)
-        dtype = tensors[0].type.dtype
         for n in literals:
             lit = values[n]
-            v = lit.value
-            if dtype == "bool":
-                if type(v) is not bool:
-                    raise self.p.error(f"the number {v!r} meets a bool tensor", arg_nodes[n],
-                                       hint="compare with True or False")
-            elif isinstance(v, bool):
-                raise self.p.error(f"{v} meets a {O.short(dtype)} tensor", arg_nodes[n])
-            elif O.is_float(dtype):
-                v = float(v)
-            elif isinstance(v, float):
-                raise self.p.error(
-                    f"the float {v!r} meets the {O.short(dtype)} tensor {_name_of(tensors[0])}; "
-                    "mlclab does not promote dtypes silently", arg_nodes[n],
-                    hint=f"use an integer, or convert: astype({_name_of(tensors[0])}, f32)")
-            elif not _int_fits(v, dtype):
-                raise self.p.error(f"{v} does not fit in {O.short(dtype)}", arg_nodes[n])
+            v = self.literal_value(lit.value, tensors[0], arg_nodes[n])
+            dtype = tensors[0].type.dtype
             if op.param(n).nonzero_literal and O.is_float(dtype) and v == 0:
-                raise self.p.error(f"division by the literal {lit.value!r}: every element would be "
-                                   "inf or nan", arg_nodes[n], hint="divide by a non-zero number")
+                as_zero = "" if lit.value == 0 else f", which is 0 in {O.short(dtype)}"
+                raise self.p.error(f"division by the literal {lit.value!r}{as_zero}: every "
+                                   "element would be inf or nan", arg_nodes[n],
+                                   hint="divide by a non-zero number")
             values[n] = Const(TensorType((), dtype), lit.span, v)
+
+    def literal_value(self, v, tensor: Expr, node):
+        """Literal ``v`` as the dtype of ``tensor`` it meets, or a located refusal."""
+        dtype = tensor.type.dtype
+        if dtype == "bool":
+            if type(v) is not bool:
+                raise self.p.error(f"the number {v!r} meets a bool tensor", node,
+                                   hint="compare with True or False")
+            return v
+        if isinstance(v, bool):
+            raise self.p.error(f"{v} meets a {O.short(dtype)} tensor", node)
+        if O.is_float(dtype):
+            rounded = _rounded(v, dtype)   # checked as the dtype holds it: 1e-50 is 0 in f32
+            if not math.isfinite(rounded):
+                raise self.p.error(f"{v!r} is out of range for {O.short(dtype)} (largest "
+                                   f"{float(np.finfo(dtype).max):.4g})", node)
+            return float(v) if rounded != 0 else 0.0
+        if isinstance(v, float):
+            raise self.p.error(
+                f"the float {v!r} meets the {O.short(dtype)} tensor {_name_of(tensor)}; "
+                "mlclab does not promote dtypes silently", node,
+                hint=f"use an integer, or convert: astype({_name_of(tensor)}, f32)")
+        if not _int_fits(v, dtype):
+            raise self.p.error(f"{v} does not fit in {O.short(dtype)}", node)
+        return v
 
 
 # ---------------------------------------------------------------------- helpers
-
 
 def _ends_in_return(stmts) -> bool:
     last = stmts[-1]
@@ -653,6 +767,22 @@ def _ends_in_return(stmts) -> bool:
         return True
     return isinstance(last, ast.If) and bool(last.orelse) and _ends_in_return(last.body) \
         and _ends_in_return(last.orelse)
+
+
+def _with_else(stmt: ast.If, rest: list) -> ast.If:
+    """``if c: return x`` with the statements after it as its else branch."""
+    new = ast.copy_location(ast.If(stmt.test, stmt.body, list(rest)), stmt)
+    new.end_lineno, new.end_col_offset = rest[-1].end_lineno, rest[-1].end_col_offset
+    return new
+
+
+def _returned_type(typed):
+    """The type a checked statement returns, or None when control goes on after it."""
+    if isinstance(typed, Return):
+        return typed.value.type
+    if isinstance(typed, If) and typed.returns:
+        return typed.output_types[0]
+    return None
 
 
 def _attr_name(node) -> Optional[str]:
@@ -677,10 +807,7 @@ def _head_span(stmt) -> Span:
     """The statement's first line (``for k in a:``), for statements tinynn does not have."""
     if stmt.end_lineno == stmt.lineno:
         return Span(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.end_col_offset)
-    first_body = getattr(stmt, "body", None)
-    if first_body and isinstance(first_body, list) and first_body[0].lineno > stmt.lineno:
-        return Span(stmt.lineno, stmt.col_offset, stmt.lineno, 10 ** 6)   # to the line's end
-    return Span(stmt.lineno, stmt.col_offset, stmt.lineno, stmt.col_offset + 1)
+    return Span(stmt.lineno, stmt.col_offset, stmt.lineno, 10 ** 6)   # to the line's end
 
 
 def _loc(node) -> dict:
@@ -711,10 +838,37 @@ def _literal(node):
 
 
 def _int_fits(v: int, dtype: str) -> bool:
-    import numpy as np
-
     info = np.iinfo(dtype)
     return info.min <= v <= info.max
+
+
+def _rounded(v, dtype: str) -> float:
+    """Number ``v`` as a float ``dtype`` holds it (inf when out of its range)."""
+    try:
+        v = float(v)
+    except OverflowError:   # an int literal beyond any float
+        return math.inf
+    if abs(v) > float(np.finfo(dtype).max):   # (np.errstate here cost 0.1 ms a literal)
+        return math.inf
+    return float(np.asarray(v, dtype=dtype))
+
+
+class _Written(Mapping):
+    """How the student wrote each argument (for the type rules' messages), unparsed only when
+    a message asks: unparsing every argument eagerly made checking ``x + x + ... + x``
+    quadratic in its length."""
+
+    def __init__(self, nodes: dict):
+        self.nodes = nodes
+
+    def __getitem__(self, name: str) -> str:
+        return ast.unparse(self.nodes[name])
+
+    def __iter__(self):
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
 
 
 def _name_of(e) -> str:
@@ -747,10 +901,6 @@ def _ordered(names: set, stmt) -> list:
             pos = (node.lineno, node.col_offset)
             first[node.id] = min(first.get(node.id, pos), pos)
     return sorted(first, key=first.get)
-
-
-def _same_type(a, b) -> bool:
-    return a == b
 
 
 def _subst_type(ty, env):

@@ -149,7 +149,7 @@ class Op:
                 raise OpTypeError(f"{self.name} is missing its argument {p.name!r}")
             value = p.parse(value, self.name, symbols)
             values[p.name] = attrs[p.name] = p.kind.check(value, values, self.name, p.name)
-        out = self.rule(Args(values, self.name, dict(written or {})))
+        out = self.rule(Args(values, self.name, {} if written is None else written))
         return out, attrs
 
     def infer(self, values: Mapping, written: Optional[Mapping] = None) -> TensorType:
