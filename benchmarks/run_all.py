@@ -34,8 +34,8 @@ DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 def describe_machine(env) -> str:
     probe = (
         "import numpy, tvm\n"
-        "from mlclab.ir.passes import resolve_target\n"
-        "from mlclab.ir.schedules import vector_lanes\n"
+        "from mlclab.backend.passes import resolve_target\n"
+        "from mlclab.backend.schedules import vector_lanes\n"
         "t = resolve_target('llvm')\n"
         "cfg = numpy.show_config(mode='dicts')['Build Dependencies']['blas']\n"
         "print(f\"target {t.attrs.get('mcpu', 'generic')} ({vector_lanes(t)} float32 lanes); \"\n"

@@ -15,7 +15,7 @@ FORMATS = ("svg", "pdf", "png", "dot", "txt")
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser; its --view and --style choices are the registered views and text styles."""
-    from .ir.texts import text_styles
+    from .inspect.texts import text_styles
     from .viz.registry import view_kinds
     from .viz.views import COLLAPSE
 
@@ -65,7 +65,7 @@ def main(argv: Optional[list] = None) -> int:
     except _UsageError as exc:
         parser.exit(2, f"mlclab: error: {exc}\n")
     except Exception as exc:
-        from .dsl.diagnostics import DSLError
+        from .lang.diagnostics import DSLError
 
         if isinstance(exc, DSLError):
             print(str(exc), file=sys.stderr)
@@ -129,7 +129,7 @@ def _load(path: str, function: Optional[str]):
 
 
 def _text(fn, args) -> int:
-    from .ir.text import text
+    from .inspect.text import text
 
     out = text(fn, args.style)
     if args.output:

@@ -9,9 +9,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .dsl import dims as D
-from .dsl.recursion import run_deep
-from .dsl.typed import (Assign, Call, Const, FuncCall, GetItem, If, Ref, Return, TupleExpr,
+from .lang import dims as D
+from .lang.recursion import run_deep
+from .lang.typed import (Assign, Call, Const, FuncCall, GetItem, If, Ref, Return, TupleExpr,
                         TypedProgram, Visitor)
 from .ops import arguments
 

@@ -1,6 +1,6 @@
 """The Relax builder: what validate()'s traced build shares with the build fn() runs."""
-from mlclab.dsl.parser import parse_program
-from mlclab.ir.builder import build_module
+from mlclab.frontend.parser import parse_program
+from mlclab.backend.builder import build_module
 
 SOURCE = """\
 def f(a: Tensor[(2, 3), f32], b: Tensor[(3, 4), f32]):
@@ -54,7 +54,7 @@ def test_binding_info_gives_what_the_views_link_on():
 def test_spans_round_trip_through_tvm():
     from tvm import ir
 
-    from mlclab.dsl.source import Span
+    from mlclab.lang.source import Span
 
     span = Span(3, 4, 5, 6)
     assert Span.from_tvm(span.to_tvm(ir.SourceName("<string>"))) == span

@@ -6,7 +6,7 @@ from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import mlclab.validation as validate_module
-from mlclab.dsl.diagnostics import DSLError
+from mlclab.lang.diagnostics import DSLError
 from mlclab.notebook.magic import CheckFailed, TinyNNMagics
 
 PROGRAM = """def double(a: Tensor[("n",), f32]):
@@ -183,7 +183,7 @@ def test_target_and_force_reach_compile(ip, monkeypatch):
 @pytest.fixture
 def toys():
     """A toy graph view and a toy text style, registered as a user's module would."""
-    from mlclab.ir.texts import IRText, register_style, unregister_style
+    from mlclab.inspect.texts import IRText, register_style, unregister_style
     from mlclab.viz.parser import RelaxParser
     from mlclab.viz.registry import register_view, unregister_view
 

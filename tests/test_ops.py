@@ -306,7 +306,7 @@ def test_literal_folding_errors_point_at_the_expression(expr, phrase):
 
 
 def test_attributes_are_normalised_once_by_their_kind():
-    from mlclab.dsl.typed import TensorType
+    from mlclab.lang.typed import TensorType
 
     x, w = TensorType((1, 2, 8, 8), "float32"), TensorType((4, 2, 3, 3), "float32")
     out, attrs = ops.OPS["conv2d"].check({"x": x, "weight": w, "bias": None, "strides": 2,

@@ -1,10 +1,10 @@
-"""The build pipeline, one pass at a time (mlclab.ir.pipeline)."""
+"""The build pipeline, one pass at a time (mlclab.inspect.pipeline)."""
 import pytest
 
 import mlclab
 from programs import BRANCHY, LOG_TWICE
-from mlclab.ir.passes import build_passes
-from mlclab.ir.pipeline import pipeline
+from mlclab.backend.passes import build_passes
+from mlclab.inspect.pipeline import pipeline
 
 tvm = pytest.importorskip("tvm")
 import tvm_ffi  # noqa: E402
@@ -29,7 +29,7 @@ def test_steps_are_exactly_the_build_passes(steps):
                                "FuseTIR"]
     # Applying the passes one at a time ends where the whole pipeline in one go does.
     whole = tvm.transform.Sequential(build_passes("llvm"))
-    with mlclab.ir.passes.resolve_target("llvm"):
+    with mlclab.backend.passes.resolve_target("llvm"):
         expected = whole(steps.input)
     assert tvm_ffi.structural_equal(steps.final, expected)
 
@@ -166,7 +166,7 @@ def test_value_tracking_reads_the_ir_as_the_dataflow_view_does(steps):
     # The value table and the dataflow view share one walk (viz.dataflow_walk) but build their
     # own records: ids, kinds and data flow must agree at every step, or a drawn step could not
     # be mapped back to the input's values.
-    from mlclab.ir.values import value_table
+    from mlclab.inspect.values import value_table
     from mlclab.viz.parser import DataflowParser
 
     others = [pipeline(mlclab.compile(src)["f"]) for src in (BRANCHY.format(name="f"), LOG_TWICE)]
@@ -192,7 +192,7 @@ def test_pipeline_does_not_import_a_view_parser():
     import pathlib
 
     for module in ("pipeline", "values", "text"):
-        tree = ast.parse(pathlib.Path(mlclab.__file__).parent.joinpath("ir", f"{module}.py")
+        tree = ast.parse(pathlib.Path(mlclab.__file__).parent.joinpath("inspect", f"{module}.py")
                          .read_text())
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert not any(m and m.endswith("viz.parser") for m in imported), module
@@ -250,8 +250,8 @@ def test_bad_step_and_diff_arguments_name_what_is_wrong(steps):
         steps[0].text("tir")
 
 
-@pytest.mark.parametrize("module", ["mlclab.ir.values", "mlclab.ir.pipeline", "mlclab.ir.text",
-                                    "mlclab.ir.texts", "mlclab.viz.registry",
+@pytest.mark.parametrize("module", ["mlclab.inspect.values", "mlclab.inspect.pipeline", "mlclab.inspect.text",
+                                    "mlclab.inspect.texts", "mlclab.viz.registry",
                                     "mlclab.viz.dataflow_walk", "mlclab.notebook.cell_display",
                                     "mlclab.cli"])
 def test_each_module_imports_first_in_a_fresh_process(module):

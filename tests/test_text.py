@@ -1,10 +1,10 @@
-"""The four texts of a function (mlclab.ir.text): goldens for small programs."""
+"""The four texts of a function (mlclab.inspect.text): goldens for small programs."""
 import numpy as np
 import pytest
 
 import mlclab
 from programs import BRANCHY, LOG_TWICE
-from mlclab.ir.text import render_text, style_names, text
+from mlclab.inspect.text import render_text, style_names, text
 
 tvm = pytest.importorskip("tvm")
 from tvm import relax  # noqa: E402
@@ -184,7 +184,7 @@ def test_bad_text_options_name_the_parameter(prog):
 
 
 def test_a_registered_style_is_one_module_and_one_call(prog):
-    from mlclab.ir.texts import IRText, register_style, unregister_style
+    from mlclab.inspect.texts import IRText, register_style, unregister_style
 
     def shout(subject, loud: bool = True):
         return IRText("shout", subject.name.upper() + ("!" if loud else "") + "\n")
@@ -201,7 +201,7 @@ def test_a_registered_style_is_one_module_and_one_call(prog):
 
 
 def test_line_of_finds_a_nodes_line_in_every_view(prog):
-    from mlclab.ir.texts import IRText
+    from mlclab.inspect.texts import IRText
 
     let = render_text(prog["f"], "let")
     lines = let.text.splitlines()

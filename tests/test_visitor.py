@@ -1,7 +1,7 @@
 """Every walker of the typed program handles every node kind, and refuses one it does not know.
 
 A walker that skipped an unknown statement would silently compute without it: adding a node
-kind to mlclab/dsl/typed.py must make these tests fail until each walker has its visit_ method.
+kind to mlclab/lang/typed.py must make these tests fail until each walker has its visit_ method.
 """
 from dataclasses import dataclass
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from mlclab import reference
-from mlclab.dsl import typed
-from mlclab.dsl.parser import parse_program
-from mlclab.ir import builder
+from mlclab.lang import typed
+from mlclab.frontend.parser import parse_program
+from mlclab.backend import builder
 
 # Every visitor over the typed program; a new one is added here.
 WALKERS = [builder._FunctionBuilder, reference._Evaluator]

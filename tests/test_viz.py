@@ -371,12 +371,12 @@ def test_imported_pytorch_model():
 def test_docs_list_exactly_the_registered_views_and_styles():
     from pathlib import Path
 
-    import mlclab.ir.texts.registry as styles
+    import mlclab.inspect.texts.registry as styles
     import mlclab.viz.registry as views
 
     doc = (Path(__file__).parents[1] / "docs" / "visualizer.md").read_text()
     assert views.markdown_table() in doc, "regenerate with mlclab.viz.registry.markdown_table()"
-    assert styles.markdown_table() in doc, "regenerate with mlclab.ir.texts.registry.markdown_table()"
+    assert styles.markdown_table() in doc, "regenerate with mlclab.inspect.texts.registry.markdown_table()"
 
 
 def test_plotters_read_the_layout_not_the_view_name(prog):

@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import ipywidgets as W
 
-from ..ir.texts import text_styles
+from ..inspect.texts import text_styles
 from ..viz.registry import view_kinds
 from .report_html import report_html
 from .widgets import widget_bundle

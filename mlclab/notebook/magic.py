@@ -79,7 +79,7 @@ def _parse_target(text):
             raise UsageError(f"--target: not valid JSON: {err}") from None
     else:
         target = text
-    from mlclab.ir.passes import resolve_target
+    from mlclab.backend.passes import resolve_target
 
     try:                               # refused here, as a usage error, not as a traceback
         resolve_target(target)
@@ -123,7 +123,7 @@ class TinyNNMagics(Magics):
                 return relu(linear(x, w))
         """
         import mlclab
-        from mlclab.dsl.diagnostics import DSLError
+        from mlclab.lang.diagnostics import DSLError
         from mlclab.validation import validate
 
         args = _parse_line(self.tinynn, line)

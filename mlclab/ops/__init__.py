@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..dsl.typed import TensorType
+from ..lang.typed import TensorType
 from . import elementwise, layers, shapes
 from .entry import Args, Example, Op, arguments
 from .params import (NOT_A_LITERAL, REQUIRED, Axes, Axis, Bool, DType, Float, Int, Kind,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dsl.typed import TensorType
+from ..lang.typed import TensorType
 from .entry import Args, Example, Op
 from .numpy_ref import errors_ignored
 from .params import OpTypeError, Param, DType, tensor

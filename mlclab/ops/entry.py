@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
-from ..dsl.annotations import SHORT_NAMES
-from ..dsl.typed import TensorType
+from ..lang.annotations import SHORT_NAMES
+from ..lang.typed import TensorType
 from .params import REQUIRED, OpTypeError, Param, Tensor
 
 
@@ -76,7 +76,7 @@ class Example:
 
 
 def _long(dtype: str) -> str:
-    from ..dsl.annotations import DTYPE_NAMES
+    from ..lang.annotations import DTYPE_NAMES
 
     return DTYPE_NAMES.get(dtype, dtype)
 

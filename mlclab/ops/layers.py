@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dsl import dims as D
-from ..dsl.typed import TensorType
+from ..lang import dims as D
+from ..lang.typed import TensorType
 from . import numpy_ref
 from .entry import Args, Example, Op
 from .params import Axis, Float, Int, OpTypeError, Padding, Pair, Param, optional_tensor, tensor

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..dsl.annotations import DTYPE_NAMES, DTYPES
+from ..lang.annotations import DTYPE_NAMES, DTYPES
 
 REQUIRED = object()
 

@@ -2,9 +2,9 @@
 parameter to point at, in words a student can act on."""
 from __future__ import annotations
 
-from ..dsl import dims as D
-from ..dsl.annotations import SHORT_NAMES
-from ..dsl.typed import TensorType
+from ..lang import dims as D
+from ..lang.annotations import SHORT_NAMES
+from ..lang.typed import TensorType
 from .entry import Args
 from .params import OpTypeError
 

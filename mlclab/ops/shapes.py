@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dsl import dims as D
-from ..dsl.typed import TensorType
+from ..lang import dims as D
+from ..lang.typed import TensorType
 from .entry import Args, Example, Op
 from .params import Axes, Axis, Bool, OpTypeError, Param, Shape, Tensors, axis_index, tensor
 from .rules import R, fmt_shape, need_float, need_numeric, short

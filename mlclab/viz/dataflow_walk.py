@@ -1,6 +1,6 @@
 """How Relax reads as graph binding: the walk the dataflow view and the value tracking share.
 
-``mlclab.viz.parser.DataflowParser`` draws what it meets; ``mlclab.ir.values`` lists the values
+``mlclab.viz.parser.DataflowParser`` draws what it meets; ``mlclab.inspect.values`` lists the values
 to carry their identity through the build pipeline. One walk, so both agree on every id.
 """
 from __future__ import annotations

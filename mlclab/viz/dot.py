@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Optional
 
+from ..lang.source import stand_in
 from .model import Graph, Node
 
 INSTALL_HINT = (
@@ -53,15 +54,9 @@ class LayoutTimeout(TimeoutError):
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def _stand_in(match) -> str:
-    ch = match.group()
-    # C0 controls become their visible Unicode "control pictures" (ESC shows as ␛).
-    return chr(0x2400 + ord(ch)) if ch < "\x20" else "\ufffd"
-
-
 def xml_text(text) -> str:
     """``text`` with every character XML 1.0 forbids replaced by a visible stand-in."""
-    return _NOT_XML.sub(_stand_in, str(text))
+    return _NOT_XML.sub(lambda m: stand_in(m.group()), str(text))
 
 
 def html_escape(text) -> str:

@@ -48,7 +48,7 @@ class Subject:
 
     def __reduce__(self):
         raise TypeError(f"the Subject of {self.name!r} holds TVM IR, which cannot be pickled; "
-                        f"save its text (mlclab.ir.text.text) instead")
+                        f"save its text (mlclab.inspect.text.text) instead")
 
     mod: Any                                    # tvm.IRModule
     name: str                                   # the function's name in ``mod``

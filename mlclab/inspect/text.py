@@ -1,4 +1,4 @@
-"""The program as text, in any registered style (``mlclab.ir.texts``).
+"""The program as text, in any registered style (``mlclab.inspect.texts``).
 
 Built in: ``relax`` (TVMScript, each binding annotated with its DSL line), ``relay`` (Relay's
 graph binding, ``%0 = log(%x);``), ``let`` (Relay's A-normal form, ``let %v = ...;``) and

@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ..dsl import dims as D
-from ..dsl.diagnostics import DSLError
-from ..dsl.recursion import run_deep
-from ..dsl.source import displayable, line_at, source_lines
-from ..dsl.typed import (Assign, BindingInfo, Call, Const, FuncCall, Function, GetItem, If, Ref,
+from ..lang import dims as D
+from ..lang.diagnostics import DSLError
+from ..lang.recursion import run_deep
+from ..lang.source import displayable, line_at, source_lines
+from ..lang.typed import (Assign, BindingInfo, Call, Const, FuncCall, Function, GetItem, If, Ref,
                          Return, Span, TupleExpr, TupleType, TypedProgram, Visitor)
 from ..ops import arguments
 

@@ -41,12 +41,21 @@ def line_at(source: Union[str, Sequence[str]], lineno: int) -> str:
 
 
 def displayable(line: str) -> str:
-    """``line`` with each undisplayable character replaced by U+FFFD (a form feed or vertical
-    tab, whitespace to Python, by a space), one for one, so columns still match.
+    """``line`` with each undisplayable character replaced by a visible stand-in
+    (:func:`stand_in`), one for one, so columns still match.
 
     For quoting a source line to a person (an error, a graph label); the program keeps its text.
     """
-    return _UNDISPLAYABLE.sub(lambda m: " " if m.group() in "\x0b\x0c" else "\ufffd", line)
+    return _UNDISPLAYABLE.sub(lambda m: stand_in(m.group()), line)
+
+
+def stand_in(ch: str) -> str:
+    """What to show for an undisplayable character: a form feed or vertical tab (whitespace to
+    Python) as a space, another C0 control as its Unicode "control picture" (a pasted colour
+    escape shows as ``␛[31m``), anything else (DEL, C1, a lone surrogate) as U+FFFD."""
+    if ch in "\x0b\x0c":
+        return " "
+    return chr(0x2400 + ord(ch)) if ch < "\x20" else "\ufffd"
 
 
 def char_offset(line: str, byte_offset: int) -> int:

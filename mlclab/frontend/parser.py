@@ -19,12 +19,12 @@ from typing import Optional, Union
 import numpy as np
 
 from .. import ops as O
-from . import dims as D
-from .annotations import DTYPE_NAMES, DTYPES
-from .diagnostics import DSLError
-from .recursion import MAX_DEPTH, run_deep
-from .source import Span, columns_to_characters, line_at, source_lines, without_bom
-from .typed import (Assign, Call, Const, Expr, FuncCall, Function, GetItem, If, Param, Ref,
+from ..lang import dims as D
+from ..lang.annotations import DTYPE_NAMES, DTYPES
+from ..lang.diagnostics import DSLError
+from ..lang.recursion import MAX_DEPTH, run_deep
+from ..lang.source import Span, columns_to_characters, line_at, source_lines, without_bom
+from ..lang.typed import (Assign, Call, Const, Expr, FuncCall, Function, GetItem, If, Param, Ref,
                     Return, TensorType, TupleExpr, TupleType, TypedProgram)
 
 _DECORATORS = {"function"}   # @mlclab.function / @function, with or without arguments

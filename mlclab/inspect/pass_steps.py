@@ -14,7 +14,7 @@ def run_passes(mod, target="llvm", optimized: bool = True):
 
 def pass_steps(mod, target, optimized: bool = True):
     """Yield ``(pass, module after it)`` for each pass of ``build_passes(target)``."""
-    from .passes import build_passes, resolve_target
+    from ..backend.passes import build_passes, resolve_target
 
     tgt = resolve_target(target)
     # tvm.compile applies the Relax pipeline inside ``with target:``; so do we, pass by pass.

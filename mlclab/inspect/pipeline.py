@@ -1,13 +1,13 @@
 """The build pipeline, one pass at a time: what each pass did to the program.
 
-``pipeline(fn)`` runs exactly ``mlclab.ir.passes.build_passes(target)`` — the list mlclab
+``pipeline(fn)`` runs exactly ``mlclab.backend.passes.build_passes(target)`` — the list mlclab
 compiles with — on ``fn.mod``, one pass at a time, and keeps the module after each. A step
 can be drawn (``step.graph()``: fused groups are clusters) and compared with the one before
 (``step.diff()``: a text diff, and a graph whose nodes are marked added, removed, rewritten or
 merged).
 
 Lowering passes drop spans and rename some values, so a value's identity is carried from step
-to step (``mlclab.ir.values``): every node of every step keeps the DSL line and the value id it
+to step (``mlclab.inspect.values``): every node of every step keeps the DSL line and the value id it
 had in the high-level IR.
 """
 from __future__ import annotations
