@@ -5,7 +5,7 @@ from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
-import mlclab.validation as validate_module
+import mlclab.api.validation as validate_module
 from mlclab.dsl.diagnostics import DSLError
 from mlclab.notebook.magic import CheckFailed, TinyNNMagics
 

@@ -99,7 +99,7 @@ class TinyNNMagics(Magics):
         """
         import mlclab
         from mlclab.dsl.diagnostics import DSLError
-        from mlclab.validation import validate
+        from mlclab.api.validation import validate
 
         args = parse_argstring(self.tinynn, line)
         show = _parse_show(args.show, self.show)

@@ -1,0 +1,199 @@
+"""Every value's shape for one call's symbolic sizes, checked before anything runs.
+
+Types in the typed program carry symbolic dimensions (``"h - 2"`` after a 3x3 ``conv2d``).
+Bound to a call's sizes, a dimension can come out negative or zero (a kernel larger than its
+input) -- TVM then returns uninitialised memory or fails allocating -- and a small input can
+ask for a huge result (``(65536, 1) + (1, 65536)`` in f32 is 16 GiB). So before a call every
+operator's result is sized: a size that does not fit is a ``ValueError`` naming the operator,
+its line and the argument that gave the size; a max/min over nothing is numpy's ``ValueError``;
+more memory than the machine has available is a ``MemoryError`` with the figure.
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Optional
+
+import numpy as np
+
+from ..dsl import dims as D
+from ..dsl import typed as T
+
+# How far ``needs h >= N`` searches for the smallest size that fits.
+_SEARCH_LIMIT = 1 << 40
+
+
+def check_sizes(program: T.TypedProgram, name: str, sizes: dict, origins: dict) -> int:
+    """Check every value of function ``name`` for ``sizes``; the bytes its largest operator
+    needs (the result plus its tensor arguments), for the memory check."""
+    walker = _ShapeWalker(program)
+    walker.function(program.functions[name], sizes, _describe(origins, sizes))
+    return walker.peak_bytes
+
+
+def check_memory(need: int, caller: str) -> None:
+    """A ``MemoryError`` when ``need`` bytes exceed what the machine has available now."""
+    have = available_memory()
+    if have is not None and need > have:
+        raise MemoryError(f"{caller}(): these sizes need about {_gib(need)} for one operator "
+                          f"but the machine has {_gib(have)} available")
+
+
+def available_memory() -> Optional[int]:
+    """Bytes the kernel could give now without swapping (MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"
+
+
+def _describe(origins: dict, sizes: dict) -> dict:
+    """symbolic size -> (the parameter that gave it,)"""
+    return {s: (origins[s],) for s in origins}
+
+
+class _ShapeWalker:
+    """Walks a typed function's statements and expressions; an unknown node kind raises, so a
+    new statement kind cannot be skipped silently."""
+
+    def __init__(self, program: T.TypedProgram):
+        self.program = program
+        self.env: dict = {}          # symbolic size -> value, in the function being walked
+        self.origins: dict = {}      # symbolic size -> (the parameter that gave it,)
+        self.peak_bytes = 0
+
+    def function(self, fn: T.Function, env: dict, origins: dict) -> None:
+        saved = self.env, self.origins
+        self.env, self.origins = env, origins
+        for p in fn.params:
+            self.size(p.type)
+        self.body(fn.body)
+        self.env, self.origins = saved
+
+    def body(self, stmts) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, (T.Assign, T.Return)):
+                self.expr(stmt.value)
+            elif isinstance(stmt, T.If):
+                self.expr(stmt.cond)
+                self.body(stmt.then_body)
+                self.body(stmt.else_body)
+            else:
+                raise TypeError(f"the size check does not know statement {type(stmt).__name__}")
+
+    def expr(self, e) -> list:
+        """The byte sizes of ``e``'s tensors, after checking everything inside it."""
+        if isinstance(e, (T.Ref, T.Const)):
+            return self.size(e.type) if isinstance(e, T.Ref) else [0]
+        if isinstance(e, T.Call):
+            inputs = [b for a in e.args if a is not None
+                      for b in (self._group(a) if isinstance(a, list) else self.expr(a))]
+            out = self.size(e.type, e)
+            self._empty_reduction(e)
+            self.peak_bytes = max(self.peak_bytes, sum(out) + sum(inputs))
+            return out
+        if isinstance(e, T.FuncCall):
+            for a in e.args:
+                self.expr(a)
+            self._callee(e)
+            return self.size(e.type, e)
+        if isinstance(e, T.TupleExpr):
+            return [b for item in e.items for b in self.expr(item)]
+        if isinstance(e, T.GetItem):
+            self.expr(e.value)
+            return self.size(e.type, e)
+        raise TypeError(f"the size check does not know expression {type(e).__name__}")
+
+    def _group(self, items) -> list:
+        return [b for item in items for b in self.expr(item)]
+
+    # ------------------------------------------------------------------ sizes
+    def size(self, ty, where=None) -> list:
+        """Bytes of each tensor of type ``ty``, after checking its dimensions fit."""
+        if isinstance(ty, T.TupleType):
+            return [b for f in ty.fields for b in self.size(f, where)]
+        shape = [D.evaluate(d, self.env) for d in ty.shape]
+        bad = [d for d, n in zip(ty.shape, shape) if not self._fits(d, n)]
+        if bad:
+            raise ValueError(self._too_small(bad, where))
+        return [math.prod(shape) * np.dtype(ty.dtype).itemsize]
+
+    def _fits(self, d, value: int) -> bool:
+        if isinstance(d, int) or value > 0:
+            return True
+        # An empty input gives an empty result: that is fine; a negative size never is.
+        return value == 0 and any(self.env[s] == 0 for s in D.symbols(d))
+
+    def _too_small(self, bad: list, where) -> str:
+        needs, given = [], {}
+        for d in bad:
+            for s in sorted(D.symbols(d)):
+                n = self._smallest(d, s)
+                if n is not None and f"{s} >= {n}" not in needs:
+                    needs.append(f"{s} >= {n}")
+                origin = self.origins.get(s)
+                given.setdefault(origin[0] if origin else None, []).append(f"{s}={self.env[s]}")
+        told = "; ".join(f"{who} has {', '.join(dict.fromkeys(v))}" if who else
+                         ", ".join(dict.fromkeys(v)) for who, v in given.items())
+        if needs:
+            return f"{self._where(where)} needs {' and '.join(needs)}; {told}"
+        dims = ", ".join(f"{D.format_dim(d)} = {D.evaluate(d, self.env)}" for d in bad)
+        return f"{self._where(where)} would have a negative size ({dims}); {told}"
+
+    def _smallest(self, d, symbol: str) -> Optional[int]:
+        """The smallest value of ``symbol`` (the others fixed) for which ``d`` is positive."""
+        def fits(v):
+            return D.evaluate(d, {**self.env, symbol: v}) > 0
+
+        low = self.env[symbol]
+        high = max(low, 1)
+        while not fits(high):
+            if high > _SEARCH_LIMIT:
+                return None
+            low, high = high, high * 2
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (low, mid) if fits(mid) else (mid, high)
+        return high
+
+    def _where(self, e) -> str:
+        if e is None:
+            return "a parameter"
+        name = e.op.name if isinstance(e, T.Call) else getattr(e, "func", "a value")
+        return f"{name} at line {e.span.lineno}"
+
+    def _empty_reduction(self, e: T.Call) -> None:
+        if e.op.name not in ("max", "min") or not e.args:
+            return
+        shape = [D.evaluate(d, self.env) for d in e.args[0].type.shape]
+        axis = e.attrs.get("axis")
+        axes = range(len(shape)) if axis is None else (
+            [axis] if isinstance(axis, int) else list(axis))
+        if any(shape[a % len(shape)] == 0 for a in axes):
+            numpy_name = {"max": "maximum", "min": "minimum"}[e.op.name]
+            raise ValueError(f"{self._where(e)}: zero-size array to reduction operation "
+                             f"{numpy_name} which has no identity (its input has shape "
+                             f"{tuple(shape)})")
+
+    def _callee(self, e: T.FuncCall) -> None:
+        """Check the called function's own values with its parameters' sizes."""
+        callee = self.program.functions[e.func]
+        env: dict = {}
+        origins: dict = {}
+        for p, arg in zip(callee.params, e.args):
+            for d, actual in zip(p.type.shape, arg.type.shape):
+                if isinstance(d, str) and d.isidentifier() and d not in env:
+                    env[d] = D.evaluate(actual, self.env)
+                    origins[d] = self.origins.get(actual, (f"{e.func}'s {p.name}",))
+        self.function(callee, env, origins)
