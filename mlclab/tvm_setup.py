@@ -4,6 +4,7 @@ TVM is imported on first use, never at ``import mlclab``: it costs seconds (and 
 """
 from __future__ import annotations
 
+import gc
 import os
 
 _READY = False
@@ -21,6 +22,10 @@ def tvm():
 
     if not _READY:
         _guard_ir_copies(_tvm)
+        # Importing TVM leaves garbage reference cycles that hold the import's frames, and so
+        # every frame of the caller's stack with its local variables (the first compiled
+        # Program among them) until the cyclic collector runs: collect them now, once.
+        gc.collect()
         _READY = True
     return _tvm
 
