@@ -59,8 +59,8 @@ def _gib(n: int) -> str:
 
 
 def _describe(origins: dict, sizes: dict) -> dict:
-    """symbolic size -> (the parameter that gave it,)"""
-    return {s: (origins[s],) for s in origins}
+    """symbolic size -> (the parameter that gave it, the size's name there)"""
+    return {s: (origins[s], s) for s in origins}
 
 
 class _ShapeWalker:
@@ -70,7 +70,7 @@ class _ShapeWalker:
     def __init__(self, program: T.TypedProgram):
         self.program = program
         self.env: dict = {}          # symbolic size -> value, in the function being walked
-        self.origins: dict = {}      # symbolic size -> (the parameter that gave it,)
+        self.origins: dict = {}      # symbolic size -> (parameter that gave it, its name there)
         self.peak_bytes = 0
 
     def function(self, fn: T.Function, env: dict, origins: dict) -> None:
@@ -142,8 +142,8 @@ class _ShapeWalker:
                 n = self._smallest(d, s)
                 if n is not None and f"{s} >= {n}" not in needs:
                     needs.append(f"{s} >= {n}")
-                origin = self.origins.get(s)
-                given.setdefault(origin[0] if origin else None, []).append(f"{s}={self.env[s]}")
+                who, label = self.origins.get(s, (None, s))
+                given.setdefault(who, []).append(f"{label}={self.env[s]}")
         told = "; ".join(f"{who} has {', '.join(dict.fromkeys(v))}" if who else
                          ", ".join(dict.fromkeys(v)) for who, v in given.items())
         if needs:
@@ -195,5 +195,5 @@ class _ShapeWalker:
             for d, actual in zip(p.type.shape, arg.type.shape):
                 if isinstance(d, str) and d.isidentifier() and d not in env:
                     env[d] = D.evaluate(actual, self.env)
-                    origins[d] = self.origins.get(actual, (f"{e.func}'s {p.name}",))
+                    origins[d] = self.origins.get(actual, (f"{e.func}'s {p.name}", d))
         self.function(callee, env, origins)

@@ -149,21 +149,23 @@ def random_inputs(params, seed: Optional[int] = None,
 def _draw_sizes(params, rng, fits) -> dict[str, int]:
     names = sorted({name for p in params for d in p.type.shape for name in dims.symbols(d)})
     low, high = _SYMBOL_SIZES
-    problem = None
     for _ in range(_SIZE_RETRIES):
         sizes = {name: int(rng.integers(low, high + 1)) for name in names}
-        if fits is None or not names:
+        if fits is None:
             return sizes
         try:
             need = fits(sizes)
         except ValueError as exc:          # a value's shape is not positive for these sizes
+            if not names:
+                raise
             problem = str(exc)
             high *= 2
             continue
         if need > MAX_RANDOM_INPUT_BYTES:
-            raise ValueError(f"random inputs of sizes {sizes} need {need / 2**20:,.0f} MiB for "
-                             f"one operator (limit {MAX_RANDOM_INPUT_BYTES // 2**20} MiB); pass "
-                             "your own arguments to validate()")
+            raise ValueError(f"random inputs{f' of sizes {sizes}' if sizes else ''} would need "
+                             f"{need / 2**20:,.0f} MiB for one operator (limit "
+                             f"{MAX_RANDOM_INPUT_BYTES // 2**20} MiB); pass your own arguments "
+                             "to validate()")
         return sizes
     raise ValueError(f"validate() found no random sizes for {', '.join(names)} that this "
                      f"program accepts (up to {high // 2}): {problem}; pass your own arguments")
