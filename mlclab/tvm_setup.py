@@ -42,17 +42,17 @@ def _same_object(self, memo=None):
 def _guard_ir_copies(tvm_module) -> None:
     """Make copying TVM IR safe and pickling it a ``TypeError`` instead of a segfault.
 
-    ``copy.copy``, ``copy.deepcopy`` and ``pickle.dumps`` of any IR node go through TVM-FFI's
-    JSON graph serializer, which kills the process on every object with a DataType field:
-    ``tvm.ir.save_json(tvm.ir.PrimType("int32"))`` alone is a SIGSEGV, while a
-    ``GlobalVar`` (no dtype) serializes fine, so it is neither spans nor mlclab's attributes
-    but the serializer's handling of dtypes, inside TVM. Every Relax expression, type and
-    module holds dtypes, so ``fn.mod``, a binding's var or a pipeline step's module crashed.
+    ``copy.copy``, ``copy.deepcopy`` and ``pickle.dumps`` of an IR node go through TVM-FFI's
+    JSON graph serializer, which kills the process when it writes an object's DataType
+    *field*: ``tvm.ir.save_json(tvm.ir.PrimType("int32"))`` alone is a SIGSEGV, while a bare
+    ``DataType``, a ``Span``, an empty ``TupleType`` or a ``GlobalVar`` serialize fine. So it is
+    neither spans nor mlclab's attributes but a bug inside TVM 0.27, and every Relax
+    expression, type and module holds dtypes: ``fn.mod``, a binding's var, a pipeline step.
 
     IR nodes are immutable, so a copy may share them: ``copy``/``deepcopy`` return the node
     itself (a container of them -- a dict, a pipeline -- then copies for real), and pickling
     raises a ``TypeError`` saying why. Runtime tensors and modules are not IR nodes and keep
-    their own (working) pickling.
+    their own pickling.
     """
     for cls in (tvm_module.ir.Node, tvm_module.ir.Attrs, tvm_module.ir.Span,
                 tvm_module.ir.SourceName):
