@@ -103,3 +103,20 @@ def test_validate_says_when_no_sizes_fit():
                        "k: Tensor[(1, 1, 1, 1000), f32]):\n    return conv2d(x, k)\n")["wide"]
     with pytest.raises(ValueError, match=r"no random sizes for h, w .* needs w >= 1000"):
         mlclab.validate(f, seed=1)
+
+
+def test_each_called_function_is_size_checked_once_per_sizes(monkeypatch):
+    # f20 calls f19 twice, which calls f18 twice, ...: 2**20 walks if each call site were
+    # walked again, 21 when a callee is checked once for the sizes it gets.
+    lines = ["def f0(a: Tensor[(\"n\",), f32]):\n    return a + 1.0\n"]
+    for i in range(1, 21):
+        lines.append(f"def f{i}(a: Tensor[(\"n\",), f32]):\n    return f{i - 1}(a) + f{i - 1}(a)\n")
+    prog = mlclab.compile("".join(lines))
+    from mlclab.api import shapes
+
+    walks = []
+    real = shapes._ShapeWalker.function
+    monkeypatch.setattr(shapes._ShapeWalker, "function",
+                        lambda self, fn, *rest: (walks.append(fn.name), real(self, fn, *rest)))
+    check_sizes(prog.typed, "f20", {"n": 3}, {})
+    assert len(walks) == 21

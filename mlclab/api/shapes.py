@@ -77,6 +77,7 @@ class _ShapeWalker:
         self.env: dict = {}          # symbolic size -> value, in the function being walked
         self.origins: dict = {}      # symbolic size -> (parameter that gave it, its name there)
         self.peak_bytes = 0
+        self.callees_seen: set = set()   # (function, its sizes): a callee is walked once per sizes
 
     def function(self, fn: T.Function, env: dict, origins: dict) -> None:
         saved = self.env, self.origins
@@ -95,33 +96,40 @@ class _ShapeWalker:
                 self.body(stmt.then_body)
                 self.body(stmt.else_body)
             else:
-                raise TypeError(f"the size check does not know statement {type(stmt).__name__}")
+                raise NotImplementedError(f"the size check does not know {type(stmt).__name__}")
 
     def expr(self, e) -> list:
-        """The byte sizes of ``e``'s tensors, after checking everything inside it."""
-        if isinstance(e, (T.Ref, T.Const)):
-            return self.size(e.type) if isinstance(e, T.Ref) else [0]
+        """The byte sizes of ``e``'s tensors, after checking everything inside it.
+
+        Plain loops, not comprehensions: one frame per nesting level, since a long sum
+        (``a + a + ... + a``) nests as deep as it has terms."""
+        if isinstance(e, T.Const):
+            return [0]
+        if isinstance(e, T.Ref):
+            return self.size(e.type)
         if isinstance(e, T.Call):
-            inputs = [b for a in e.args if a is not None
-                      for b in (self._group(a) if isinstance(a, list) else self.expr(a))]
+            inputs = 0
+            for arg in e.args:
+                for item in (arg if isinstance(arg, list) else [] if arg is None else [arg]):
+                    inputs += sum(self.expr(item))
             out = self.size(e.type, e)
             self._empty_reduction(e)
-            self.peak_bytes = max(self.peak_bytes, sum(out) + sum(inputs))
+            self.peak_bytes = max(self.peak_bytes, sum(out) + inputs)
             return out
         if isinstance(e, T.FuncCall):
-            for a in e.args:
-                self.expr(a)
+            for arg in e.args:
+                self.expr(arg)
             self._callee(e)
             return self.size(e.type, e)
         if isinstance(e, T.TupleExpr):
-            return [b for item in e.items for b in self.expr(item)]
+            out = []
+            for item in e.items:
+                out += self.expr(item)
+            return out
         if isinstance(e, T.GetItem):
             self.expr(e.value)
             return self.size(e.type, e)
-        raise TypeError(f"the size check does not know expression {type(e).__name__}")
-
-    def _group(self, items) -> list:
-        return [b for item in items for b in self.expr(item)]
+        raise NotImplementedError(f"the size check does not know {type(e).__name__}")
 
     # ------------------------------------------------------------------ sizes
     def size(self, ty, where=None) -> list:
@@ -201,4 +209,7 @@ class _ShapeWalker:
                 if isinstance(d, str) and d.isidentifier() and d not in env:
                     env[d] = D.evaluate(actual, self.env)
                     origins[d] = self.origins.get(actual, (f"{e.func}'s {p.name}", d))
-        self.function(callee, env, origins)
+        seen = (e.func, tuple(sorted(env.items())))
+        if seen not in self.callees_seen:
+            self.callees_seen.add(seen)
+            self.function(callee, env, origins)
