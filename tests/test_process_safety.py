@@ -127,7 +127,7 @@ def test_copied_ir_is_the_same_ir():
         f = mlclab.compile("def f(a: Tensor[(2,), f32]):\\n    return exp(a)")["f"]
         assert copy.deepcopy(f.mod).same_as(f.mod)
         copied = copy.deepcopy(dict(f.bindings))
-        assert [v.name_hint for v in copied] == [v.name_hint for v in f.bindings]
+        assert [v.name for v in copied] == [v.name for v in f.bindings]
         assert list(copied.values()) == list(f.bindings.values())
         print("ok")
     """)
