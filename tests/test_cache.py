@@ -85,6 +85,7 @@ def test_an_evicted_program_is_freed_without_the_cyclic_gc():
             fn = prog[f"ev{n}"]
             fn([1.0, 2.0]); fn.reference([1.0, 2.0]); fn.trace([1.0, 2.0])
             mlclab.validate(fn, seed=1)
+            fn.text("relax"); fn.text("tir"); fn.pipeline()[3].text(); fn.graph()
             refs = [weakref.ref(prog), weakref.ref(prog.built), weakref.ref(fn)]
             del prog, fn
             mlclab.clear_cache()
