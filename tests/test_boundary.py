@@ -21,6 +21,8 @@ def test_validate_accepts_what_a_call_accepts(two):
     assert report.ok and report.inputs[0][1].dtype == np.float32
     scalar = mlclab.compile("def s(a: Tensor[(), f32]):\n    return a + 1.0\n")["s"]
     assert mlclab.validate(scalar, 5).ok
+    sym = mlclab.compile("def sym(a: Tensor[(\"n\",), f32]):\n    return a * 2.0\n")["sym"]
+    assert mlclab.validate(sym, [1.0, 2.0, 3.0]).sizes == {"n": 3}
 
 
 @pytest.mark.parametrize("call, error, message", [

@@ -380,9 +380,10 @@ def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[floa
     if not args:
         used_seed = seed if seed is not None else int(np.random.SeedSequence().entropy % (2**32))
         args, sizes = random_inputs(params, used_seed, _fits(f))
-    elif hasattr(f, "check_args"):
+    elif hasattr(f, "bind"):
         # What f(...) accepts -- lists, scalars -- converted once, with f's own checks.
-        args = f.check_args(args, "validate")
+        bound = f.bind(args, "validate")
+        args, sizes = bound.arrays, dict(bound.sizes)
     args = list(args)
 
     actual = _as_list(f(*_copies(args)))
