@@ -89,13 +89,23 @@ def test_displays_come_from_the_registry():
         displays.register("x", "no_colon")
 
 
-def test_the_api_layer_never_imports_the_notebook_layer():
+def _imports(path):
     import ast
+
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            yield ("." * node.level) + (node.module or "")
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+
+
+def test_imports_only_go_down_from_the_api_and_runtime_layers():
     import pathlib
 
-    api = pathlib.Path(mlclab.__file__).parent / "api"
-    for path in api.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom):
-                module = ("." * node.level) + (node.module or "")
-                assert "notebook" not in module, f"{path.name} imports {module}"
+    root = pathlib.Path(mlclab.__file__).parent
+    for path in (root / "api").glob("*.py"):
+        for module in _imports(path):
+            assert "notebook" not in module and "cli" not in module, f"{path.name} imports {module}"
+    for name in ("runtime.py", "tvm_setup.py"):
+        for module in _imports(root / name):
+            assert not module.startswith(".") or module == ".tvm_setup", f"{name} imports {module}"
