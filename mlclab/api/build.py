@@ -75,7 +75,6 @@ class Built:
     def __init__(self, typed: TypedProgram, target):
         from ..ir.builder import build_module
 
-        check_target(target)
         self.typed = typed
         self.target = target
         module = build_module(typed)

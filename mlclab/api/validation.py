@@ -147,7 +147,9 @@ def random_inputs(params, seed: Optional[int] = None,
 
 
 def _draw_sizes(params, rng, fits) -> dict[str, int]:
-    names = sorted({name for p in params for d in p.type.shape for name in dims.symbols(d)})
+    # First-appearance order, as before sizes were checked: a seed keeps giving the same sizes.
+    names = list(dict.fromkeys(name for p in params for d in p.type.shape
+                               for name in sorted(dims.symbols(d))))
     low, high = _SYMBOL_SIZES
     for _ in range(_SIZE_RETRIES):
         sizes = {name: int(rng.integers(low, high + 1)) for name in names}
