@@ -109,3 +109,8 @@ def test_imports_only_go_down_from_the_api_and_runtime_layers():
     for name in ("runtime.py", "tvm_setup.py"):
         for module in _imports(root / name):
             assert not module.startswith(".") or module == ".tvm_setup", f"{name} imports {module}"
+
+
+def test_keyword_arguments_to_a_call_are_a_type_error(two):
+    with pytest.raises(TypeError, match=r"__call__\(\) got an unexpected keyword argument .b."):
+        two([1.0, 2.0], b=[3.0, 4.0])

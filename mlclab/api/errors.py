@@ -28,9 +28,15 @@ def from_user_code(exc: BaseException) -> BaseException:
     return exc
 
 
+def passes_through(exc: BaseException) -> bool:
+    """Whether ``exc`` leaves the boundary as it is."""
+    return (isinstance(exc, (USER_ERRORS, InternalError))
+            or getattr(exc, _FROM_USER_CODE, False))
+
+
 def translate(exc: Exception, what: str) -> Exception:
     """The exception to raise for ``exc`` escaping ``what`` (e.g. ``"calling foo"``)."""
-    if isinstance(exc, (USER_ERRORS, InternalError)) or getattr(exc, _FROM_USER_CODE, False):
+    if passes_through(exc):
         return exc
     first = (str(exc).strip().splitlines() or [""])[0][:200]
     if "bad_alloc" in first:
@@ -40,8 +46,18 @@ def translate(exc: Exception, what: str) -> Exception:
                          f"(please report it with the program)")
 
 
+def _describe(what, fn, args) -> str:
+    if not callable(what):
+        return what
+    try:
+        return what(*args)
+    except Exception:  # describing the failure must not replace it
+        return fn.__qualname__
+
+
 def boundary(what):
-    """Decorator applying the policy; ``what`` is a phrase or a function of the arguments."""
+    """Decorator applying the policy; ``what`` is a phrase or a function of the positional
+    arguments."""
 
     def wrap(fn):
         @functools.wraps(fn)
@@ -49,10 +65,9 @@ def boundary(what):
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
-                out = translate(exc, what(*args, **kwargs) if callable(what) else what)
-                if out is exc:
+                if passes_through(exc):
                     raise
-                raise out from exc
+                raise translate(exc, _describe(what, fn, args)) from exc
 
         return guarded
 

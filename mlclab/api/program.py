@@ -119,7 +119,7 @@ def function(fn=None, *, target="llvm"):
     return _decorate(fn, target)
 
 
-@boundary(lambda fn, target: f"compiling {getattr(fn, '__name__', 'a function')}")
+@boundary(lambda fn, target, *_: f"compiling {getattr(fn, '__name__', 'a function')}")
 def _decorate(fn, target):
     if not callable(fn) or not hasattr(fn, "__code__"):
         raise TypeError(f"mlclab.function decorates a def, got {type(fn).__name__}")
