@@ -87,7 +87,11 @@ class CompiledFunction(HoldsIR):
         return self.bind(args, caller).arrays
 
     @boundary(lambda self, *args: f"calling {self.name}")
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            params = ", ".join(p.name for p in self.typed.params)
+            raise TypeError(f"{self.name}() takes its arguments by position ({params}), got "
+                            f"keyword {', '.join(kwargs)}")
         arrays = self.check_args(args)
         built = self.program.built
         with built.lock:
