@@ -39,7 +39,7 @@ def translate(exc: Exception, what: str) -> Exception:
     if passes_through(exc):
         return exc
     first = (str(exc).strip().splitlines() or [""])[0][:200]
-    if "bad_alloc" in first:
+    if "bad_alloc" in str(exc):
         # TVM's allocator failing is memory the machine does not have, not a bug.
         return MemoryError(f"{what}: out of memory (TVM could not allocate a buffer)")
     return InternalError(f"mlclab bug while {what}: {type(exc).__name__}: {first} "
