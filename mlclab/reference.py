@@ -12,7 +12,7 @@ import numpy as np
 from .dsl import dims as D
 from .ops import arguments
 from .dsl.typed import (Assign, Call, Const, FuncCall, GetItem, If, Ref, Return, TensorType,
-                        TupleExpr, TypedProgram)
+                        TupleExpr, TupleType, TypedProgram)
 
 Recorder = Callable[[object, object], None]
 
@@ -82,7 +82,11 @@ def _eval(program, e, env, sizes, record):
 
 
 def _call(program, e: Call, env, sizes, record):
-    out_type: TensorType = e.type
+    out_type = e.type
+    if isinstance(out_type, TupleType):                 # split: one array per field
+        v = arguments(e, lambda arg: _eval(program, arg, env, sizes, record))
+        return tuple(np.asarray(r).astype(t.dtype)
+                     for r, t in zip(e.op.numpy(v), out_type.fields))
     v = arguments(e, lambda arg: _eval(program, arg, env, sizes, record),
                   out_shape=tuple(D.evaluate(d, sizes) for d in out_type.shape))
     return np.asarray(e.op.numpy(v)).astype(out_type.dtype, copy=False)

@@ -619,6 +619,11 @@ class _Scope:
         if not tensors:
             raise self.p.error(f"{op.symbol or op.name} needs at least one tensor operand; "
                                "these are all numbers", node)
+        # A literal takes the dtype of the operands it stands for (where's branches, never
+        # its bool condition): the tensors among the parameters that accept a number.
+        peers = [values[n] for n in tensor_names if op.param(n).scalar_ok
+                 and values[n] is not None and not isinstance(values[n], Literal)]
+        tensors = peers or tensors
         dtype = tensors[0].type.dtype
         for n in literals:
             lit = values[n]

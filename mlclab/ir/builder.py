@@ -265,8 +265,10 @@ class _FunctionBuilder:
         return var
 
     def call(self, e: Call):
+        shape = getattr(e.type, "shape", None)          # None: a tuple result (split)
         v = arguments(e, self.value, group=self.relax.Tuple,
-                      out_shape=[D.to_prim(d, self.symbol_vars) for d in e.type.shape])
+                      out_shape=None if shape is None else
+                      [D.to_prim(d, self.symbol_vars) for d in shape])
         self.current_span = e.span
         return e.op.build(v)
 

@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 
 from ..dsl.typed import TensorType
-from . import elementwise, layers, shapes
+from . import creation, elementwise, layers, reductions, shapes
 from .entry import Args, Example, Op, arguments
 from .params import (NOT_A_LITERAL, REQUIRED, Axes, Axis, Bool, DType, Float, Int, Kind,
                      OpTypeError, Padding, Pair, Param, Shape, Tensor, Tensors, Word, axis_index,
@@ -59,7 +59,8 @@ def register(entry: Op) -> Op:
     return entry
 
 
-for _entry in elementwise.ENTRIES + layers.ENTRIES + shapes.ENTRIES:
+for _entry in (elementwise.ENTRIES + layers.ENTRIES + shapes.ENTRIES + reductions.ENTRIES
+               + creation.ENTRIES):
     register(_entry)
 
 
