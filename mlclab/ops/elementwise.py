@@ -26,7 +26,8 @@ def _negative_relax(a: Args):
 
 
 UNARY = [
-    Op(name="relu", params=X, rule=same_as_input(), relax=lambda a: keep_nan(R().nn.relu(a.x), a.x),
+    Op(name="relu", params=X, rule=same_as_input(),
+       relax=lambda a: keep_nan(R().nn.relu(a.x), a.x),
        numpy=lambda a: np.maximum(a.x, np.zeros((), a.x.dtype)),
        doc="max(x, 0), element by element; NaN stays NaN", category="elementwise",
        example=Example("relu(x)", x=F23)),
@@ -161,11 +162,13 @@ ARITHMETIC = [
        relax=lambda a: R().power(a.x1, a.x2), numpy=_both(np.power),
        doc="x1 ** x2 (floating point)", category="elementwise", symbol="**", folds=True,
        example=Example("x1 ** 2.0 + x1 ** x2", x1=F23, x2=F23, low=0.5)),
-    Op(name="maximum", params=XX, rule=arithmetic(), relax=lambda a: keep_nan(R().maximum(a.x1, a.x2), a.x1, a.x2),
-       numpy=_both(np.maximum), doc="element-wise larger of x1 and x2 (NaN if either is)", category="elementwise",
+    Op(name="maximum", params=XX, rule=arithmetic(),
+       relax=lambda a: keep_nan(R().maximum(a.x1, a.x2), a.x1, a.x2), numpy=_both(np.maximum),
+       doc="element-wise larger of x1 and x2 (NaN if either is)", category="elementwise",
        example=Example("maximum(x1, x2)", **A_B)),
-    Op(name="minimum", params=XX, rule=arithmetic(), relax=lambda a: keep_nan(R().minimum(a.x1, a.x2), a.x1, a.x2),
-       numpy=_both(np.minimum), doc="element-wise smaller of x1 and x2 (NaN if either is)", category="elementwise",
+    Op(name="minimum", params=XX, rule=arithmetic(),
+       relax=lambda a: keep_nan(R().minimum(a.x1, a.x2), a.x1, a.x2), numpy=_both(np.minimum),
+       doc="element-wise smaller of x1 and x2 (NaN if either is)", category="elementwise",
        example=Example("minimum(x1, 0.0)", x1=F23)),
     Op(name="floor_divide", params=DIVISOR, rule=arithmetic("//"), relax=_int_safe("floor_divide"),
        numpy=errors_ignored(_both(np.floor_divide)),
@@ -335,7 +338,8 @@ def _clip_numpy(a: Args):
 
 
 CLIP = [
-    Op(name="clip", params=[tensor("x"), Param("a_min", Number(), None), Param("a_max", Number(), None)],
+    Op(name="clip", params=[tensor("x"), Param("a_min", Number(), None),
+                            Param("a_max", Number(), None)],
        rule=_clip_rule, relax=_clip_relax, numpy=_clip_numpy,
        doc="x limited to [a_min, a_max] (either may be None); relu6 is clip(x, 0.0, 6.0)",
        category="elementwise", example=Example("clip(x, -0.5, 1.0) + clip(x, None, 0.0)", x=F23)),
