@@ -53,6 +53,11 @@ def test_where_takes_a_literal_branch_in_the_other_branch_dtype():
           np.where(i > 0, i, np.int32(0)))
 
 
+def test_where_with_two_number_branches_says_one_must_be_a_tensor():
+    message, span = error("def f(m: Tensor[(3,), bool]):\n    return where(m, 1.0, 0.0)")
+    assert "x1 and x2 are both numbers" in message and span == "where(m, 1.0, 0.0)"
+
+
 def test_a_float_axis_of_max_asks_for_maximum():
     for call, pair in (("max(x, 0.0)", "maximum(x, 0.0)"), ("min(h, y)", "minimum(h, y)")):
         message, span = error("def f(x: Tensor[(3,), f32], y: Tensor[(3,), f32]):\n"

@@ -623,6 +623,10 @@ class _Scope:
         # its bool condition): the tensors among the parameters that accept a number.
         peers = [values[n] for n in tensor_names if op.param(n).scalar_ok
                  and values[n] is not None and not isinstance(values[n], Literal)]
+        if not peers and any(op.param(n).scalar_ok for n in tensor_names):
+            raise self.p.error(f"{op.name}'s {' and '.join(literals)} are both numbers: one must "
+                               "be a tensor to give the result its shape and dtype", node,
+                               hint="e.g. full_like(x, 1.0) for a tensor of ones like x")
         tensors = peers or tensors
         dtype = tensors[0].type.dtype
         for n in literals:
