@@ -82,7 +82,7 @@ def _eval(program, e, env, sizes, record):
 
 
 def _call(program, e: Call, env, sizes, record):
-    out_type = e.type
+    out_type: TensorType = e.type
     if isinstance(out_type, TupleType):                 # split: one array per field
         v = arguments(e, lambda arg: _eval(program, arg, env, sizes, record))
         return tuple(np.asarray(r).astype(t.dtype)

@@ -304,6 +304,8 @@ def _clip_rule(a: Args) -> TensorType:
         raise OpTypeError("clip needs a_min or a_max (or both)", param="a_min")
     for n in ("a_min", "a_max"):
         v = a[n]
+        if type(v) is bool:
+            raise OpTypeError(f"clip's {n} must be a number, not {v}", param=n)
         if v is not None and type(v) is float and not is_float(a.x.dtype):
             raise OpTypeError(f"clip's {n} {v!r} is a float but {a.source('x')} is "
                               f"{short(a.x.dtype)}; mlclab does not promote dtypes silently",

@@ -17,6 +17,11 @@ axes      ``1``, ``(0, 2)``            ``(1,)``, ``(0, 2)``, checked against the
 pair      ``2``, ``(2, 1)``            ``(2, 2)``, ``(2, 1)``
 padding   ``1``, ``(1, 2)``, 4-tuple   ``(top, left, bottom, right)``
 shape     ``(4, -1)``, ``("n", 3)``    a tuple of ints and symbolic sizes
+number    ``1.5``, ``7``, ``True``     as written; the rule checks it fits the dtype
+string    ``"ij,jk->ik"``              the string
+counts    ``2``, ``(2, 1)``            ``(2,)``, ``(2, 1)``
+pad_width ``1``, ``(1, 2)``, pairs     one ``(before, after)`` pair per axis (numpy's)
+sections  ``3``, ``(2, 5)``            ``3`` (equal parts) or the split points
 ========  ===========================  =================================================
 
 Axes keep the sign the student wrote (``axis=-1`` stays ``-1``) so the Relax text shows the
