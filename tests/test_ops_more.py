@@ -239,6 +239,18 @@ def test_reductions_with_symbolic_sizes_and_empty_tensors():
           (np.zeros(0, "float32"), np.zeros(0, "int64"), x))
 
 
+def test_cumsum_of_bools_counts_like_numpy():
+    b = rand((3, 4), "bool")
+    check("def f(b: Tensor[(3, 4), bool]):\n    return cumsum(b, axis=1), cumsum(b)", [b],
+          (np.cumsum(b, axis=1), np.cumsum(b)))
+
+
+@pytest.mark.parametrize("call", ["max(x)", "min(x, axis=0)", "argmax(x, axis=-2)", "argmin(x)"])
+def test_max_of_an_empty_axis_is_refused_like_numpy(call):
+    message, span = error(f"def f(x: Tensor[(0, 3), f32]):\n    return {call}")
+    assert "over an empty axis has no value" in message and span == "x"
+
+
 # --------------------------------------------------------------------------- creation
 def test_zeros_ones_full_and_likes():
     x = rand((2, 3))

@@ -56,11 +56,22 @@ def _sum_dtype(dtype: str, op: str) -> str:
     return dtype
 
 
+def _need_values(a: Args, axis) -> None:
+    """max, min, argmax, argmin of nothing: numpy raises; compiled code would return
+    whatever the empty reduction left, so a static empty axis is refused here."""
+    axes = range(a.x.ndim) if axis is None else [axis_index(i, a.x.ndim) for i in axis]
+    if any(a.x.shape[i] == 0 for i in axes):
+        raise OpTypeError(f"{a.op} over an empty axis has no value (numpy raises too)",
+                          param="x")
+
+
 def _reduction_rule(float_only: bool, bools: bool = False):
     def rule(a: Args) -> TensorType:
         _check_axis_is_axes(a)
         if not (bools and a.x.dtype == "bool"):
             (need_float if float_only else need_numeric)(a, "x", a.op)
+        if a.op in ELEMENTWISE:
+            _need_values(a, a.axis)
         return TensorType(_reduced_shape(a.x, a.axis, a.keepdims), _sum_dtype(a.x.dtype, a.op))
 
     return rule
@@ -97,6 +108,7 @@ def _reduction(name, np_fn, doc, float_only=False, bools=False, relax_name=None,
 def _arg_rule(a: Args) -> TensorType:
     need_numeric(a, "x", a.op)
     axis = None if a.axis is None else (a.axis,)
+    _need_values(a, axis)
     return TensorType(_reduced_shape(a.x, axis, a.keepdims), "int64")
 
 
@@ -126,10 +138,9 @@ def _arg(name, fn, doc):
 
 
 def _cumsum_rule(a: Args) -> TensorType:
-    need_numeric(a, "x", "cumsum")
-    if a.axis is None:
-        return TensorType((D.product(a.x.shape),), a.x.dtype)
-    return a.x
+    dtype = "int64" if a.x.dtype == "bool" else a.x.dtype      # numpy counts the Trues
+    shape = (D.product(a.x.shape),) if a.axis is None else a.x.shape
+    return TensorType(shape, dtype)
 
 
 REDUCTIONS = [
@@ -148,7 +159,8 @@ REDUCTIONS = [
     Op(name="cumsum", params=[tensor("x"), Param("axis", Axis(), None)], rule=_cumsum_rule,
        relax=lambda a: R().cumsum(a.x, axis=a.axis, dtype=a.out.dtype),
        numpy=lambda a: np.cumsum(a.x, axis=a.axis, dtype=a.out.dtype),
-       doc="running sum along axis (of the flattened x when None), in x's dtype",
+       doc="running sum along axis (of the flattened x when None), in x's dtype (i64 for "
+           "bools)",
        category="reduction", example=Example("cumsum(x, axis=1) + 1.0", x=X234)),
 ]
 
