@@ -370,6 +370,41 @@ def test_cross_entropy_with_integer_labels():
           np.float32(-logp.reshape(-1)[flat].mean()), rtol=1e-5)
 
 
+def test_take_along_axis_is_numpys_with_broadcasting_and_negative_indices():
+    x = rand((2, 3, 4))
+    i = rng.integers(-4, 4, size=(2, 1, 3)).astype("int32")
+    j = rng.integers(-3, 3, size=(1, 5, 4)).astype("int64")
+    check("def f(x: Tensor[(2, 3, 4), f32], i: Tensor[(2, 1, 3), i32], "
+          "j: Tensor[(1, 5, 4), i64]):\n"
+          "    return take_along_axis(x, i, axis=-1), take_along_axis(x, j, axis=1)",
+          [x, i, j], (np.take_along_axis(x, i, axis=-1), np.take_along_axis(x, j, axis=1)))
+
+
+def test_take_along_axis_out_of_range_wraps():
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    i = np.array([[3, -4], [7, 2]], "int64")
+    check("def f(x: Tensor[(2, 3), f32], i: Tensor[(2, 2), i64]):\n"
+          "    return take_along_axis(x, i, axis=1)", [x, i],
+          np.take_along_axis(x, i % 3, axis=1))
+
+
+def test_cross_entropy_picks_each_rows_label():
+    z = rand((5, 3))
+    y = np.array([0, 2, 1, 1, 0], "int64")
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    check("def ce(z: Tensor[(\"n\", 3), f32], y: Tensor[(\"n\",), i64]):\n"
+          "    p = log_softmax(z, axis=1)\n"
+          "    return -mean(take_along_axis(p, expand_dims(y, 1), axis=1))", [z, y],
+          np.float32(-logp[np.arange(5), y].mean()), rtol=1e-5)
+
+
+def test_take_along_axis_errors():
+    message, span = error("def f(x: Tensor[(2, 3), f32], y: Tensor[(2,), i64]):\n"
+                          "    return take_along_axis(x, y, axis=1)")
+    assert "needs indices of x's rank 2" in message and "expand_dims(y, 1)" in message
+    assert span == "y"
+
+
 def test_take_errors():
     message, span = error("def f(t: Tensor[(\"v\", 3), f32], i: Tensor[(2,), i64]):\n"
                           "    return take(t, i, axis=0)")

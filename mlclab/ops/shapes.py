@@ -8,7 +8,7 @@ from ..dsl.typed import TensorType, TupleType
 from .entry import Args, Example, Op
 from .params import (Axes, Axis, Counts, Int, Number, OpTypeError, PadWidth, Param, Sections,
                      Shape, Tensors, axis_index, check_axis, tensor)
-from .rules import R, fmt_shape, short
+from .rules import R, broadcast_shapes, fmt_shape, relax, short
 
 X234 = ((2, 3, 4), "f32")
 
@@ -244,19 +244,26 @@ def _pad_relax(a: Args):
     return R().nn.pad(a.x, flat, pad_mode="constant", pad_value=float(a.constant_values))
 
 
-def _take_rule(a: Args) -> TensorType:
-    x, idx = a.x, a.indices
+def _need_int_indices(a: Args) -> None:
+    idx = a.indices
     if idx.dtype == "bool" or not idx.dtype.startswith(("int", "uint")):
-        raise OpTypeError(f"take needs integer indices, but {a.source('indices')} is "
+        raise OpTypeError(f"{a.op} needs integer indices, but {a.source('indices')} is "
                           f"{short(idx.dtype)}", param="indices",
                           hint=f"astype({a.source('indices')}, i64)")
-    sizes = x.shape if a.axis is None else (x.shape[axis_index(a.axis, x.ndim)],)
+
+
+def _need_static_axis(*sizes) -> None:
     if not all(isinstance(d, int) for d in sizes):
-        raise OpTypeError("take needs the axis it reads from to have a static size (indices "
-                          "wrap around it)", param="x",
-                          hint="give that axis a number in the annotation")
+        raise OpTypeError("the axis indices read from needs a static size (indices wrap "
+                          "around it)", param="x", hint="give that axis a number in the annotation")
     if int(np.prod(sizes, dtype=np.int64)) == 0:
-        raise OpTypeError("take from an empty axis: there is nothing to read", param="x")
+        raise OpTypeError("reading from an empty axis: there is nothing to read", param="x")
+
+
+def _take_rule(a: Args) -> TensorType:
+    x, idx = a.x, a.indices
+    _need_int_indices(a)
+    _need_static_axis(*(x.shape if a.axis is None else (x.shape[axis_index(a.axis, x.ndim)],)))
     if a.axis is None:
         return TensorType(idx.shape, x.dtype)
     i = axis_index(a.axis, x.ndim)
@@ -266,6 +273,43 @@ def _take_rule(a: Args) -> TensorType:
 def _take_relax(a: Args):
     x = a.x if a.axis is not None else R().reshape(a.x, (-1,))
     return R().take(x, a.indices, axis=0 if a.axis is None else a.axis, mode="wrap")
+
+
+def _take_along_axis_rule(a: Args) -> TensorType:
+    x, idx = a.x, a.indices
+    _need_int_indices(a)
+    if idx.ndim != x.ndim:
+        raise OpTypeError(f"take_along_axis needs indices of x's rank {x.ndim}, but "
+                          f"{a.source('indices')} is {fmt_shape(idx.shape)}", param="indices",
+                          hint=f"add the missing axis: expand_dims({a.source('indices')}, "
+                               f"{a.axis})")
+    i = axis_index(a.axis, x.ndim)
+    _need_static_axis(x.shape[i])
+    others = [(p, q) for k, (p, q) in enumerate(zip(x.shape, idx.shape)) if k != i]
+    shape = list(broadcast_shapes([tuple(p for p, _ in others), tuple(q for _, q in others)],
+                                  "take_along_axis"))
+    shape.insert(i, idx.shape[i])
+    return TensorType(tuple(shape), x.dtype)
+
+
+def _take_along_axis_relax(a: Args):
+    # gather_elements reads out of bounds for a bad index; a floor_mod by the (static,
+    # non-zero) axis size first makes every index valid: -1 is the last, as in numpy, and
+    # an index out of range wraps like take's. Both sides are broadcast as numpy does.
+    op, rx = R(), relax()
+    i = axis_index(a.axis, len(a.out_shape))
+    x_shape, idx_shape = list(a.out_shape), list(a.out_shape)
+    x_shape[i] = a.x.ty.shape[i]
+    idx_dtype = str(a.indices.ty.dtype)
+    size = rx.const(int(a.x.ty.shape[i]), idx_dtype)
+    indices = op.astype(op.floor_mod(a.indices, size), "int64")
+    return op.gather_elements(op.broadcast_to(a.x, x_shape), op.broadcast_to(indices, idx_shape),
+                              axis=a.axis)
+
+
+def _take_along_axis_numpy(a: Args):
+    i = axis_index(a.axis, a.x.ndim)
+    return np.take_along_axis(a.x, np.mod(a.indices, a.x.shape[i]), axis=a.axis)
 
 
 MOVES = [
@@ -307,6 +351,13 @@ MOVES = [
            "last; an index out of range wraps around (numpy's mode='wrap') where numpy's "
            "default raises", category="indexing",
        example=Example("take(x, i, axis=1)", x=X234, i=((2, 5), "i64"))),
+    Op(name="take_along_axis",
+       params=[tensor("x"), tensor("indices"), Param("axis", Axis())],
+       rule=_take_along_axis_rule, relax=_take_along_axis_relax, numpy=_take_along_axis_numpy,
+       doc="x at one index per position along axis (indices of x's rank, numpy's "
+           "take_along_axis; picks each row's label: take_along_axis(p, expand_dims(y, 1), 1)); "
+           "indices wrap like take's", category="indexing",
+       example=Example("take_along_axis(x, i, axis=-1)", x=X234, i=((2, 1, 3), "i32"))),
 ]
 
 
