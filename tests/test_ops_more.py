@@ -398,6 +398,14 @@ def test_cross_entropy_picks_each_rows_label():
           np.float32(-logp[np.arange(5), y].mean()), rtol=1e-5)
 
 
+def test_take_along_axis_with_small_unsigned_indices_into_a_long_axis():
+    x = rand((1, 300))
+    i = np.array([[0, 255, 7]], "uint8")
+    check("def f(x: Tensor[(1, 300), f32], i: Tensor[(1, 3), u8]):\n"
+          "    return take_along_axis(x, i, axis=1), take(x, i, axis=1)", [x, i],
+          (np.take_along_axis(x, i, axis=1), np.take(x, i, axis=1)))
+
+
 def test_take_along_axis_errors():
     message, span = error("def f(x: Tensor[(2, 3), f32], y: Tensor[(2,), i64]):\n"
                           "    return take_along_axis(x, y, axis=1)")

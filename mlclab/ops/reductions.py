@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dsl import dims as D
 from ..dsl.typed import TensorType
 from .entry import Args, Example, Op
 from .params import NOT_A_LITERAL, Axes, Axis, Bool, OpTypeError, Param, Word, axis_index, tensor
-from ..dsl import dims as D
 from .rules import R, is_float, keep_nan_reduced, need_float, need_numeric, relax
 
 X234 = ((2, 3, 4), "f32")
@@ -131,9 +131,9 @@ def _arg_relax(name):
 def _arg(name, fn, doc):
     return Op(name=name, params=[tensor("x"), Param("axis", Axis(), None),
                                  Param("keepdims", Bool(), False)],
-              rule=_arg_rule,
-              relax=_arg_relax(name),
-              numpy=lambda a: fn(a.x, axis=a.axis, keepdims=a.keepdims), doc=doc, category="reduction",
+              rule=_arg_rule, relax=_arg_relax(name),
+              numpy=lambda a: fn(a.x, axis=a.axis, keepdims=a.keepdims), doc=doc,
+              category="reduction",
               example=Example(f"{name}(x, axis=-1) + {name}(x)", x=X234))
 
 
@@ -146,8 +146,8 @@ def _cumsum_rule(a: Args) -> TensorType:
 REDUCTIONS = [
     _reduction("sum", np.sum, "sum over axis (all axes when None); a sum of bools counts "
                "them (i64)", bools=True),
-    _reduction("mean", np.mean, "mean over axis (all axes when None); of bools, the fraction "
-               "true (f64)", float_only=True, bools=True),
+    _reduction("mean", np.mean, "mean over axis (all axes when None); of bools, the "
+               "fraction true (f64)", float_only=True, bools=True),
     _reduction("max", np.max, "largest value over axis; NaN if the slice holds one"),
     _reduction("min", np.min, "smallest value over axis; NaN if the slice holds one"),
     _reduction("var", np.var, "variance over axis (ddof=0, numpy's default)", float_only=True,
@@ -161,7 +161,8 @@ REDUCTIONS = [
        numpy=lambda a: np.cumsum(a.x, axis=a.axis, dtype=a.out.dtype),
        doc="running sum along axis (of the flattened x when None), in x's dtype (i64 for "
            "bools)",
-       category="reduction", example=Example("cumsum(x, axis=1) + 1.0", x=X234)),
+       category="reduction",
+       example=Example("cumsum(x, axis=1) + 1.0", x=X234)),
 ]
 
 ENTRIES = REDUCTIONS

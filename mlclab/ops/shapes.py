@@ -300,16 +300,16 @@ def _take_along_axis_relax(a: Args):
     i = axis_index(a.axis, len(a.out_shape))
     x_shape, idx_shape = list(a.out_shape), list(a.out_shape)
     x_shape[i] = a.x.ty.shape[i]
-    idx_dtype = str(a.indices.ty.dtype)
-    size = rx.const(int(a.x.ty.shape[i]), idx_dtype)
-    indices = op.astype(op.floor_mod(a.indices, size), "int64")
+    size = rx.const(int(a.x.ty.shape[i]), "int64")      # in i64: u8 indices, 1000 rows
+    indices = op.floor_mod(op.astype(a.indices, "int64"), size)
     return op.gather_elements(op.broadcast_to(a.x, x_shape), op.broadcast_to(indices, idx_shape),
                               axis=a.axis)
 
 
 def _take_along_axis_numpy(a: Args):
     i = axis_index(a.axis, a.x.ndim)
-    return np.take_along_axis(a.x, np.mod(a.indices, a.x.shape[i]), axis=a.axis)
+    return np.take_along_axis(a.x, np.mod(a.indices.astype(np.int64), a.x.shape[i]),
+                              axis=a.axis)
 
 
 MOVES = [
