@@ -83,6 +83,16 @@ def test_nan_propagates_like_numpy():
            np.clip(NAN, 0, 1), np.sign(NAN)))
 
 
+def test_max_pool_keeps_nan_like_numpy():
+    x = np.arange(32, dtype="float32").reshape(1, 2, 4, 4)
+    x[0, 0, 0, 0] = x[0, 1, 3, 2] = np.nan
+    windows = np.lib.stride_tricks.sliding_window_view(
+        np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf), (3, 3), axis=(2, 3))
+    check("def f(x: Tensor[(1, 2, 4, 4), f32]):\n"
+          "    return max_pool2d(x, 2), max_pool2d(x, 3, strides=1, padding=1)", [x],
+          (x.reshape(1, 2, 2, 2, 2, 2).max(axis=(3, 5)), windows.max(axis=(-2, -1))))
+
+
 def test_nan_checks_stay_element_wise_and_fused():
     """The NaN guard is a select on isnan in the same fused kernel, not a second pass."""
     f = mlclab.compile("def f(x: Tensor[(64,), f32], y: Tensor[(64,), f32]):\n"
