@@ -9,8 +9,8 @@ from . import numpy_ref
 from .entry import Args, Example, Op
 from .params import (Axis, Float, Int, OpTypeError, Padding, Pair, Param, Text, optional_tensor,
                      tensor)
-from .rules import (R, broadcast_shapes, fmt_shape, is_float, need_float, need_numeric,
-                    need_rank, relax, same_dtype, spatial_out)
+from .rules import (R, broadcast_shapes, fmt_shape, need_float, need_numeric, need_rank, relax,
+                    same_dtype, spatial_out)
 
 
 # --------------------------------------------------------------------------- linear algebra
@@ -190,20 +190,6 @@ def _max_pool_numpy(a: Args):
     return np.max(windows, axis=(-2, -1)).astype(x.dtype)
 
 
-def _max_pool_relax(a: Args):
-    op, rx = R(), relax()
-    pool = lambda v: op.nn.max_pool2d(v, pool_size=a.pool_size, strides=a.strides,  # noqa: E731
-                                      padding=a.padding)
-    out = pool(a.x)
-    if not is_float(a.out.dtype):
-        return out
-    # TVM's max drops NaN (select(a > b)); numpy's keeps it. Pooling the NaN mask with the
-    # same windows marks every window that holds one.
-    nans = pool(op.astype(op.isnan(a.x), a.out.dtype))
-    return op.where(op.greater(nans, rx.const(0.0, a.out.dtype)),
-                    rx.const(float("nan"), a.out.dtype), out)
-
-
 def _avg_pool_numpy(a: Args):
     windows = numpy_ref.pool_windows(a.x, a.pool_size, a.strides, a.padding, 0)
     return np.mean(windows, axis=(-2, -1)).astype(a.x.dtype)
@@ -287,7 +273,9 @@ LAYERS = [
        doc="2-D convolution, NCHW data and OIHW weight", category="neural network",
        example=Example("conv2d(x, w, b, padding=(0, 1), strides=(2, 1), groups=2)",
                        x=((2, 4, 9, 8), "f32"), w=((6, 2, 3, 3), "f32"), b=((6,), "f32"))),
-    Op(name="max_pool2d", params=POOL_PARAMS, rule=_pool_rule, relax=_max_pool_relax,
+    Op(name="max_pool2d", params=POOL_PARAMS, rule=_pool_rule,
+       relax=lambda a: R().nn.max_pool2d(a.x, pool_size=a.pool_size, strides=a.strides,
+                                         padding=a.padding),      # NaN: see ops/lowering.py
        numpy=_max_pool_numpy,
        doc="largest value of each pool_size window (NCHW); NaN if the window holds one",
        category="neural network",
