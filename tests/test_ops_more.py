@@ -83,6 +83,22 @@ def test_nan_propagates_like_numpy():
            np.clip(NAN, 0, 1), np.sign(NAN)))
 
 
+def test_max_of_infinities_is_infinite():
+    """TVM's own max reduction started from the lowest finite float: max of -inf was -3.4e38."""
+    x = np.array([[-np.inf, -np.inf], [np.inf, 1.0]], "float32")
+    check("def f(x: Tensor[(2, 2), f32]):\n    return max(x, axis=1), min(-x, axis=1)", [x],
+          (x.max(axis=1), (-x).min(axis=1)))
+
+
+def test_relu_max_and_pool_stay_one_binding_each():
+    """NaN handling lives in their lowering: the views show the program as written."""
+    f = mlclab.compile("def f(x: Tensor[(1, 1, 4, 4), f32]):\n"
+                       "    return max(relu(max_pool2d(x, 2)), axis=-1)")["f"]
+    let = f.text("let")
+    assert let.count("let %") == 2 and "isnan" not in let      # the third is the result
+    assert "max(%lv1, axis=[-1])" in let
+
+
 def test_max_pool_keeps_nan_like_numpy():
     x = np.arange(32, dtype="float32").reshape(1, 2, 4, 4)
     x[0, 0, 0, 0] = x[0, 1, 3, 2] = np.nan

@@ -49,5 +49,43 @@ def _max_pool2d(bb, call):
     return bb.call_te(compute, call.args[0], primfunc_name_hint="max_pool2d")
 
 
+def _nan_reduction(name: str):
+    """max/min over axes as one reduction whose combiner lets NaN win, as numpy's does.
+    TVM's reducer is ``max(acc, v)`` (NaN lost) and starts from the lowest finite float, so
+    ``max`` of an all ``-inf`` slice was -3.4e38; this one starts from -inf (+inf for min)."""
+
+    def legalize(bb, call):
+        from tvm import te, tirx, topi
+
+        axis = None if call.attrs.axis is None else [int(a) for a in call.attrs.axis]
+        keepdims = bool(call.attrs.keepdims)
+
+        def compute(x):
+            if not str(x.dtype).startswith("float"):
+                return getattr(topi, name)(x, axis=axis, keepdims=keepdims)
+            ndim = len(x.shape)
+            axes = set(range(ndim)) if axis is None else {a % ndim for a in axis}
+            wins = (lambda v, acc: v > acc) if name == "max" else (lambda v, acc: v < acc)
+            start = float("-inf") if name == "max" else float("inf")
+            reducer = te.comm_reducer(
+                lambda acc, v: tirx.Select(tirx.Or(tirx.isnan(v), wins(v, acc)), v, acc),
+                lambda dtype: tirx.const(start, dtype), name=f"nan_{name}")
+            k = {a: te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in sorted(axes)}
+            kept = [i for i in range(ndim) if keepdims or i not in axes]
+
+            def body(*out):
+                at = dict(zip(kept, out))
+                return reducer(x[tuple(k[i] if i in axes else at[i] for i in range(ndim))],
+                               axis=list(k.values()))
+
+            shape = [1 if i in axes else x.shape[i] for i in kept]
+            return te.compute(shape, body, name=f"{x.name}_red")
+
+        return bb.call_te(compute, call.args[0], primfunc_name_hint=name)
+
+    return legalize
+
+
 #: Relax operator name -> legalization, for ``LegalizeOps(customize_legalize_map=...)``.
-LEGALIZE = {"relax.nn.relu": _relu, "relax.nn.max_pool2d": _max_pool2d}
+LEGALIZE = {"relax.nn.relu": _relu, "relax.nn.max_pool2d": _max_pool2d,
+            "relax.max": _nan_reduction("max"), "relax.min": _nan_reduction("min")}

@@ -133,12 +133,3 @@ def keep_nan(result, *inputs):
         if not isinstance(x, Constant) and is_float(str(x.ty.dtype)):
             result = op.where(op.isnan(x), x, result)
     return result
-
-
-def keep_nan_reduced(result, x, dtype: str, axis, keepdims):
-    """A max/min reduction that is NaN where the reduced slice holds a NaN (numpy's rule)."""
-    op, rx = R(), relax()
-    if not is_float(dtype):
-        return result
-    nans = op.sum(op.astype(op.isnan(x), "int32"), axis=axis, keepdims=keepdims)
-    return op.where(op.greater(nans, rx.const(0, "int32")), rx.const(float("nan"), dtype), result)
