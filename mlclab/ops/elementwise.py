@@ -163,11 +163,11 @@ ARITHMETIC = [
        doc="x1 ** x2 (floating point)", category="elementwise", symbol="**", folds=True,
        example=Example("x1 ** 2.0 + x1 ** x2", x1=F23, x2=F23, low=0.5)),
     Op(name="maximum", params=XX, rule=arithmetic(),
-       relax=lambda a: keep_nan(R().maximum(a.x1, a.x2), a.x1, a.x2), numpy=_both(np.maximum),
+       relax=lambda a: R().maximum(a.x1, a.x2), numpy=_both(np.maximum),  # NaN: ops/lowering
        doc="element-wise larger of x1 and x2 (NaN if either is)", category="elementwise",
        example=Example("maximum(x1, x2)", **A_B)),
     Op(name="minimum", params=XX, rule=arithmetic(),
-       relax=lambda a: keep_nan(R().minimum(a.x1, a.x2), a.x1, a.x2), numpy=_both(np.minimum),
+       relax=lambda a: R().minimum(a.x1, a.x2), numpy=_both(np.minimum),  # NaN: ops/lowering
        doc="element-wise smaller of x1 and x2 (NaN if either is)", category="elementwise",
        example=Example("minimum(x1, 0.0)", x1=F23)),
     Op(name="floor_divide", params=DIVISOR, rule=arithmetic("//"), relax=_int_safe("floor_divide"),

@@ -86,6 +86,42 @@ def _nan_reduction(name: str):
     return legalize
 
 
+def _nan_binary(name: str):
+    """maximum/minimum with numpy's broadcasting, NaN if either operand is: one element-wise
+    loop, as TVM's own (which is ``select(a > b, a, b)`` and drops a NaN in ``a``)."""
+
+    def legalize(bb, call):
+        from tvm import te, tirx, topi
+
+        def compute(a, b):
+            if not str(a.dtype).startswith("float"):
+                return getattr(topi, name)(a, b)
+            ndim = max(len(a.shape), len(b.shape))
+            one = lambda d: isinstance(d, tirx.IntImm) and d.value == 1  # noqa: E731
+            pa = [None] * (ndim - len(a.shape)) + list(a.shape)
+            pb = [None] * (ndim - len(b.shape)) + list(b.shape)
+            shape = [q if p is None or (one(p) and q is not None) else p for p, q in zip(pa, pb)]
+
+            def at(t, idx):
+                off = ndim - len(t.shape)
+                return t[tuple(tirx.const(0, "int64") if one(d) else idx[k + off]
+                               for k, d in enumerate(t.shape))]
+
+            wins = (lambda u, v: u > v) if name == "maximum" else (lambda u, v: u < v)
+
+            def body(*idx):
+                u, v = at(a, idx), at(b, idx)
+                picked = tirx.Select(tirx.Or(tirx.isnan(u), wins(u, v)), u, v)
+                return picked
+
+            return te.compute(shape, body, name=f"T_{name}", tag="broadcast")
+
+        return bb.call_te(compute, *call.args, primfunc_name_hint=name)
+
+    return legalize
+
+
 #: Relax operator name -> legalization, for ``LegalizeOps(customize_legalize_map=...)``.
 LEGALIZE = {"relax.nn.relu": _relu, "relax.nn.max_pool2d": _max_pool2d,
-            "relax.max": _nan_reduction("max"), "relax.min": _nan_reduction("min")}
+            "relax.max": _nan_reduction("max"), "relax.min": _nan_reduction("min"),
+            "relax.maximum": _nan_binary("maximum"), "relax.minimum": _nan_binary("minimum")}
