@@ -1,13 +1,15 @@
 """TVM legalizations replaced where TVM's answer differs from numpy's.
 
-TVM lowers ``relu`` to ``max(x, 0)``, and LLVM compiles a float ``max`` as
-``select(x > 0, x, 0)``: NaN > 0 is false, so ``relu(nan)`` is 0 where numpy says NaN, and
-``validate`` would blame a correct program. Wrapping the Relax call in ``where(isnan(x), ...)``
-fixes the values but adds two bindings to every relu (``fused_matmul_add_relu`` would become
-``fused_matmul_add_isnan_relu_where`` and lesson 8's traffic count would change), so relu keeps
-its one Relax binding and gets a lowering that is NaN-aware: ``select(x <= 0, 0, x)`` (NaN <= 0
-is false, so NaN passes through; -inf and -0.0 give 0, as numpy). The PrimFunc keeps TVM's name,
-``relu``.
+TVM lowers ``max``-like operators to ``select(a > b, a, b)``: NaN > b is false, so
+``relu(nan)`` is 0, ``maximum(nan, 1.0)`` is 1.0 and ``max`` of a row holding NaN is a number,
+where numpy says NaN, and ``validate`` would blame a correct program. Wrapping the Relax calls in
+``where(isnan(x), ...)`` fixes the values but adds bindings to every relu
+(``fused_matmul_add_relu`` would become ``fused_matmul_add_isnan_relu_where``, lesson 8's
+traffic count would change, lesson 4's softmax would print five more lines). So these operators
+keep their one Relax binding, as the student wrote them, and get a NaN-aware lowering here, with
+TVM's PrimFunc names: relu is ``select(x <= 0, 0, x)``, maximum/minimum one broadcasting
+select, max/min one reduction whose combiner lets NaN win, max_pool2d pools the NaN mask too.
+Integer tensors take TVM's own lowering. ``mlclab.ir.passes`` hands ``LEGALIZE`` to LegalizeOps.
 """
 from __future__ import annotations
 
