@@ -53,6 +53,19 @@ def host_cpu():
     return None
 
 
+def _legalize_passes(tgt) -> list:
+    """TVM's CPU legalization, with the operator table's numpy-faithful lowerings (relu
+    keeps NaN) in place of TVM's own."""
+    from tvm import relax
+    from tvm.relax.backend import cpu_generic
+
+    from ..ops.lowering import LEGALIZE
+
+    first, *rest = cpu_generic.legalize_passes(tgt)
+    assert first.info.name == "LegalizeOps", first.info.name
+    return [relax.transform.LegalizeOps(customize_legalize_map=LEGALIZE), *rest]
+
+
 def build_passes(target="llvm", optimized: bool = True) -> list:
     """The ordered Relax passes of mlclab's build, for ``tvm.compile(relax_pipeline=...)``.
 
@@ -72,7 +85,7 @@ def build_passes(target="llvm", optimized: bool = True) -> list:
         # schedules pack panel by panel instead of running a separate transpose.
         *([relax.transform.FuseTransposeMatmul()] if optimized else []),
         *cpu_generic.library_dispatch_passes(tgt),
-        *cpu_generic.legalize_passes(tgt),
+        *_legalize_passes(tgt),
         *([schedule_cpu(tgt)] if optimized else []),
         *dataflow_lower_passes(tgt),
         *cpu_generic.finalize_passes(tgt),
