@@ -20,22 +20,17 @@ from typing import Any, Optional
 from ..lang import dims as D
 from ..lang.source import Span, line_at
 from ..lang.typed import BindingInfo
+from ..tvm_setup import HoldsIR
 
 
 @dataclass
-class Subject:
+class Subject(HoldsIR):
     """One function to show, with the module it lives in and what the DSL knows about it."""
 
-    # It holds TVM IR, whose copy or pickle kills the process: a copy is the subject itself.
-    def __copy__(self):
-        return self
+    pickle_instead = "save its text (mlclab.inspect.text.text) instead"
 
-    def __deepcopy__(self, memo):
-        return self
-
-    def __reduce__(self):
-        raise TypeError(f"the Subject of {self.name!r} holds TVM IR, which cannot be pickled; "
-                        f"save its text (mlclab.inspect.text.text) instead")
+    def _held_name(self) -> str:
+        return f"the Subject of {self.name!r}"
 
     mod: Any                                    # tvm.IRModule
     name: str                                   # the function's name in ``mod``
@@ -146,6 +141,26 @@ def relax_function_names(mod) -> list[str]:
 
     names = [gv.name_hint for gv, f in mod.functions.items() if isinstance(f, relax.Function)]
     return sorted(names, key=lambda n: (n != "main",))
+
+
+def all_bindings(func) -> list:
+    """Every binding of ``func`` in order, those of an ``if``'s branches right after it."""
+    from tvm import relax
+
+    out = []
+
+    def walk(seq):
+        if not isinstance(seq, relax.SeqExpr):
+            return
+        for block in seq.blocks:
+            for b in block.bindings:
+                out.append(b)
+                if isinstance(b.value, relax.If):
+                    walk(b.value.true_branch)
+                    walk(b.value.false_branch)
+
+    walk(func.body)
+    return out
 
 
 # --------------------------------------------------------------------------- identities

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
-from ...viz.relax_info import Subject, value_ids
-from .common import all_bindings, reachable
+from ...viz.relax_info import Subject, all_bindings, value_ids
+from .common import reachable
 from .registry import IRText, register_style
 
 
