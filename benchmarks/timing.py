@@ -1,6 +1,6 @@
 """Interleaved timing: mlclab and numpy measured side by side in the same run.
 
-This machine is shared and noisy (one reading in TVM-NOTES §7 was 15x off), so a ratio is
+This machine is shared and noisy (one reading of the same kernel was 15x off), so a ratio is
 only meaningful when both sides see the same conditions: each round times one call of
 each, alternating which goes first, and the ratio is taken between the two medians.
 """

@@ -2,7 +2,7 @@
 where none are needed.
 
 The kernels TVM generates assume every buffer is 64-byte aligned; a misaligned numpy array
-handed to the VM can crash the process (TVM-NOTES §8).  And a naive conversion -- a fresh
+handed to the VM can crash the process (a segfault inside the kernel).  And a naive conversion -- a fresh
 ``tvm.runtime.tensor`` per argument, ``.numpy()`` on the result -- costs 60-90 ms around a
 3 ms kernel on 2048x2048 arrays, mostly page faults on fresh 16 MB buffers.  So:
 

@@ -39,6 +39,28 @@ def _same_object(self, memo=None):
     return self
 
 
+class HoldsIR:
+    """Base of mlclab's own objects that hold TVM IR (a compiled function, a pipeline step, a
+    view's subject): immutable once built, so a copy is the object itself, and pickling -- which
+    would reach TVM's serializer, see :func:`_guard_ir_copies` -- is refused saying what to
+    save instead (``pickle_instead``)."""
+
+    pickle_instead = "keep the tinynn source and compile it again"
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError(f"{self._held_name()} holds TVM IR, which cannot be pickled; "
+                        f"{self.pickle_instead}")
+
+    def _held_name(self) -> str:
+        return f"a {type(self).__name__}"
+
+
 def _guard_ir_copies(tvm_module) -> None:
     """Make copying TVM IR safe and pickling it a ``TypeError`` instead of a segfault.
 

@@ -19,7 +19,8 @@ from mlclab.notebook.viewer import GraphViewer
 from mlclab.viz import DotPlotter, Graph, Node, graph
 from mlclab.viz.dot import SHARED_USES, LayoutTimeout, run_dot, svg_text, xml_text
 from mlclab.viz.overview import OVERVIEW_NODES, overview
-from mlclab.viz.relax_info import SourceInfo
+from mlclab.lang.source import Span
+from mlclab.lang.typed import BindingInfo
 from mlclab.viz.views import GraphView
 
 tvm = pytest.importorskip("tvm")
@@ -154,7 +155,7 @@ def test_xml_text_replaces_what_xml_forbids_with_visible_stand_ins():
 
 def test_control_characters_and_lone_surrogates_draw_and_serialize():
     g = Graph("main")
-    src = SourceInfo(2, 4, 2, 9, f"    y = log(x)  # {BAD}", dsl_name=f"y{BAD}")
+    src = BindingInfo("y", f"y{BAD}", Span(2, 4, 2, 9), f"    y = log(x)  # {BAD}", "binding")
     g.add_node(Node("main:x", "param", "x", name="x"))
     g.add_node(Node("main:y", "op", f"log{BAD}", name="y", type=BAD, source=src,
                     attrs={"note": BAD}))

@@ -5,8 +5,8 @@ import pytest
 import traitlets
 
 import mlclab
-from mlclab.notebook.graphs import function_viewer, graph_views
-from mlclab.notebook.viewer import PENDING, GraphViewer, find_binding_line, sanitize_svg
+from mlclab.notebook.graphs import function_viewer, view_payload, viewer_views
+from mlclab.notebook.viewer import PENDING, GraphViewer, binding_lines, sanitize_svg
 from mlclab.notebook.widgets import validation_widget, widget_bundle
 from mlclab.api.validation import validate
 
@@ -54,12 +54,9 @@ def test_viewer_bundle_carries_a_static_svg_without_script():
     assert "<script" not in html and "&lt;script&gt;" in html
 
 
-def test_find_binding_line_reads_let_relax_and_python_forms():
+def test_binding_lines_read_let_relax_and_python_forms():
     text = "fn (%x) {\n  let %lv = log(%x);\n  lv1: R.Tensor((2,)) = R.exp(lv)\n  y = lv1\n}"
-    assert find_binding_line(text, ["lv"]) == 2
-    assert find_binding_line(text, ["lv1"]) == 3
-    assert find_binding_line(text, ["y"]) == 4
-    assert find_binding_line(text, ["x"]) is None and find_binding_line(text, [None]) is None
+    assert binding_lines(text) == {"lv": 2, "lv1": 3, "y": 4}
 
 
 SOURCE = """def foo(a: Tensor[(2, 3), f32], b: Tensor[(3, 4), f32], c: Tensor[(2, 4), f32]):
@@ -74,9 +71,9 @@ def foo():
     return mlclab.compile(SOURCE)["foo"]
 
 
-def test_graph_views_join_nodes_to_source_let_and_tvmscript(foo):
-    views = graph_views(foo)
-    assert list(views) == ["dataflow", "let", "tree", "fused"]
+def test_view_payloads_join_nodes_to_source_let_and_tvmscript(foo):
+    assert viewer_views() == ("dataflow", "let", "tree", "fused")
+    views = {view: view_payload(foo, view) for view in viewer_views()}
     let_lines = foo.text("let").splitlines()
     for view in ("dataflow", "let", "tree"):
         data = views[view]
@@ -94,7 +91,7 @@ def test_graph_views_join_nodes_to_source_let_and_tvmscript(foo):
 
 
 def test_fused_view_shows_fuseops_groups_linked_to_their_own_let_text(foo):
-    fused = graph_views(foo, ["fused"])["fused"]
+    fused = view_payload(foo, "fused")
     groups = [cid for cid, c in fused["clusters"].items() if c["kind"] == "fused"]
     assert groups and all("fused_" in g for g in groups)
     members = [info for info in fused["nodes"].values() if info.get("group") in groups]

@@ -60,14 +60,14 @@ def test_fuseops_draws_the_fused_group_as_a_cluster(steps):
 
 
 def test_dsl_lines_survive_lowering_by_identity(steps):
-    before = {n.value: n.source.lineno for n in steps.diff(0).graph.graph.nodes.values()
+    before = {n.value: n.line for n in steps.diff(0).graph.graph.nodes.values()
               if n.source}
     g = steps["FuseTIR"].graph().graph
     (kernel,) = g.find(kind="fused")
     # FuseTIR's kernel computes what the DSL's ``h = relu(x @ w1 + b1)`` computed.
-    assert kernel.value == "mlp:h" and kernel.source.lineno == 3
+    assert kernel.value == "mlp:h" and kernel.line == 3
     (soft,) = [n for n in g.nodes.values() if n.op.startswith("softmax")]
-    assert soft.value == "mlp:gv" and soft.source.lineno == 4
+    assert soft.value == "mlp:gv" and soft.line == 4
     assert before["mlp:h"] == 3
     # After CallTIRRewrite the buffer a kernel writes into carries the value it holds.
     g2 = steps["CallTIRRewrite"].graph().graph
@@ -148,8 +148,8 @@ def test_every_step_of_every_shape_of_program_draws_and_diffs(name):
         step.diff().graph.source
     # Every value of the high-level IR keeps its DSL line up to fusion's end.
     g = steps["FuseTIR"].graph().graph
-    lines = {n.source.lineno for n in g.nodes.values() if n.source and n.kind != "param"}
-    body = {n.source.lineno for n in fn.graph().graph.nodes.values()
+    lines = {n.line for n in g.nodes.values() if n.source and n.kind != "param"}
+    body = {n.line for n in fn.graph().graph.nodes.values()
             if n.source and n.kind != "param"}
     assert lines and lines <= body
 

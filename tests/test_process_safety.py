@@ -1,4 +1,5 @@
-"""Inputs that crash bare TVM (TVM-NOTES §8) must leave a student's kernel alive.
+"""Inputs that crash bare TVM (a misaligned numpy array segfaults its kernels) must leave a
+student's kernel alive.
 
 Each case runs in a fresh interpreter: a segfault or SIGFPE there shows up as a negative
 return code instead of taking the test run down with it.

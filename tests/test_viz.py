@@ -10,7 +10,9 @@ import pytest
 
 import mlclab
 from programs import BRANCHY, LOG_TWICE
-from mlclab.viz.relax_info import SourceInfo
+from mlclab.lang import dims as D
+from mlclab.lang.source import Span
+from mlclab.lang.typed import BindingInfo
 from mlclab.viz import (INSTALL_HINT, DataflowParser, DotPlotter, Graph, LetParser,
                         MissingDotWarning, Node, TermPlotter, TreeParser, Visualizer, graph)
 
@@ -85,7 +87,7 @@ def test_every_view_carries_the_same_identity_and_dsl_line(prog):
         (node,) = [n for n in fn.graph(view).graph.nodes.values()
                    if n.value == "f:y" and not n.recomputed]
         assert node.name == "y"
-        assert node.source.lineno == 2 and node.source.source_line.strip() == "y = log(x)"
+        assert node.line == 2 and node.source.source_line.strip() == "y = log(x)"
         assert node.source.dsl_name == "y"
 
 
@@ -238,6 +240,39 @@ def test_bare_module_cards_show_attrs_symbolic_shapes_and_constants():
     json.dumps(g.to_dict())                           # JSON-able for the notebook widget
 
 
+def test_symbolic_sizes_read_the_same_in_views_and_in_types():
+    """One spelling of a symbolic size (lang.dims): TVM's ``(h - 3) // 2 + 1`` is shown as
+    mlclab's own types print it."""
+    fn = mlclab.compile('def f(y: Tensor[("b", 3, "h", 8), f32], w: Tensor[(2, 3, 3, 3), f32],'
+                        ' x: Tensor[("n", 3, 4), f32]):\n'
+                        '    return conv2d(y, w, strides=2), flatten(x)\n')["f"]
+    conv_t, flat_t = fn.typed.ret_type.fields
+    g = fn.graph("dataflow").graph
+    (conv,) = g.find(op="nn.conv2d")
+    (flat,) = g.find(op="nn.batch_flatten")
+    assert conv.type == f"Tensor[{D.format_shape(conv_t.shape)}, float32]"
+    assert "((h - 3)//2) + 1" in conv.type
+    assert flat.type == "Tensor[(n, 12), float32]"
+
+
+def test_a_tvm_span_is_quoted_from_the_line_python_numbered():
+    """Plain IR carrying TVM spans: its node source is a BindingInfo whose line is looked up
+    as the tokenizer splits (a form feed in a comment does not end a line)."""
+    from mlclab.viz.relax_info import Subject
+
+    src = "# a\x0c comment\ndef f(x):\n    y = log(x)\n"
+    span = Span(3, 4, 3, 14).to_tvm(tvm.ir.SourceName("f.py"))
+    x = relax.Var("x", relax.TensorType((2,), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        y = bb.emit(relax.Call(tvm.ir.Op.get("relax.log"), [x], span=span), "y")
+        bb.emit_func_output(y)
+    g = DataflowParser().parse(Subject(bb.get(), "main", source=src))
+    (node,) = g.find(op="log")
+    assert node.source == BindingInfo("y", None, Span(3, 4, 3, 14), "    y = log(x)", "binding")
+    assert node.to_dict()["source"]["source_line"] == "    y = log(x)"
+
+
 def test_params_bound_to_weights_are_drawn_as_constants():
     g = DataflowParser().parse(bare_module(), params={"w": np.zeros((4, 3, 3, 3), "float32")})
     assert g.nodes["main:w"].kind == "const" and g.nodes["main:w"].attrs == {"bound": "weight"}
@@ -289,7 +324,7 @@ def test_labels_escape_html_and_dot_characters():
     g = Graph("m&<x>")
     g.add_node(Node("weird", "op", NASTY, name="n<1>", type='Tensor["&"]', attrs={"k<": NASTY}))
     g.add_node(Node("p\\x", "param", "p", name="p",
-                    source=SourceInfo(1, 0, 1, 5, 'print("a\\"b") # <&>')))
+                    source=BindingInfo("p", None, Span(1, 0, 1, 5), 'print("a\\"b") # <&>', "param")))
     g.add_edge("p\\x", "weird", 0, "data", label="<&>")
     dot = DotPlotter().digraph(g)
     src = dot.source
@@ -346,7 +381,7 @@ def test_a_whole_program_or_module_draws_every_function_main_first(prog):
     functions = [c.id for c in g.clusters.values() if c.kind == "function"]
     assert functions[:2] == ["fn:main", "fn:dense"]           # main, then what it calls
     assert set(functions) == {f"fn:{name}" for name in prog}
-    assert g.nodes["f:y"].source.lineno == 2                  # DSL lines kept
+    assert g.nodes["f:y"].line == 2                  # DSL lines kept
     assert [c.id for c in graph(prog.mod).graph.clusters.values()
             if c.kind == "function"] == functions
     only_f = graph(prog.mod, function="f").graph

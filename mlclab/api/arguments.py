@@ -37,13 +37,13 @@ def _bind_shape(p, arr: np.ndarray, sizes: dict, origins: dict, caller: str) -> 
     want = p.type
     if arr.ndim != want.ndim:
         raise ValueError(f"{caller}(): argument {p.name} must have shape "
-                         f"{fmt_shape(want.shape)} (rank {want.ndim}), got shape "
+                         f"{D.format_shape(want.shape)} (rank {want.ndim}), got shape "
                          f"{tuple(arr.shape)} (rank {arr.ndim})")
     for axis, (d, n) in enumerate(zip(want.shape, arr.shape)):
         if isinstance(d, int):
             if d != n:
                 raise ValueError(f"{caller}(): argument {p.name} must have shape "
-                                 f"{fmt_shape(want.shape)}, got {tuple(arr.shape)} "
+                                 f"{D.format_shape(want.shape)}, got {tuple(arr.shape)} "
                                  f"(dimension {axis} is {n}, expected {d})")
         elif d in sizes and sizes[d] != n:
             raise ValueError(
@@ -51,11 +51,6 @@ def _bind_shape(p, arr: np.ndarray, sizes: dict, origins: dict, caller: str) -> 
                 f"but {n} in argument {p.name} (shape {tuple(arr.shape)})")
         else:
             sizes[d], origins[d] = n, p.name
-
-
-def fmt_shape(shape) -> str:
-    inner = ", ".join(D.format_dim(d) if isinstance(d, int) else repr(d) for d in shape)
-    return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
 def as_array(a, dtype: str, name: str, caller: str) -> np.ndarray:

@@ -7,19 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..tvm_setup import HoldsIR as _HoldsIR
 
-class HoldsIR:
+
+class HoldsIR(_HoldsIR):
     """Immutable once built: a copy can be the object itself; pickling says what to do."""
 
-    def __copy__(self):
-        return self
+    pickle_instead = "pickle its source and call mlclab.compile(source) again"
 
-    def __deepcopy__(self, memo):
-        return self
-
-    def __reduce__(self):
-        raise TypeError(f"{self!r} cannot be pickled (it holds TVM IR); pickle its source and "
-                        f"call mlclab.compile(source) again")
+    def _held_name(self) -> str:
+        return repr(self)
 
 
 class Bindings(HoldsIR, Mapping):

@@ -205,7 +205,6 @@ class _FunctionBuilder(Visitor):
             raise
         except Exception as exc:
             raise self.internal_error(exc) from None
-        self.trace_names = [v.name for _, v in self.top_level]
 
     def body(self):
         """The function's statements, in a dataflow block where Relax allows one."""

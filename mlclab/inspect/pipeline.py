@@ -21,25 +21,19 @@ from ..viz.model import Cluster, Node
 from ..viz.registry import view_kind
 from ..viz.relax_info import Subject, relax_function_names, resolve, value_ids
 from ..viz.views import GraphView, check_shape_options, shape
-from .pass_steps import pass_steps, run_passes  # noqa: F401  (run_passes: public here too)
+from ..tvm_setup import HoldsIR
+from .pass_steps import pass_steps
 from .text import IRText, render_text
 from .values import short_name, track, value_table
 
 
-class _HoldsIR:
-    """Copying or pickling TVM IR kills the process (TVM's JSON serializer segfaults on it).
-    Pipelines, steps and diffs are immutable views of IR, so a copy is the object itself;
-    pickling is refused with the way out."""
+class _HoldsIR(HoldsIR):
+    """Pipelines, steps and diffs are immutable views of IR: a copy is the object itself."""
 
-    def __copy__(self):
-        return self
+    pickle_instead = "save fn.text(...) (or step.text(...)) instead"
 
-    def __deepcopy__(self, memo):
-        return self
-
-    def __reduce__(self):
-        raise TypeError(f"a pipeline {type(self).__name__} holds TVM IR, which cannot be "
-                        f"pickled; save fn.text(...) (or step.text(...)) instead")
+    def _held_name(self) -> str:
+        return f"a pipeline {type(self).__name__}"
 
 
 # Node statuses a diff can give.

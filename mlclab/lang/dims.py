@@ -84,17 +84,21 @@ _BINOPS = {
     ast.Mult: lambda a, b: a * b,
     ast.FloorDiv: lambda a, b: a // b,
 }
+# The same operators building a dimension in this module's spelling (``n*12``, not ``n * 12``).
+_COMBINE = {ast.Add: add, ast.Sub: sub, ast.Mult: mul, ast.FloorDiv: floordiv}
 
 
-def _fold(node: ast.AST, leaf: Callable[[str], object]):
+def _fold(node: ast.AST, leaf: Callable[[str], object], ops: Mapping = _BINOPS):
+    """Evaluate a dimension's syntax tree bottom up: names through ``leaf``, operators
+    through ``ops`` (Python's arithmetic, or this module's spelling-preserving combinators)."""
     if isinstance(node, ast.Expression):
-        return _fold(node.body, leaf)
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return _fold(node.body, leaf, ops)
+    if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     if isinstance(node, ast.Name):
         return leaf(node.id)
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return _BINOPS[type(node.op)](_fold(node.left, leaf), _fold(node.right, leaf))
+    if isinstance(node, ast.BinOp) and type(node.op) in ops:
+        return ops[type(node.op)](_fold(node.left, leaf, ops), _fold(node.right, leaf, ops))
     raise ValueError(f"not a dimension expression: {ast.unparse(node)}")
 
 
@@ -107,23 +111,20 @@ def evaluate(d: Dim, env: Mapping[str, int]) -> int:
 
 def substitute(d: Dim, env: Mapping[str, Dim]) -> Dim:
     """``d`` with some symbols replaced by other dimensions (used for calls between functions)."""
-    if isinstance(d, int):
+    if isinstance(d, int) or all(name not in env for name in symbols(d)):
         return d
-    tree = ast.parse(d, mode="eval")
-    if all(name not in env for name in symbols(d)):
-        return d
+    return _fold(ast.parse(d, mode="eval"), lambda name: env.get(name, name), _COMBINE)
 
-    def rebuild(node):
-        if isinstance(node, ast.Expression):
-            return rebuild(node.body)
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Name):
-            return env.get(node.id, node.id)
-        ops = {ast.Add: add, ast.Sub: sub, ast.Mult: mul, ast.FloorDiv: floordiv}
-        return ops[type(node.op)](rebuild(node.left), rebuild(node.right))
 
-    return rebuild(tree)
+def parse(text: str) -> Dim:
+    """A dimension written in Python syntax (``n * 12``, ``(h - 3) // 2 + 1``, as TVM prints
+    one) in this module's spelling, so a size reads the same in a type and in a view.
+    ValueError when ``text`` is not made of names, integers, ``+``, ``-``, ``*`` and ``//``."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        raise ValueError(f"not a dimension expression: {text}") from e
+    return _fold(tree, lambda name: name, _COMBINE)
 
 
 def to_prim(d: Dim, symbol_vars: Mapping[str, object]):

@@ -98,11 +98,6 @@ def view_payload(fn, view: str, full: bool = False) -> dict:
     return clean_json(payload)
 
 
-def graph_views(fn, views: Optional[Iterable[str]] = None) -> dict:
-    """``{view: view_payload(fn, view)}`` for several views (default: all of the viewer's)."""
-    return {view: view_payload(fn, view) for view in (views or viewer_views())}
-
-
 def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str) -> list[str]:
     """Ids of the nodes that hold the IR binding ``binding`` (one per view; more in a tree)."""
     return [nid for nid, info in nodes.items() if info.get("name") == binding]

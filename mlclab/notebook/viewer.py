@@ -15,7 +15,7 @@ import html
 import re
 import pathlib
 import xml.etree.ElementTree as ET
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import anywidget
 import traitlets
@@ -261,13 +261,3 @@ def binding_lines(text: str) -> dict:
         if m:
             lines.setdefault(m.group(1), i)
     return lines
-
-
-def find_binding_line(text: str, names: Iterable[str]) -> Optional[int]:
-    """The 1-based line of ``text`` that binds any of ``names`` (``let %x = ...``, ``x = ...``,
-    ``x: R.Tensor(...) = ...``), or None."""
-    lines = binding_lines(text)
-    for name in names:
-        if name and name in lines:
-            return lines[name]
-    return None

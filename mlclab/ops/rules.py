@@ -13,9 +13,8 @@ def short(dtype: str) -> str:
     return SHORT_NAMES.get(dtype, dtype)
 
 
-def fmt_shape(shape) -> str:
-    inner = ", ".join(D.format_dim(d) for d in shape)
-    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+# The one shape spelling (``(n, 784)``), under the name the entries' rules use.
+fmt_shape = D.format_shape
 
 
 def is_float(dtype: str) -> bool:

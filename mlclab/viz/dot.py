@@ -267,7 +267,7 @@ class DotPlotter:
         if node.source is not None and node.source.source_line:
             # Capped: a 1,000-term line would otherwise be copied into every node's tooltip.
             attrs["tooltip"] = dot_string(_shorten(
-                f"line {node.source.lineno}: {node.source.source_line.strip()}", 4 * self.max_label))
+                f"line {node.line}: {node.source.source_line.strip()}", 4 * self.max_label))
         return attrs
 
     def copy_attrs(self, node: Node, k: int) -> dict:
@@ -303,8 +303,8 @@ class DotPlotter:
         if self.show_source and node.source is not None and node.kind != "param":
             line = node.source.source_line.strip()
             rows.append('<font point-size="9" color="#4b5563">{}</font>'.format(html_escape(
-                _shorten(f"line {node.source.lineno}: {line}" if line
-                         else f"line {node.source.lineno}", self.max_label))))
+                _shorten(f"line {node.line}: {line}" if line
+                         else f"line {node.line}", self.max_label))))
         if node.recomputed:
             rows.append('<font point-size="9" color="#be185d">recomputed</font>')
         if node.status:

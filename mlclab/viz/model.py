@@ -11,7 +11,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from .relax_info import SourceInfo
+from ..lang.typed import BindingInfo
 
 # Node kinds. "op" is an operator call, "call" a call of another function, "fused" a call of a
 # fused kernel, "collapsed" a cluster folded into one node, "elided" stands for nodes cut away.
@@ -33,7 +33,7 @@ class Node:
     value: Optional[str] = None      # the value's identity across views (see relax_info.value_ids)
     type: str = ""                   # output type, e.g. "Tensor[(n, 10), float32]"
     attrs: dict = field(default_factory=dict)
-    source: Optional[SourceInfo] = None
+    source: Optional[BindingInfo] = None   # where the DSL wrote it
     group: Optional[str] = None      # id of the innermost cluster that holds the node
     recomputed: bool = False         # tree view: a shared value evaluated again
     is_output: bool = False          # the value a function returns
@@ -42,7 +42,7 @@ class Node:
 
     @property
     def line(self) -> Optional[int]:
-        return self.source.lineno if self.source else None
+        return self.source.span.lineno if self.source else None
 
     def to_dict(self) -> dict:
         return {"id": self.id, "kind": self.kind, "op": self.op, "name": self.name,
@@ -190,17 +190,16 @@ class Graph:
             out.nodes[o].is_output = True
         return out
 
-    def limit_depth(self, depth: int) -> "Graph":
-        """A copy keeping the nodes at most ``depth`` data edges away from an output.
-
-        The cut is marked: each kept node that lost inputs gets one ``elided`` node saying how
-        many nodes are hidden behind it, so a student sees that the graph goes on.
-        """
-        if depth < 0:
-            raise ValueError("depth must be >= 0")
+    def _predecessors(self) -> dict:
         preds = defaultdict(list)
         for e in self.edges:
             preds[e.dst].append(e.src)
+        return preds
+
+    def depths(self) -> dict:
+        """Node id -> the fewest edges from it forward to an output (outputs are 0); nodes
+        that reach no output are left out."""
+        preds = self._predecessors()
         dist = {o: 0 for o in self.outputs}
         queue = deque(self.outputs)
         while queue:
@@ -209,6 +208,17 @@ class Graph:
                 if p not in dist:
                     dist[p] = dist[nid] + 1
                     queue.append(p)
+        return dist
+
+    def limit_depth(self, depth: int) -> "Graph":
+        """A copy keeping the nodes at most ``depth`` data edges away from an output.
+
+        The cut is marked: each kept node that lost inputs gets one ``elided`` node saying how
+        many nodes are hidden behind it, so a student sees that the graph goes on.
+        """
+        if depth < 0:
+            raise ValueError("depth must be >= 0")
+        preds, dist = self._predecessors(), self.depths()
         keep = {nid for nid, d in dist.items() if d <= depth}
         if not self.outputs:             # nothing to measure from: keep everything
             keep = set(self.nodes)

@@ -8,7 +8,7 @@ the nodes nearest the results (``Graph.limit_depth``, which marks the cut with "
 """
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import defaultdict
 from typing import Optional
 
 from .model import Graph
@@ -33,19 +33,8 @@ def _deepest_cut(graph: Graph, max_nodes: int) -> Optional[int]:
     ``max_nodes`` nodes, or None when the graph has no result to count from."""
     if not graph.outputs:
         return None
-    preds = defaultdict(list)
-    for e in graph.edges:
-        preds[e.dst].append(e.src)
-    dist = {o: 0 for o in graph.outputs}
-    queue = deque(graph.outputs)
-    while queue:
-        nid = queue.popleft()
-        for p in preds[nid]:
-            if p not in dist:
-                dist[p] = dist[nid] + 1
-                queue.append(p)
     at_depth = defaultdict(int)
-    for d in dist.values():
+    for d in graph.depths().values():
         at_depth[d] += 1
     # Leave room for the "… N more" nodes that mark the cut (at most one per kept node, in
     # practice a few).

@@ -20,8 +20,8 @@ from typing import Optional
 from .dataflow_walk import DataflowWalk
 from .model import Cluster, Graph, Node
 from .registry import register_view
-from .relax_info import (Described, arg, const_text, describe, format_type, is_primitive,
-                         is_tensor_const, literal, lookup, resolve, value_ids)
+from .relax_info import (Described, all_bindings, arg, const_text, describe, format_type,
+                         is_primitive, is_tensor_const, literal, lookup, resolve, value_ids)
 
 
 class RelaxParser:
@@ -247,19 +247,8 @@ class TreeParser(RelaxParser):
         func = self.mod[fname]
         cid = self._function_cluster(fname)
         ids = self._ids_of(fname)
-        defs = {}
-
-        def collect(seq):
-            for block in seq.blocks:
-                for b in block.bindings:
-                    defs[b.var] = b.value
-                    if isinstance(b.value, relax.If):
-                        for br in (b.value.true_branch, b.value.false_branch):
-                            if isinstance(br, relax.SeqExpr):
-                                collect(br)
-
+        defs = {b.var: b.value for b in all_bindings(func)}
         if isinstance(func.body, relax.SeqExpr):
-            collect(func.body)
             result = func.body.body
         else:
             result = func.body

@@ -17,38 +17,20 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-
-@dataclass(frozen=True)
-class SourceInfo:
-    """Where a value comes from in the DSL source: what the notebook layer links on."""
-
-    lineno: int
-    col_offset: int
-    end_lineno: int
-    end_col_offset: int
-    source_line: str = ""
-    dsl_name: Optional[str] = None
-
-    def to_dict(self) -> dict:
-        return {"lineno": self.lineno, "col_offset": self.col_offset,
-                "end_lineno": self.end_lineno, "end_col_offset": self.end_col_offset,
-                "source_line": self.source_line, "dsl_name": self.dsl_name}
+from ..lang import dims as D
+from ..lang.source import Span, line_at
+from ..lang.typed import BindingInfo
+from ..tvm_setup import HoldsIR
 
 
 @dataclass
-class Subject:
+class Subject(HoldsIR):
     """One function to show, with the module it lives in and what the DSL knows about it."""
 
-    # It holds TVM IR, whose copy or pickle kills the process: a copy is the subject itself.
-    def __copy__(self):
-        return self
+    pickle_instead = "save its text (mlclab.inspect.text.text) instead"
 
-    def __deepcopy__(self, memo):
-        return self
-
-    def __reduce__(self):
-        raise TypeError(f"the Subject of {self.name!r} holds TVM IR, which cannot be pickled; "
-                        f"save its text (mlclab.inspect.text.text) instead")
+    def _held_name(self) -> str:
+        return f"the Subject of {self.name!r}"
 
     mod: Any                                    # tvm.IRModule
     name: str                                   # the function's name in ``mod``
@@ -60,30 +42,31 @@ class Subject:
     # Other functions to draw after ``name`` and what it calls: set when a whole module (or a
     # whole mlclab program) is shown rather than one function of it.
     also: list = field(default_factory=list)
+    _param_vars: Optional[set] = field(default=None, init=False, repr=False)
 
     @property
     def function(self):
         return self.mod[self.name]
 
-    def source_of(self, var, value=None) -> Optional[SourceInfo]:
-        """The DSL origin of a binding var: mlclab's BindingInfo first, else a TVM span."""
+    def source_of(self, var, value=None) -> Optional[BindingInfo]:
+        """The DSL origin of a binding var: mlclab's BindingInfo first, else a TVM span (plain
+        IR parsed from TVMScript carries them), its line looked up in ``source``."""
         info = self.bindings.get(var) if self.bindings else None
         if info is not None:
-            sp = info.span
-            return SourceInfo(sp.lineno, sp.col_offset, sp.end_lineno, sp.end_col_offset,
-                              info.source_line, info.dsl_name)
+            return info
         for obj in (var, value):
             span = getattr(obj, "span", None) if obj is not None else None
             if span is not None and getattr(span, "line", 0):
-                return SourceInfo(int(span.line), int(span.column), int(span.end_line),
-                                  int(span.end_column), self._line(int(span.line)))
+                kind = "param" if var in self._params() else "binding"
+                return BindingInfo(var.name, None, Span.from_tvm(span),
+                                   line_at(self.source or "", int(span.line)), kind)
         return None
 
-    def _line(self, lineno: int) -> str:
-        if not self.source:
-            return ""
-        lines = self.source.splitlines()
-        return lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+    def _params(self) -> set:
+        if self._param_vars is None:
+            self._param_vars = {p for n in relax_function_names(self.mod)
+                                for p in self.mod[n].params}
+        return self._param_vars
 
 
 def resolve(obj, function: Optional[str] = None) -> Subject:
@@ -160,6 +143,26 @@ def relax_function_names(mod) -> list[str]:
     return sorted(names, key=lambda n: (n != "main",))
 
 
+def all_bindings(func) -> list:
+    """Every binding of ``func`` in order, those of an ``if``'s branches right after it."""
+    from tvm import relax
+
+    out = []
+
+    def walk(seq):
+        if not isinstance(seq, relax.SeqExpr):
+            return
+        for block in seq.blocks:
+            for b in block.bindings:
+                out.append(b)
+                if isinstance(b.value, relax.If):
+                    walk(b.value.true_branch)
+                    walk(b.value.false_branch)
+
+    walk(func.body)
+    return out
+
+
 # --------------------------------------------------------------------------- identities
 def value_ids(func, fname: str) -> dict:
     """A stable id for every parameter and binding var of ``func``, keyed by the Var.
@@ -209,11 +212,17 @@ _INT_IMM = re.compile(r"T\.int(?:32|64)\((-?\d+)\)")
 
 
 def format_dim(dim) -> str:
-    """A shape dimension: ``8``, ``n``, ``n * 4 + 1`` (TVM's ``T.int64(4)`` noise removed)."""
+    """A shape dimension as mlclab's types spell it (``8``, ``n``, ``n*4 + 1``: see
+    ``lang.dims``), so a view and a message agree; TVM's ``T.int64(4)`` noise is removed and
+    what ``dims`` cannot spell (``T.max(n, 1)``) is shown as TVM prints it."""
     try:
         return str(int(dim))
     except (TypeError, ValueError):
-        return _INT_IMM.sub(r"\1", str(dim))
+        text = _INT_IMM.sub(r"\1", str(dim))
+    try:
+        return D.format_dim(D.parse(text))
+    except ValueError:
+        return text
 
 
 def format_type(ty) -> str:

@@ -59,7 +59,7 @@ class TermPlotter:
         if node.group and node.group.count("/") and node.kind not in ("param",):
             parts.append(f"[{node.group.rsplit('/', 1)[-1]}]")
         if self.show_source and node.source is not None:
-            parts.append(f"<line {node.source.lineno}>")
+            parts.append(f"<line {node.line}>")
         if node.recomputed:
             parts.append("recomputed")
         if node.status:
@@ -150,7 +150,7 @@ class TermPlotter:
                 else:
                     text = _oneline(node.text) + (f" : {node.type}" if node.type else "")
                     if self.show_source and node.source is not None:
-                        text += f" <line {node.source.lineno}>"
+                        text += f" <line {node.line}>"
                 out.append(f"{prefix}{branch}{text}")
             else:
                 out.append(f"{prefix}{branch}{_oneline(graph.clusters[ref].label)}:")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
-from ...viz.relax_info import Subject, value_ids
-from .common import all_bindings, reachable
+from ...viz.relax_info import Subject, all_bindings, value_ids
+from .common import reachable
 from .registry import IRText, register_style
 
 
@@ -30,8 +30,8 @@ def _line_notes(subject: Subject, names) -> dict:
         for binding in all_bindings(subject.mod[fname]):
             src = subject.source_of(binding.var, binding.value)
             if src is not None:
-                line = src.source_line.strip()
-                notes[binding] = f"line {src.lineno}: {line}" if line else f"line {src.lineno}"
+                line, text = src.span.lineno, src.source_line.strip()
+                notes[binding] = f"line {line}: {text}" if text else f"line {line}"
     return notes
 
 
