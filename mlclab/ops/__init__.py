@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 
 from ..lang.typed import TensorType
-from . import elementwise, layers, shapes
+from . import elementwise, indexing, layers, shapes
 from .entry import Args, Example, Op, arguments
 from .params import (NOT_A_LITERAL, REQUIRED, Axes, Axis, Bool, DType, Float, Int, Kind,
                      OpTypeError, Padding, Pair, Param, Shape, Tensor, Tensors, Word, axis_index,
@@ -59,7 +59,7 @@ def register(entry: Op) -> Op:
     return entry
 
 
-for _entry in elementwise.ENTRIES + layers.ENTRIES + shapes.ENTRIES:
+for _entry in elementwise.ENTRIES + layers.ENTRIES + shapes.ENTRIES + indexing.ENTRIES:
     register(_entry)
 
 
