@@ -96,6 +96,7 @@ def test_the_cap_counts_nested_iterations():
     ("    for t in range(3):\n        x = x + 1.0\n    else:\n        x = x\n    return x",
      "for ... else"),
     ("    while True:\n        x = x + 1.0\n    return x", "while loops"),
+    ("    for x in range(3):\n        y = x\n    return x", "would hide the tensor x"),
 ])
 def test_dynamic_loops_are_located_errors(body, phrase):
     with pytest.raises(DSLError) as info:

@@ -368,6 +368,9 @@ class _FunctionChecker(ast.NodeVisitor):
             raise self.p.error("the loop variable must be one name", stmt.target)
         if stmt.orelse:
             raise self.p.error("for ... else is not supported", head)
+        if stmt.target.id in self.env:
+            raise self.p.error(f"the loop variable {stmt.target.id!r} would hide the tensor "
+                               f"{stmt.target.id}", stmt.target, hint="name it t, i or step")
         bounds = []
         for arg in stmt.iter.args:
             value = None if isinstance(arg, ast.Starred) else self.visit(arg)
