@@ -61,6 +61,18 @@ def test_int_dtypes_and_empty_results():
         np.testing.assert_array_equal(got, w)
 
 
+def test_bool_masks_and_zero_size_inputs():
+    f = compiled("def f(m: Tensor[(3, 4), bool], x: Tensor[(0, 4), f32]):\n"
+                 "    return m[1:, ::-1], m[0, 2], x[:, 1:3], x[..., -1]")
+    m = rng.integers(0, 2, (3, 4)).astype(bool)
+    x = np.zeros((0, 4), "float32")
+    for got, want in zip(f(m, x), (m[1:, ::-1], m[0, 2], x[:, 1:3], x[..., -1])):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(DSLError, match="of size 0 \\(it is empty\\)"):
+        mlclab.compile("def f(x: Tensor[(0, 4), f32]):\n    return x[0]")
+
+
 def test_slices_feed_other_operators_and_tuples_still_index():
     """Splitting fused gates, as an LSTM step does; t[0] on a tuple is still its item."""
     src = ("def f(x: Tensor[(2, 6), f32], w: Tensor[(6, 8), f32]):\n"

@@ -662,8 +662,9 @@ class _FunctionChecker(ast.NodeVisitor):
                 i = self.index_int(item, "an index")
                 size = shape[axis]
                 if isinstance(size, int) and not -size <= i < size:
+                    valid = f"valid: {-size} .. {size - 1}" if size else "it is empty"
                     raise self.p.error(f"index {i} is out of range for axis {axis} of size "
-                                       f"{size} (valid: {-size} .. {size - 1})", item)
+                                       f"{size} ({valid})", item)
                 begin.append(i), end.append(None if i == -1 else i + 1), steps.append(1)
                 drop.append(axis)
             where.append(item)
