@@ -48,6 +48,7 @@ def build_executable(mod, target):
     """
     from ..backend.builder import clean_tvm_message
     from ..backend.passes import build_passes
+    from ..backend.tvm_log import quiet
 
     t = tvm()
     resolved = check_target(target)
@@ -56,7 +57,8 @@ def build_executable(mod, target):
         passes = t.transform.Sequential(build_passes(target, optimized=optimized),
                                         name="mlclab.build")
         try:
-            return t.compile(mod, target=resolved, relax_pipeline=passes), optimized
+            with quiet():        # TVM's C++ warnings would reach the notebook cell
+                return t.compile(mod, target=resolved, relax_pipeline=passes), optimized
         except Exception as exc:
             error = error or exc
     raise DSLError(f"TVM could not compile this program: {clean_tvm_message(error)}",

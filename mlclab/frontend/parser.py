@@ -7,6 +7,7 @@ checks every shape and dtype through the table's rules before TVM sees anything.
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import keyword
 import math
@@ -30,11 +31,9 @@ from ..lang.typed import (Assign, Call, Const, Expr, FuncCall, Function, GetItem
 _DECORATORS = {"function"}   # @mlclab.function / @function, with or without arguments
 
 _UNSUPPORTED_STMT = {
-    ast.For: "loops are not part of tinynn: a program is a dataflow graph of tensor operators "
-             "(use sum, matmul, ... instead of looping over elements)",
     ast.AsyncFor: "loops are not part of tinynn",
     ast.While: "while loops are not part of tinynn: a program is a dataflow graph of tensor "
-               "operators",
+               "operators (a for loop over range(N) with a literal N is unrolled)",
     ast.Import: "import is not allowed inside a tinynn function",
     ast.ImportFrom: "import is not allowed inside a tinynn function",
     ast.With: "with blocks are not part of tinynn",
@@ -48,12 +47,16 @@ _UNSUPPORTED_STMT = {
     ast.ClassDef: "classes are not part of tinynn",
 }
 
-_SUPPORTED = ("supported: name = expr, a, b = expr, return expr, if/else on a bool scalar")
+_SUPPORTED = ("supported: name = expr, a, b = expr, return expr, if/else on a bool scalar, "
+              "for t in range(N) with a literal N")
 
 _MAX_SIZE = 2 ** 63 - 1                   # TVM's shapes are int64
 # Each call between Relax functions nests in TVM's VM on the C stack: a chain of 4000 calls
 # killed the process (SIGSEGV) on an 8 MiB main-thread stack, 2000 ran. Half that is allowed.
 MAX_CALL_DEPTH = 1000
+# ``for t in range(N)`` is unrolled when the program is checked: each iteration is another copy
+# of the body in the graph, so the total (nested loops multiply) is capped per function.
+MAX_UNROLLED = 10_000
 _NOT_TEXT = re.compile("[\ud800-\udfff\x00]")   # ast.parse raises bare exceptions on these
 
 
@@ -307,6 +310,7 @@ class _FunctionChecker(ast.NodeVisitor):
         self.env: dict = {}
         self.one_branch: dict = {}    # name -> the if that bound it in one branch only
         self.calls: set = set()
+        self.unrolled = 0             # loop iterations unrolled so far in this function
 
     def visit(self, node):
         p = self.p
@@ -335,6 +339,9 @@ class _FunctionChecker(ast.NodeVisitor):
             if (i == 0 and _is_docstring(stmt)) or isinstance(stmt, ast.Pass):
                 continue
             rest = stmts[i + 1:]
+            if isinstance(stmt, ast.For):
+                out += self.unroll(stmt)
+                continue
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                     and _ends_in_return(stmt.body) and rest:
                 # ``if c: return x`` followed by more code: that code is the else branch.
@@ -347,6 +354,60 @@ class _FunctionChecker(ast.NodeVisitor):
                 return out, returned
         return out, None
 
+    def unroll(self, stmt: ast.For) -> list:
+        """``for t in range(a, b, s):`` with literal bounds: the body once per value, ``t``
+        replaced by that int literal (spans still point at the body's lines)."""
+        head = _head_span(stmt)
+        if not (isinstance(stmt.iter, ast.Call) and isinstance(stmt.iter.func, ast.Name)
+                and stmt.iter.func.id == "range"):
+            raise self.p.error("a for loop runs over range(N) with an int literal N; looping "
+                               "over a tensor or anything else is not supported", stmt.iter,
+                               hint="loops are unrolled when the program is checked; use the "
+                                    "tensor operators (sum, matmul, ...) or x[t] in the body")
+        if not isinstance(stmt.target, ast.Name):
+            raise self.p.error("the loop variable must be one name", stmt.target)
+        if stmt.orelse:
+            raise self.p.error("for ... else is not supported", head)
+        if stmt.target.id in self.env:
+            raise self.p.error(f"the loop variable {stmt.target.id!r} would hide the tensor "
+                               f"{stmt.target.id}", stmt.target, hint="name it t, i or step")
+        bounds = []
+        for arg in stmt.iter.args:
+            value = None if isinstance(arg, ast.Starred) else self.visit(arg)
+            if not (isinstance(value, Literal) and type(value.value) is int):
+                raise self.p.error("range needs int literals: the loop is unrolled when the "
+                                   "program is checked, so its count must be known then", arg,
+                                   hint="write the count, e.g. range(4); sizes that vary "
+                                        "(symbolic sizes) cannot set a loop count")
+            bounds.append(value.value)
+        if stmt.iter.keywords or not 1 <= len(bounds) <= 3 or (len(bounds) == 3 and not bounds[2]):
+            raise self.p.error("range takes 1 to 3 int literals, with a non-zero step",
+                               stmt.iter)
+        steps = range(*bounds)
+        for node in (n for s in stmt.body for n in ast.walk(s)):
+            if isinstance(node, (ast.Break, ast.Continue, ast.Return)):
+                what = "return" if isinstance(node, ast.Return) else \
+                    "break" if isinstance(node, ast.Break) else "continue"
+                raise self.p.error(f"{what} is not supported in a loop: the loop is unrolled "
+                                   "a fixed number of times", node,
+                                   hint="return after the loop" if what == "return" else None)
+            if isinstance(node, ast.Name) and node.id == stmt.target.id \
+                    and not isinstance(node.ctx, ast.Load):
+                raise self.p.error(f"the loop variable {node.id!r} cannot be assigned in the "
+                                   "loop", node)
+        self.unrolled += len(steps)
+        if self.unrolled > MAX_UNROLLED:
+            raise self.p.error(f"loops here unroll to more than {MAX_UNROLLED} iterations "
+                               "(nested loops multiply); each is a copy of the body in the "
+                               "graph", head, hint="use tensor operators over an axis instead")
+        out = []
+        for value in steps:
+            body = [_Substitute(stmt.target.id, value).visit(copy.deepcopy(s))
+                    for s in stmt.body]
+            typed, _ = self.block(body)
+            out += typed
+        return out
+
     def unreachable(self, rest):
         rest = [s for s in rest if not isinstance(s, ast.Pass)]
         if rest:
@@ -356,9 +417,18 @@ class _FunctionChecker(ast.NodeVisitor):
     def visit_Assign(self, stmt: ast.Assign) -> Assign:
         if len(stmt.targets) != 1:
             raise self.p.error("chained assignment (a = b = ...) is not supported", stmt)
+        self.refuse_item_assignment(stmt.targets[0])
         return self.assign(stmt.targets[0], self.visit(stmt.value), stmt)
 
+    def refuse_item_assignment(self, target) -> None:
+        if isinstance(target, ast.Subscript):
+            raise self.p.error("tinynn values cannot be changed in place (item assignment)",
+                               target, hint="build a new tensor instead: where(mask, new, old) "
+                                            "for chosen elements, or concat((...), axis) of "
+                                            "slices")
+
     def visit_AugAssign(self, stmt: ast.AugAssign) -> Assign:
+        self.refuse_item_assignment(stmt.target)
         if not isinstance(stmt.target, ast.Name):
             raise self.p.error("only a plain name can be updated in place", stmt.target)
         current = ast.Name(stmt.target.id, ast.Load(), **_loc(stmt.target))
@@ -534,22 +604,115 @@ class _FunctionChecker(ast.NodeVisitor):
             raise self.p.error("an empty tuple holds no tensor", node)
         return TupleExpr(TupleType(tuple(i.type for i in items)), Span.of(node), items)
 
-    def visit_Subscript(self, node: ast.Subscript) -> GetItem:
+    def visit_Subscript(self, node: ast.Subscript) -> Expr:
         value = self.visit(node.value)
         idx = node.slice
-        if isinstance(value, Expr) and isinstance(value.type, TupleType) \
-                and isinstance(idx, ast.Constant) and type(idx.value) is int:
-            n = len(value.type.fields)
-            if not -n <= idx.value < n:
-                raise self.p.error(f"index {idx.value} is out of range for a tuple of {n}", idx)
-            i = idx.value % n
-            return GetItem(value.type.fields[i], Span.of(node), value, i)
-        raise self.p.error("indexing and slicing are not part of tinynn", node,
-                           hint="reshape, transpose, squeeze and the reductions cover most uses")
+        if isinstance(value, Literal):
+            raise self.p.error("a number cannot be indexed", node.value)
+        if isinstance(value.type, TupleType):
+            return self.tuple_item(value, idx, node)
+        return self.slice_tensor(value, node)
+
+    def tuple_item(self, value: Expr, idx, node) -> GetItem:
+        i = self.index_int(idx, "a tuple index")
+        n = len(value.type.fields)
+        if not -n <= i < n:
+            raise self.p.error(f"index {i} is out of range for a tuple of {n}", idx)
+        return GetItem(value.type.fields[i % n], Span.of(node), value, i % n)
+
+    def index_int(self, node, what: str) -> int:
+        """An int literal (or a literal expression such as ``t + 1`` in an unrolled loop)."""
+        value = self.visit(node)
+        if isinstance(value, Expr):
+            raise self.p.error(f"{what} must be a static int, not a tensor", node,
+                               hint="indexing with tensors is not supported; bounds are int "
+                                    "literals (or a for-loop's variable)")
+        if not (isinstance(value, Literal) and type(value.value) is int):
+            raise self.p.error(f"{what} must be an int literal", node,
+                               hint="bounds are int literals (or a for-loop's variable)")
+        return value.value
+
+    def slice_tensor(self, value: Expr, node: ast.Subscript) -> Expr:
+        """``x[0]``, ``x[:, 1:-1]``, ``x[..., ::2]``: a ``strided_slice`` call, then a
+        ``squeeze`` of the axes an int index removes (numpy's basic indexing)."""
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        shape = value.type.shape
+        ellipses = [e for e in items if isinstance(e, ast.Constant) and e.value is Ellipsis]
+        if len(ellipses) > 1:
+            raise self.p.error("an index can have only one ellipsis (...)", ellipses[1])
+        explicit = len(items) - len(ellipses)
+        if explicit > len(shape):
+            raise self.p.error(f"too many indices: {value.type} has {len(shape)} axes, "
+                               f"{explicit} are indexed", node.slice)
+        begin, end, steps, where, drop = [], [], [], [], []
+        for item in items:
+            if item in ellipses:
+                for _ in range(len(shape) - explicit):
+                    begin.append(None), end.append(None), steps.append(1), where.append(item)
+                continue
+            axis = len(begin)
+            if isinstance(item, ast.Slice):
+                b, e, s = (None if part is None else self.index_int(part, "a slice bound")
+                           for part in (item.lower, item.upper, item.step))
+                if s == 0:
+                    raise self.p.error("a slice step cannot be zero", item.step)
+                begin.append(b), end.append(e), steps.append(1 if s is None else s)
+            else:
+                self.refuse_index(item)
+                i = self.index_int(item, "an index")
+                size = shape[axis]
+                if isinstance(size, int) and not -size <= i < size:
+                    valid = f"valid: {-size} .. {size - 1}" if size else "it is empty"
+                    raise self.p.error(f"index {i} is out of range for axis {axis} of size "
+                                       f"{size} ({valid})", item)
+                begin.append(i), end.append(None if i == -1 else i + 1), steps.append(1)
+                drop.append(axis)
+            where.append(item)
+        while begin and (begin[-1], end[-1], steps[-1]) == (None, None, 1) \
+                and len(begin) - 1 not in drop:
+            begin.pop(), end.pop(), steps.pop(), where.pop()
+        out: Expr = value
+        if begin:
+            located = ast.copy_location(ast.Tuple(elts=where, ctx=ast.Load()), node.slice)
+            located.end_lineno, located.end_col_offset = (node.slice.end_lineno,
+                                                          node.slice.end_col_offset)
+            values = {"x": value, "begin": tuple(begin), "end": tuple(end),
+                      "strides": tuple(steps)}
+            op = O.OPS["strided_slice"]
+            ty, attrs = self.check(op, values, {"x": node.value, "begin": located,
+                                                "end": located, "strides": located}, node)
+            out = Call(ty, Span.of(node), op, [value], attrs)
+        if drop:
+            op = O.OPS["squeeze"]
+            ty, attrs = self.check(op, {"x": out, "axis": tuple(drop)}, {}, node)
+            out = Call(ty, Span.of(node), op, [out], attrs)
+        return out
+
+    def refuse_index(self, item) -> None:
+        if isinstance(item, ast.Constant) and item.value is None:
+            raise self.p.error("None (numpy's newaxis) is not supported in an index", item,
+                               hint="insert the axis with expand_dims(x, axis)")
+        if isinstance(item, (ast.List, ast.Tuple)):
+            raise self.p.error("indexing with a list or tuple of indices is not supported",
+                               item, hint="index with one int or slice per axis, e.g. x[0, 1:3]")
 
     def visit_Attribute(self, node: ast.Attribute):
+        if node.attr == "shape":
+            raise self.p.error(
+                "a tensor has no .shape here: its sizes are fixed when the program is checked",
+                node, hint="the shape is in the parameter's annotation; for a size that varies, "
+                           "name it there (Tensor[(\"n\", 784), f32]) and write \"n\" where a "
+                           "shape is needed, e.g. reshape(x, (\"n\", -1))")
+        if node.attr == "T":
+            raise self.p.error(".T is not part of tinynn", node,
+                               hint=f"use transpose({ast.unparse(node.value)})")
         raise self.p.error("attribute access is not part of tinynn", node,
                            hint="call operators by name: exp(x), not np.exp(x) or x.exp()")
+
+    def visit_List(self, node: ast.List):
+        raise self.p.error("a list is not part of tinynn", node,
+                           hint="use a tuple: (" + ", ".join(ast.unparse(e) for e in node.elts)
+                                + ("," if len(node.elts) == 1 else "") + ")")
 
     def visit_BoolOp(self, node: ast.BoolOp):
         raise self.p.error("and/or are not supported on tensors", node)
@@ -644,7 +807,8 @@ class _FunctionChecker(ast.NodeVisitor):
         params = op.params
         if len(pos_nodes) > len(params):
             raise self.p.error(f"{op.name} takes at most {len(params)} arguments, got "
-                               f"{len(pos_nodes)}", node, hint=f"{op.signature()}")
+                               f"{len(pos_nodes)}", node, hint=self.torch_hint(op, pos_nodes)
+                               or f"{op.signature()}")
         bound = {param.name: arg for param, arg in zip(params, pos_nodes)}
         names = [p.name for p in params]
         for kw in kw_nodes:
@@ -661,6 +825,23 @@ class _FunctionChecker(ast.NodeVisitor):
             raise self.p.error(f"{op.name} is missing its argument {missing[0]!r}", node,
                                hint=op.signature())
         return bound
+
+    def torch_hint(self, op: O.Op, pos_nodes) -> Optional[str]:
+        """torch's ``transpose(k, 1, 2)`` swaps two axes; say how tinynn writes it."""
+        if op.name != "transpose" or len(pos_nodes) != 3:
+            return None
+        x = self.visit(pos_nodes[0])
+        i, j = (_number(n) for n in pos_nodes[1:])
+        swap = ", ".join(ast.unparse(n) for n in pos_nodes)
+        if isinstance(x, Expr) and isinstance(x.type, TensorType) and type(i) is int \
+                and type(j) is int and -x.type.ndim <= min(i, j) and max(i, j) < x.type.ndim:
+            axes = list(range(x.type.ndim))
+            a, b = i % x.type.ndim, j % x.type.ndim
+            axes[a], axes[b] = axes[b], axes[a]
+            written = ast.unparse(pos_nodes[0])
+            alt = f" or swapaxes({swap})" if "swapaxes" in O.OPS else ""
+            return f"transpose lists every axis: transpose({written}, axes={tuple(axes)}){alt}"
+        return "transpose lists every axis: transpose(x, axes=(0, 2, 1)) swaps the last two"
 
     def resolve_arguments(self, op: O.Op, bound: dict, evaluated: list):
         """(values, nodes): tensor parameters as Expr or Literal, the others as Python values."""
@@ -860,6 +1041,18 @@ def _rounded(v, dtype: str) -> float:
     if abs(v) > float(np.finfo(dtype).max):   # (np.errstate here cost 0.1 ms a literal)
         return math.inf
     return float(np.asarray(v, dtype=dtype))
+
+
+class _Substitute(ast.NodeTransformer):
+    """Replaces reads of a loop variable by the int literal of one iteration."""
+
+    def __init__(self, name: str, value: int):
+        self.name, self.value = name, value
+
+    def visit_Name(self, node: ast.Name):
+        if node.id == self.name and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Constant(self.value), node)
+        return node
 
 
 class _Written(Mapping):

@@ -15,11 +15,13 @@ def run_passes(mod, target="llvm", optimized: bool = True):
 def pass_steps(mod, target, optimized: bool = True):
     """Yield ``(pass, module after it)`` for each pass of ``build_passes(target)``."""
     from ..backend.passes import build_passes, resolve_target
+    from ..backend.tvm_log import quiet
 
     tgt = resolve_target(target)
     # tvm.compile applies the Relax pipeline inside ``with target:``; so do we, pass by pass.
     with tgt:
         for p in build_passes(target, optimized=optimized):
-            after = p(mod)
+            with quiet():        # not around the yield: the caller's output is its own
+                after = p(mod)
             yield p, after
             mod = after

@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 
 from ..lang.typed import TensorType
-from . import creation, elementwise, layers, reductions, shapes
+from . import creation, elementwise, indexing, layers, reductions, shapes
 from .entry import Args, Example, Op, arguments
 from .params import (NOT_A_LITERAL, REQUIRED, Axes, Axis, Bool, Counts, DType, Float, Int,
                      Kind, Number, OpTypeError, Padding, PadWidth, Pair, Param, Sections, Shape,
@@ -60,7 +60,7 @@ def register(entry: Op) -> Op:
 
 
 for _entry in (elementwise.ENTRIES + layers.ENTRIES + shapes.ENTRIES + reductions.ENTRIES
-               + creation.ENTRIES):
+               + creation.ENTRIES + indexing.ENTRIES):
     register(_entry)
 
 

@@ -468,8 +468,14 @@ def describe(value, mod=None) -> Described:
 
 def arg(expr):
     """An argument as a view shows it: ``("expr", relax expr)`` or ``("lit", text)``."""
+    import tvm
     from tvm import relax
 
+    if isinstance(expr, relax.Tuple) and expr.fields \
+            and all(isinstance(getattr(f, "ty", None), tvm.ir.PrimType) for f in expr.fields):
+        # strided_slice's axes/begin/end/strides: inline "(0, 1)", not a leaf node per int
+        inner = ", ".join(format_dim(f) for f in expr.fields)
+        return ("lit", f"({inner},)" if len(expr.fields) == 1 else f"({inner})")
     if isinstance(expr, relax.Var) or is_tensor_const(expr) or isinstance(expr, relax.Tuple):
         return ("expr", expr)
     text = literal(expr)
