@@ -127,6 +127,8 @@ def _check_target(target):
         from .ir.passes import resolve_target
 
         return resolve_target(target)
+    except (TypeError, ValueError):  # mlclab.ir.targets names the parameter and the reason
+        raise
     except Exception as exc:   # TVM's message names the problem; ours names the parameter
         raise ValueError(f"target: {target!r} is not a target TVM knows "
                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
