@@ -132,3 +132,18 @@ def test_issue_10_programs_compile_and_match_numpy():
                          capture_output=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.count("ok ") == len(SLOW_BEFORE), run.stdout
+
+
+def test_fused_functions_stay_small_at_any_depth():
+    # Scheduling a function of n blocks costs about n**2 (each primitive rewrites the whole
+    # function), so a deep chain is cut into fused functions of a bounded size.
+    from mlclab.ir.targets import FUSE_MAX_DEPTH
+
+    mod = build_module(parse_program(chain("h = tanh(h * 0.9 + 0.1)", 400), "<scale>")).mod
+    passes = build_passes("llvm")
+    names = [p.info.name for p in passes]
+    with resolve_target("llvm"):
+        mod = tvm.transform.Sequential(passes[: names.index("FuseTIR") + 1])(mod)
+    blocks = [f.script().count("T.sblock(") - f.script().count('T.sblock("root")')
+              for _, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)]
+    assert max(blocks) == FUSE_MAX_DEPTH, blocks

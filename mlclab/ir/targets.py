@@ -174,16 +174,42 @@ def _llvm_passes(target, optimized: bool) -> list:
 
     from .schedules import schedule_cpu
 
+    legalize = cpu_generic.legalize_passes(target)
+    if optimized:
+        legalize = [_bounded_fuse_ops() if p.info.name == "FuseOps" else p for p in legalize]
     return [
         # x @ w.T as one matmul kernel (linear's transpose folded in), which the CPU
         # schedules pack panel by panel instead of running a separate transpose.
         *([relax.transform.FuseTransposeMatmul()] if optimized else []),
         *cpu_generic.library_dispatch_passes(target),
-        *cpu_generic.legalize_passes(target),
+        *legalize,
         *([schedule_cpu(target)] if optimized else []),
         *dataflow_lower_passes(target),
         *cpu_generic.finalize_passes(target),
     ]
+
+
+# The most operators FuseOps puts in one fused function when mlclab schedules them (TVM's
+# default is 256).  Each schedule primitive rewrites its whole function, so scheduling a
+# function of n blocks costs about n**2: a chain of 400 ``h = tanh(h * 0.9 + 0.1)``
+# (1,200 operators) compiled in 34 s in functions of 256, 2.5 s in functions of 32 (3.4 s
+# of 64; 2 loaded cores).  A cut every 32 operators stores one intermediate per 32, which
+# no kernel of the benchmarks or lessons notices (none has 32 operators in a chain).
+FUSE_MAX_DEPTH = 32
+
+
+def _bounded_fuse_ops():
+    """TVM's FuseOps, with at most ``FUSE_MAX_DEPTH`` operators per fused function."""
+    import tvm
+    from tvm import relax
+
+    @tvm.transform.module_pass(opt_level=0, name="FuseOps")
+    def fuse_ops(mod, ctx):
+        config = {**ctx.config, "relax.FuseOps.max_depth": FUSE_MAX_DEPTH}
+        with tvm.transform.PassContext(opt_level=ctx.opt_level, config=config):
+            return relax.transform.FuseOps()(mod)
+
+    return fuse_ops
 
 
 def _cpu():
