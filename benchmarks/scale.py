@@ -75,9 +75,6 @@ def child(source: str, stages: list[str]) -> None:
         elif stage == "tvm compile":
             passes = tvm.transform.Sequential(build_passes("llvm"))
             tvm.compile(state["mod"], target=resolve_target("llvm"), relax_pipeline=passes)
-            # The function the views below are drawn from; compiled again through the
-            # public API (the same work, cached from here on) so they see what a student has.
-            state["fn"] = mlclab.compile(source, force=True)["f"]
         elif stage.startswith("text "):
             state["fn"].text(stage.split()[1])
         elif stage == "graph svg":
@@ -93,6 +90,8 @@ def child(source: str, stages: list[str]) -> None:
     setup = [s for s in STAGES if s not in stages and any(s in _chain(t) for t in stages)]
     for stage in setup:
         run(stage)
+    if "tvm compile" in setup:
+        state["fn"] = mlclab.compile(source, force=True)["f"]
     failed = set()
     for stage in stages:
         start = time.perf_counter()
@@ -104,6 +103,10 @@ def child(source: str, stages: list[str]) -> None:
                 result = time.perf_counter() - start
             except Exception as exc:  # reported in the table, never hides the other stages
                 result = type(exc).__name__[:14]
+        if stage == "tvm compile" and isinstance(result, float):
+            # Untimed: the compiled function the views below are drawn from, through the
+            # public API, so they see exactly what a student has.
+            state["fn"] = mlclab.compile(source, force=True)["f"]
         if not isinstance(result, float):
             failed.add(stage)
         print(json.dumps({"stage": stage, "result": result}), flush=True)
