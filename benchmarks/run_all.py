@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = [
     ("kernels.py", "mlclab vs numpy through the public call path"),
     ("compile_latency.py", "compile latency and cache hits"),
-    ("graph_render.py", "rendering a 1,000-node graph"),
+    ("graph_render.py", "drawing time against graph size, for fan-out shapes"),
     ("scale.py", "each stage's time against program depth"),
 ]
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -35,8 +35,8 @@ DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 def describe_machine(env) -> str:
     probe = (
         "import numpy, tvm\n"
-        "from mlclab.ir.passes import resolve_target\n"
-        "from mlclab.ir.schedules import vector_lanes\n"
+        "from mlclab.backend.passes import resolve_target\n"
+        "from mlclab.backend.schedules import vector_lanes\n"
         "t = resolve_target('llvm')\n"
         "cfg = numpy.show_config(mode='dicts')['Build Dependencies']['blas']\n"
         "print(f\"target {t.attrs.get('mcpu', 'generic')} ({vector_lanes(t)} float32 lanes); \"\n"

@@ -61,9 +61,9 @@ def child(source: str, stages: list[str]) -> None:
     """Run ``stages`` in order on ``source``, printing one JSON line per finished stage."""
     import mlclab
     import tvm
-    from mlclab.dsl.parser import parse_program
-    from mlclab.ir.builder import build_module
-    from mlclab.ir.passes import build_passes, resolve_target
+    from mlclab.frontend.parser import parse_program
+    from mlclab.backend.builder import build_module
+    from mlclab.backend.passes import build_passes, resolve_target
 
     state = {}
 

@@ -2,8 +2,8 @@
 
 ``import mlclab`` is light: TVM, graphviz and the notebook layer load on first use.
 """
-from .dsl.annotations import Tensor, f16, f32, f64, i8, i16, i32, i64, u8
-from .dsl.diagnostics import DSLError
+from .lang.annotations import Tensor, f16, f32, f64, i8, i16, i32, i64, u8
+from .lang.diagnostics import DSLError
 from .compile import CompiledFunction, Program, compile, function
 # validate's module is named validation, so no submodule import can shadow the function.
 from .validation import validate

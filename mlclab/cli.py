@@ -10,12 +10,16 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
-VIEWS = ("dataflow", "tree", "let")
 FORMATS = ("svg", "pdf", "png", "dot", "txt")
-STYLES = ("relax", "relay", "let", "tir")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser; its --view and --style choices are the registered views and text styles."""
+    from .inspect.texts import text_styles
+    from .viz.registry import view_kinds
+    from .viz.views import COLLAPSE
+
+    views, styles = view_kinds(), text_styles()
     parser = argparse.ArgumentParser(
         prog="mlclab", description="See a tinynn program: its graph views and its IR texts.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -25,23 +29,22 @@ def build_parser() -> argparse.ArgumentParser:
                                      "and SVG go to stdout; PDF and PNG to FILE-FUNCTION-VIEW.FMT.")
     viz.add_argument("file", help="a .py file of tinynn functions (read, never run)")
     viz.add_argument("--function", "-f", help="function to draw (default: main, else the first)")
-    viz.add_argument("--view", choices=VIEWS, default="dataflow",
-                     help="graph binding (dataflow), naive recursive codegen (tree) or A-normal "
-                          "form (let); default: dataflow")
+    viz.add_argument("--view", choices=[v.name for v in views], default="dataflow",
+                     help="; ".join(f"{v.name}: {v.description}" for v in views)
+                     + " (default: dataflow)")
     viz.add_argument("--format", choices=FORMATS,
                      help="output format (default: from -o's suffix, else svg)")
-    viz.add_argument("--collapse", choices=("function", "group", "all"),
+    viz.add_argument("--collapse", choices=[c for c in COLLAPSE if c],
                      help="fold each called function / fused group into one node")
     viz.add_argument("--depth", type=_depth, help="only nodes this many edges from the result")
     viz.add_argument("-o", "--output", help="output file")
 
     text = sub.add_parser("text", help="print a function's IR as text",
-                          description="Print one function of FILE as TVMScript (relax), "
-                                      "Relay graph binding (relay), Relay let form (let) or "
-                                      "lowered TensorIR (tir).")
+                          description="Print one function of FILE in a text style.")
     text.add_argument("file", help="a .py file of tinynn functions (read, never run)")
     text.add_argument("--function", "-f", help="function to print (default: main, else the first)")
-    text.add_argument("--style", choices=STYLES, required=True)
+    text.add_argument("--style", choices=[t.name for t in styles], required=True,
+                      help="; ".join(f"{t.name}: {t.description}" for t in styles))
     text.add_argument("-o", "--output", help="output file (default: stdout)")
     return parser
 
@@ -57,33 +60,64 @@ def main(argv: Optional[list] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _check_output(args.output)
         fn = _load(args.file, args.function)
     except _UsageError as exc:
         parser.exit(2, f"mlclab: error: {exc}\n")
     except Exception as exc:
-        from .dsl.diagnostics import DSLError
+        from .lang.diagnostics import DSLError
 
         if isinstance(exc, DSLError):
             print(str(exc), file=sys.stderr)
             return 1
         raise
-    if args.command == "text":
-        return _text(fn, args)
-    return _viz(fn, args)
+    try:
+        return _text(fn, args) if args.command == "text" else _viz(fn, args)
+    except OSError as exc:             # the output could not be written after all
+        parser.exit(2, f"mlclab: error: cannot write {args.output or 'the output'}: "
+                       f"{exc.strerror or exc}\n")
 
 
 class _UsageError(Exception):
     pass
 
 
-def _load(path: str, function: Optional[str]):
-    import mlclab
+def _check_output(output: Optional[str]) -> None:
+    """Refuse an -o that cannot be written before compiling anything."""
+    if output is None:
+        return
+    path = Path(output)
+    if path.is_dir():
+        raise _UsageError(f"-o {output}: is a directory; give a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise _UsageError(f"-o {output}: no such folder {parent}")
 
+
+def _read_source(path: str) -> str:
+    """The file's text; a binary or non-UTF-8 file is a usage error, not a traceback."""
     file = Path(path)
     if not file.is_file():
         raise _UsageError(f"no such file: {path}")
-    source = file.read_text(encoding="utf-8")
-    program = mlclab.compile(source, filename=str(file))
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if b"\0" in data:
+        raise _UsageError(f"{path} is a binary file, not Python source")
+    try:
+        return data.decode("utf-8-sig")  # a BOM some editors write is not part of the source
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise _UsageError(f"{path} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line "
+                          f"{line}); save it as UTF-8") from None
+
+
+def _load(path: str, function: Optional[str]):
+    import mlclab
+
+    source = _read_source(path)
+    program = mlclab.compile(source, filename=str(Path(path)))
     names = list(program)
     if not names:
         raise _UsageError(f"{path} defines no tinynn function")
@@ -95,7 +129,7 @@ def _load(path: str, function: Optional[str]):
 
 
 def _text(fn, args) -> int:
-    from .ir.text import text
+    from .inspect.text import text
 
     out = text(fn, args.style)
     if args.output:

@@ -17,11 +17,11 @@ from typing import Optional
 import numpy as np
 
 from . import reference as _reference
-from .dsl import dims as D
-from .dsl.annotations import SHORT_NAMES
-from .dsl.diagnostics import DSLError
-from .dsl.parser import parse_program
-from .dsl.typed import TensorType, TupleType, TypedProgram
+from .lang import dims as D
+from .lang.annotations import SHORT_NAMES
+from .lang.diagnostics import DSLError
+from .frontend.parser import parse_program
+from .lang.typed import TensorType, TupleType, TypedProgram
 
 __all__ = ["compile", "function", "Program", "CompiledFunction", "clear_cache", "cache_info"]
 
@@ -124,7 +124,7 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
 
 def _check_target(target):
     try:
-        from .ir.passes import resolve_target
+        from .backend.passes import resolve_target
 
         return resolve_target(target)
     except (TypeError, ValueError):  # mlclab.ir.targets names the parameter and the reason
@@ -154,7 +154,7 @@ class Program(_HoldsIR, Mapping):
     """Every function of one compiled tinynn source, in source order, plus the module."""
 
     def __init__(self, typed: TypedProgram, target):
-        from .ir.builder import build_module
+        from .backend.builder import build_module
 
         self.typed = typed
         self.source = typed.source
@@ -186,7 +186,7 @@ class Program(_HoldsIR, Mapping):
         if name not in self._traces:
             from tvm import relax
 
-            from .ir.builder import build_module
+            from .backend.builder import build_module
 
             built = build_module(self.typed, trace=name)
             ex, _ = _build(built.mod, self.target)
@@ -216,8 +216,8 @@ def _build(mod, target_name):
 
     Returns the executable and whether the optimized pipeline built it.
     """
-    from .ir.builder import clean_tvm_message
-    from .ir.passes import build_passes
+    from .backend.builder import clean_tvm_message
+    from .backend.passes import build_passes
 
     t = tvm()
     target = _check_target(target_name)
@@ -375,14 +375,14 @@ class CompiledFunction(_HoldsIR):
 
     def text(self, style: str = "relax", **options) -> str:
         """The program as text: ``"relax"``, ``"relay"``, ``"let"`` or ``"tir"`` (options as in
-        ``mlclab.ir.text.text``, e.g. ``names="fresh"`` for ``%v1``-style let names)."""
-        from .ir.text import text
+        ``mlclab.inspect.text.text``, e.g. ``names="fresh"`` for ``%v1``-style let names)."""
+        from .inspect.text import text
 
         return text(self, style, **options)
 
     def pipeline(self):
         """The build pipeline applied one pass at a time."""
-        from .ir.pipeline import pipeline
+        from .inspect.pipeline import pipeline
 
         return pipeline(self)
 

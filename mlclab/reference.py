@@ -9,10 +9,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .dsl import dims as D
+from .lang import dims as D
+from .lang.recursion import run_deep
+from .lang.typed import (Assign, Call, Const, FuncCall, GetItem, If, Ref, Return, TupleExpr,
+                        TypedProgram, Visitor)
 from .ops import arguments
-from .dsl.typed import (Assign, Call, Const, FuncCall, GetItem, If, Ref, Return, TensorType,
-                        TupleExpr, TypedProgram)
 
 Recorder = Callable[[object, object], None]
 
@@ -28,61 +29,75 @@ def evaluate(program: TypedProgram, name: str, args: list, record: Optional[Reco
     ``record(expr, value)`` is called for every computed sub-expression, so callers can
     compare intermediate values (validation uses it).
     """
-    fn = program.functions[name]
-    sizes: dict = {}
-    for p, a in zip(fn.params, args):
-        for d, n in zip(p.type.shape, np.shape(a)):
-            if isinstance(d, str):
-                sizes[d] = n
-    env = {p.name: a for p, a in zip(fn.params, args)}
     with np.errstate(all="ignore"):
+        return run_deep(_Evaluator(program, record).function, name, args)
+
+
+class _Evaluator(Visitor):
+    """Statements run against ``env`` (name -> array); expressions return their value."""
+
+    def __init__(self, program: TypedProgram, record: Optional[Recorder]):
+        self.program = program
+        self.record = record
+
+    def function(self, name: str, args: list):
+        fn = self.program.functions[name]
+        sizes: dict = {}
+        for p, a in zip(fn.params, args):
+            for d, n in zip(p.type.shape, np.shape(a)):
+                if isinstance(d, str):
+                    sizes[d] = n
+        env = {p.name: a for p, a in zip(fn.params, args)}
         try:
-            _run(program, fn.body, env, sizes, record)
+            self.run(fn.body, env, sizes)
         except _Returned as ret:
             return ret.value
-    raise AssertionError(f"{name} finished without returning")   # the parser forbids this
+        raise AssertionError(f"{name} finished without returning")   # the parser forbids this
 
+    def run(self, stmts, env, sizes):
+        for stmt in stmts:
+            self.visit(stmt, env, sizes)
 
-def _run(program, stmts, env, sizes, record):
-    for stmt in stmts:
-        if isinstance(stmt, Assign):
-            value = _eval(program, stmt.value, env, sizes, record)
-            if len(stmt.targets) == 1:
-                env[stmt.targets[0]] = value
-            else:
-                env.update(zip(stmt.targets, value))
-        elif isinstance(stmt, Return):
-            raise _Returned(_eval(program, stmt.value, env, sizes, record))
-        elif isinstance(stmt, If):
-            cond = bool(_eval(program, stmt.cond, env, sizes, record))
-            branch_env = dict(env)
-            _run(program, stmt.then_body if cond else stmt.else_body, branch_env, sizes, record)
-            env.update({name: branch_env[name] for name in stmt.outputs})
+    # ------------------------------------------------------------------ statements
+    def visit_Assign(self, stmt: Assign, env, sizes):
+        value = self.visit(stmt.value, env, sizes)
+        if len(stmt.targets) == 1:
+            env[stmt.targets[0]] = value
+        else:
+            env.update(zip(stmt.targets, value))
 
+    def visit_Return(self, stmt: Return, env, sizes):
+        raise _Returned(self.visit(stmt.value, env, sizes))
 
-def _eval(program, e, env, sizes, record):
-    if isinstance(e, Ref):
+    def visit_If(self, stmt: If, env, sizes):
+        cond = bool(self.visit(stmt.cond, env, sizes))
+        branch_env = dict(env)
+        self.run(stmt.then_body if cond else stmt.else_body, branch_env, sizes)
+        env.update({name: branch_env[name] for name in stmt.outputs})
+
+    # ------------------------------------------------------------------ expressions
+    def visit_Ref(self, e: Ref, env, sizes):
         return env[e.name]
-    if isinstance(e, Const):
+
+    def visit_Const(self, e: Const, env, sizes):
         return np.asarray(e.value, dtype=e.type.dtype)
-    if isinstance(e, TupleExpr):
-        value = tuple(_eval(program, i, env, sizes, record) for i in e.items)
-    elif isinstance(e, GetItem):
-        value = _eval(program, e.value, env, sizes, record)[e.index]
-    elif isinstance(e, FuncCall):
-        args = [_eval(program, a, env, sizes, record) for a in e.args]
-        value = evaluate(program, e.func, args, record)
-    elif isinstance(e, Call):
-        value = _call(program, e, env, sizes, record)
-    else:
-        raise TypeError(f"unknown expression {type(e).__name__}")
-    if record is not None:
-        record(e, value)
-    return value
 
+    def visit_TupleExpr(self, e: TupleExpr, env, sizes):
+        return self.recorded(e, tuple(self.visit(i, env, sizes) for i in e.items))
 
-def _call(program, e: Call, env, sizes, record):
-    v = arguments(e, lambda arg: _eval(program, arg, env, sizes, record))
-    out_type: TensorType = e.type
-    v["_out_shape"] = tuple(D.evaluate(d, sizes) for d in out_type.shape)
-    return np.asarray(e.op.numpy(v)).astype(out_type.dtype, copy=False)
+    def visit_GetItem(self, e: GetItem, env, sizes):
+        return self.recorded(e, self.visit(e.value, env, sizes)[e.index])
+
+    def visit_FuncCall(self, e: FuncCall, env, sizes):
+        args = [self.visit(a, env, sizes) for a in e.args]
+        return self.recorded(e, self.function(e.func, args))
+
+    def visit_Call(self, e: Call, env, sizes):
+        v = arguments(e, lambda arg: self.visit(arg, env, sizes),
+                      out_shape=tuple(D.evaluate(d, sizes) for d in e.type.shape))
+        return self.recorded(e, np.asarray(e.op.numpy(v)).astype(e.type.dtype, copy=False))
+
+    def recorded(self, e, value):
+        if self.record is not None:
+            self.record(e, value)
+        return value

@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .dsl import dims
+from .lang import dims
 
 # Default tolerances per dtype kind. float32 leaves room for a different summation order in
 # reductions and matmul (TVM's schedules vs numpy's BLAS); integers and booleans must match.

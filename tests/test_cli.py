@@ -4,9 +4,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import graphviz
 import pytest
 
+import mlclab.viz.dot
 from mlclab.cli import main
 
 MODEL = '''\
@@ -78,10 +78,8 @@ def test_viz_writes_svg_png_pdf_and_infers_format_from_suffix(model, tmp_path, c
 
 
 def test_viz_without_dot_falls_back_to_text(model, tmp_path, capsys, monkeypatch):
-    def no_dot(*args, **kwargs):
-        raise graphviz.ExecutableNotFound(["dot"])
-
-    monkeypatch.setattr(graphviz.Digraph, "pipe", no_dot)
+    # mlclab runs Graphviz itself (with a time limit): point it at a program that is not there.
+    monkeypatch.setattr(mlclab.viz.dot, "DOT", "no-such-graphviz-dot")
     code, out, err = run(capsys, "viz", model, "-f", "f")
     assert code == 0 and "Call log %y" in out and "apt-get install graphviz" in err
     code, out, err = run(capsys, "viz", model, "-f", "f", "-o", tmp_path / "g.png")
@@ -107,10 +105,49 @@ def test_errors(model, tmp_path, capsys):
     assert code == 1 and out == "" and "line 2" in err and "Traceback" not in err
 
 
+def usage_error(capsys, *argv) -> str:
+    """Run the CLI expecting a usage error: exit status 2, one line on stderr, no traceback."""
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 2 and out == ""
+    assert err.startswith("mlclab: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def test_output_to_a_missing_folder_or_a_directory_is_a_usage_error(model, tmp_path, capsys):
+    err = usage_error(capsys, "viz", model, "-o", tmp_path / "nope" / "g.svg")
+    assert "no such folder" in err and "nope" in err
+    err = usage_error(capsys, "text", model, "--style", "relay", "-o", tmp_path / "nope" / "t")
+    assert "no such folder" in err
+    assert "is a directory" in usage_error(capsys, "viz", model, "-o", tmp_path)
+    assert "is a directory" in usage_error(capsys, "text", model, "--style", "let", "-o", tmp_path)
+
+
+def test_binary_and_latin1_inputs_are_usage_errors(tmp_path, capsys):
+    binary = tmp_path / "model.pyc"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe")
+    assert "is a binary file" in usage_error(capsys, "text", binary, "--style", "relax")
+    latin1 = tmp_path / "latin1.py"
+    latin1.write_bytes("# café\ndef f(x: Tensor[(2,), f32]):\n    return x\n".encode("latin-1"))
+    err = usage_error(capsys, "viz", latin1, "--format", "txt")
+    assert "not UTF-8 text (byte 0xe9 on line 1)" in err and "save it as UTF-8" in err
+    assert "no such file" in usage_error(capsys, "text", tmp_path, "--style", "relax")
+
+
+def test_a_utf8_bom_is_read_as_text(tmp_path, capsys):
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + MODEL.encode())
+    code, out, _ = run(capsys, "text", bom, "-f", "f", "--style", "let")
+    assert code == 0 and "let %y = log(%x);" in out
+
+
 def test_installed_console_script():
     script = Path(sys.executable).with_name("mlclab")
     if not script.exists():
         pytest.skip("mlclab is not installed as a console script in this environment")
     result = subprocess.run([str(script), "viz", "--help"], capture_output=True, text=True,
                             timeout=60)
-    assert result.returncode == 0 and "--view {dataflow,tree,let}" in result.stdout
+    from mlclab.viz.registry import view_names
+
+    assert result.returncode == 0 and "--view {" + ",".join(view_names()) + "}" in result.stdout

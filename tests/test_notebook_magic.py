@@ -6,7 +6,7 @@ from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import mlclab.validation as validate_module
-from mlclab.dsl.diagnostics import DSLError
+from mlclab.lang.diagnostics import DSLError
 from mlclab.notebook.magic import CheckFailed, TinyNNMagics
 
 PROGRAM = """def double(a: Tensor[("n",), f32]):
@@ -48,6 +48,13 @@ def test_quiet_shows_nothing(ip):
     ("--show graph nonsense", "unknown view 'nonsense'"),
     ("--target {oops", "--target: not valid JSON"),
     ("--bogus", "unrecognized arguments"),
+    ("--show 'graph", "cannot read the arguments .*no closing quotation"),
+    ('--target "llvm', "no closing quotation"),
+    ("--seed -1", "--seed must be 0 or more, got -1"),
+    ("--seed abc", "invalid int value"),
+    ("--target nonsense", "--target: 'nonsense' is not a target"),
+    ("--target '{\"kind\": 3}'", "--target: {'kind': 3} is not a target"),
+    ("--show", "expected at least one argument"),
 ])
 def test_bad_flags_are_usage_errors(ip, line, message):
     with pytest.raises(UsageError, match=message):
@@ -170,3 +177,70 @@ def test_target_and_force_reach_compile(ip, monkeypatch):
     assert calls[0]["force"] is False and "target" not in calls[0]
     assert calls[1]["force"] is True and calls[1]["target"] == {"kind": "llvm"}
     assert calls[0]["filename"].startswith("<tinynn cell [")
+
+
+# ------------------------------------------------------------------ registering a view and a style
+@pytest.fixture
+def toys():
+    """A toy graph view and a toy text style, registered as a user's module would."""
+    from mlclab.inspect.texts import IRText, register_style, unregister_style
+    from mlclab.viz.parser import RelaxParser
+    from mlclab.viz.registry import register_view, unregister_view
+
+    class ParamsParser(RelaxParser):
+        view, layout = "params", "dataflow"
+
+        def _build(self):
+            fname = self.subject.name
+            cid = self._function_cluster(fname)
+            for p in self.mod[fname].params:
+                node = self._param_node(fname, p, self._ids_of(fname)[p], cid)
+                self.graph.outputs.append(node.id)     # what plotters start from
+
+    def signature(subject):
+        names = ", ".join(p.name for p in subject.function.params)
+        return IRText("sig", f"{subject.name} takes {names}\n")
+
+    register_view("params", ParamsParser, title="params only", show="params",
+                  description="the parameters only")
+    register_style("sig", signature, title="signature", description="who takes what")
+    try:
+        yield
+    finally:
+        unregister_view("params")
+        unregister_style("sig")
+
+
+def test_a_registered_view_and_style_appear_in_cli_magic_and_cell_display(ip, toys, tmp_path,
+                                                                           capsys):
+    from mlclab.cli import build_parser, main
+    from mlclab.notebook.cell_display import show_choices
+
+    # The CLI's choices.
+    args = build_parser().parse_args(["viz", "m.py", "--view", "params"])
+    assert args.view == "params"
+    assert build_parser().parse_args(["text", "m.py", "--style", "sig"]).style == "sig"
+    model = tmp_path / "m.py"
+    model.write_text("def h(x: Tensor[(2,), f32], w: Tensor[(2,), f32]):\n    return x * w\n")
+    assert main(["text", str(model), "--style", "sig"]) == 0
+    assert capsys.readouterr().out == "h takes x, w\n"
+    assert main(["viz", str(model), "--view", "params", "--format", "txt"]) == 0
+    out = capsys.readouterr().out
+    assert "Param %x" in out and "Param %w" in out and "Call" not in out
+    # The magic's --show and the cell display's tabs, with their titles.
+    assert {"params", "sig"} <= set(show_choices())
+    with capture_output() as cap:
+        ip.run_cell_magic("tinynn", "--show params sig",
+                          "def h2(x: Tensor[(2,), f32], w: Tensor[(2,), f32]):\n    return x * w\n")
+    html = cap.outputs[0].data["text/html"]
+    assert "<b>params only</b>" in html and "<b>signature</b>" in html
+    assert "h2 takes x, w" in html and 'id="h2:w"' in html
+    assert "failed" not in html
+
+
+def test_unregistered_views_are_gone_everywhere(ip):
+    from mlclab.notebook.cell_display import show_choices
+
+    assert "params" not in show_choices()
+    with pytest.raises(UsageError, match="unknown view 'params'"):
+        ip.run_cell_magic("tinynn", "--show params", "def f(a: Tensor[(1,), f32]):\n    return a\n")

@@ -82,7 +82,11 @@ def test_graph_views_join_nodes_to_source_let_and_tvmscript(foo):
         data = views[view]
         assert 'class="node"' in data["svg"], view
         d = data["nodes"]["foo:d"]
-        assert d["binding"] == "d" and d["line"] == 2 and "d = a @ b" in d["source_line"]
+        assert d["name"] == "d" and d["line"] == 2 and "d = a @ b" in d["source"]["source_line"]
+        # One shape: the model's own node JSON, plus the two text links.
+        model_d = foo.graph(view).to_dict()["nodes"]
+        assert {k: v for k, v in d.items() if k not in ("let_line", "script")} == \
+            next(n for n in model_d if n["id"] == "foo:d")
         assert "matmul" in d["op"]
         assert "R.matmul" in d["script"]
         assert "matmul" in let_lines[d["let_line"] - 1]
@@ -98,7 +102,9 @@ def test_fused_view_shows_fuseops_groups_linked_to_their_own_let_text(foo):
     let_lines = fused["let_text"].splitlines()
     for m in members:
         if m.get("let_line"):
-            assert m["binding"] in let_lines[m["let_line"] - 1]
+            line = let_lines[m["let_line"] - 1]
+            # Its ``let``, or Relay's tail: a function's last line is its result's expression.
+            assert m["name"] in line or not line.lstrip().startswith("let ")
     # Lowering rewrote the vars, yet nodes still point at their DSL lines.
     assert {m.get("line") for m in members} >= {2, 3}
 
@@ -114,7 +120,7 @@ def test_function_viewer_draws_views_when_shown_and_marks_each(foo):
     v.view = "fused"
     fused = v.views["fused"]
     assert "<svg" in fused["svg"] and v.views["tree"] == PENDING
-    fused_d = [nid for nid, info in fused["nodes"].items() if info.get("binding") == "d"]
+    fused_d = [nid for nid, info in fused["nodes"].items() if info.get("name") == "d"]
     assert fused_d and all(n in v.highlight and v.annotations[n]["status"] == "diverged" for n in fused_d)
     v.selected_node = fused_d[0]
 
@@ -153,3 +159,25 @@ def test_report_repr_and_mimebundle(foo):
     assert repr(report).startswith("<ValidationReport foo: pass")
     data, _ = report._repr_mimebundle_()
     assert "mlclab-badge mlclab-pass" in data["text/html"]
+
+
+def test_unfolding_an_overview_draws_the_whole_view_through_the_loader():
+    calls = []
+
+    def loader(name, full=False):
+        calls.append((name, full))
+        return {"svg": SVG.format(""), "nodes": {"f:a": {"op": "add"}, "f:b": {"op": "mul"}}}
+
+    overview = {"svg": SVG.format(""), "nodes": {"f:a": {"op": "add"}},
+                "overview": {"shown": 1, "total": 2}}
+    v = GraphViewer({"dataflow": overview, "let": {"svg": SVG.format(""), "nodes": {}}}, loader=loader)
+    assert "overview: 1 of 2 nodes" in v.static_html()
+    v.unfold("let")                                   # not an overview: nothing to draw
+    assert calls == []
+    v.unfold()
+    assert calls == [("dataflow", True)] and v.unfolded == ["let", "dataflow"]
+    assert "overview" not in v.views["dataflow"] and set(v.nodes) == {"f:a", "f:b"}
+    # Without a loader the overview stays (and says so).
+    still = GraphViewer({"dataflow": overview})
+    still.unfold()
+    assert still.views["dataflow"]["overview"] == {"shown": 1, "total": 2}

@@ -1,10 +1,10 @@
-"""The build pipeline, one pass at a time (mlclab.ir.pipeline)."""
+"""The build pipeline, one pass at a time (mlclab.inspect.pipeline)."""
 import pytest
 
 import mlclab
 from programs import BRANCHY, LOG_TWICE
-from mlclab.ir.passes import build_passes
-from mlclab.ir.pipeline import pipeline
+from mlclab.backend.passes import build_passes
+from mlclab.inspect.pipeline import pipeline
 
 tvm = pytest.importorskip("tvm")
 import tvm_ffi  # noqa: E402
@@ -29,7 +29,7 @@ def test_steps_are_exactly_the_build_passes(steps):
                                "FuseTIR"]
     # Applying the passes one at a time ends where the whole pipeline in one go does.
     whole = tvm.transform.Sequential(build_passes("llvm"))
-    with mlclab.ir.passes.resolve_target("llvm"):
+    with mlclab.backend.passes.resolve_target("llvm"):
         expected = whole(steps.input)
     assert tvm_ffi.structural_equal(steps.final, expected)
 
@@ -160,3 +160,110 @@ def test_steps_and_diffs_display_in_notebooks(steps):
     diff = steps["FuseTIR"].diff()._repr_mimebundle_()
     assert diff["text/plain"].startswith("FuseTIR: FuseOps -> FuseTIR")
     assert 'id="removed:' in diff["image/svg+xml"]                 # the merged-away ghosts
+
+
+def test_value_tracking_reads_the_ir_as_the_dataflow_view_does(steps):
+    # The value table and the dataflow view share one walk (viz.dataflow_walk) but build their
+    # own records: ids, kinds and data flow must agree at every step, or a drawn step could not
+    # be mapped back to the input's values.
+    from mlclab.inspect.values import value_table
+    from mlclab.viz.parser import DataflowParser
+
+    others = [pipeline(mlclab.compile(src)["f"]) for src in (BRANCHY.format(name="f"), LOG_TWICE)]
+    for pipe in [steps] + others:
+        for mod in [pipe.input] + [s.mod for s in pipe.steps]:
+            subject = pipe._subject(mod)
+            table = value_table(subject)
+            g = DataflowParser().parse(subject)
+            assert list(table.values) == list(g.nodes)
+            for nid, v in table.values.items():
+                node = g.nodes[nid]
+                assert (v.value, v.kind, v.op, v.via) == \
+                    (node.value, node.kind, node.op, node.attrs.get("via"))
+                assert v.inputs == g.inputs(nid)
+            assert table.outputs == g.outputs
+            fused = sorted(c.label for c in g.clusters.values()
+                           if c.kind == "fused" and c.parent is not None)
+            assert sorted(table.groups.values()) == fused
+
+
+def test_pipeline_does_not_import_a_view_parser():
+    import ast
+    import pathlib
+
+    for module in ("pipeline", "values", "text"):
+        tree = ast.parse(pathlib.Path(mlclab.__file__).parent.joinpath("inspect", f"{module}.py")
+                         .read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not any(m and m.endswith("viz.parser") for m in imported), module
+
+
+def test_copying_or_pickling_pipeline_objects_is_safe(tmp_path):
+    # TVM's JSON serializer segfaults on IR, so this runs in a subprocess: a crash fails the test
+    # with its exit status instead of killing pytest.
+    import subprocess
+    import sys
+
+    script = tmp_path / "copy_pickle.py"
+    script.write_text('''
+import copy, pickle
+import mlclab
+fn = mlclab.compile("def f(x: Tensor[(4,), f32]):\\n    return relu(x) + 1.0\\n")["f"]
+p = fn.pipeline()
+step = p["FuseOps"]
+objects = {"pipeline": p, "step": step, "diff": step.diff(), "subject": step.subject(),
+           "dict": {"p": p, "steps": list(p)}}
+for name, obj in objects.items():
+    assert copy.copy(obj) is obj or name == "dict", name
+    copied = copy.deepcopy(obj)
+    assert copied is obj if name != "dict" else copied["p"] is p, name
+    try:
+        pickle.dumps(obj)
+    except TypeError as err:
+        assert "holds TVM IR, which cannot be pickled" in str(err), (name, err)
+        print(name, "refused:", str(err)[:70])
+    else:
+        raise AssertionError(f"{name} pickled")
+print("done")
+''')
+    import os
+    from pathlib import Path
+
+    root = str(Path(mlclab.__file__).parents[1])          # this checkout's mlclab
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=600, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.count("refused:") == 5 and result.stdout.strip().endswith("done")
+
+
+def test_bad_step_and_diff_arguments_name_what_is_wrong(steps):
+    with pytest.raises(IndexError, match=f"no step 99: the pipeline has {len(steps)} steps"):
+        steps[99]
+    with pytest.raises(TypeError, match="by position or pass name, got 1.5"):
+        steps[1.5]
+    with pytest.raises(ValueError, match="before must be a step before 3"):
+        steps.diff(3, 5)
+    assert steps.diff("LegalizeOps", -1).before_name == "input"
+    assert steps.diff(-1).after_name == steps.names[-1]
+    with pytest.raises(ValueError, match="style: a step shows its own module"):
+        steps[0].text("tir")
+
+
+@pytest.mark.parametrize("module", ["mlclab.inspect.values", "mlclab.inspect.pipeline", "mlclab.inspect.text",
+                                    "mlclab.inspect.texts", "mlclab.viz.registry",
+                                    "mlclab.viz.dataflow_walk", "mlclab.notebook.cell_display",
+                                    "mlclab.cli"])
+def test_each_module_imports_first_in_a_fresh_process(module):
+    # An import cycle shows up as "partially initialized module" only when the cycle is entered
+    # from one particular module: import each one first.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(mlclab.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
+                            text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-1500:]

@@ -22,10 +22,10 @@ import pytest
 tvm = pytest.importorskip("tvm")
 from tvm import tirx  # noqa: E402
 
-from mlclab.dsl.parser import parse_program  # noqa: E402
-from mlclab.ir.builder import build_module  # noqa: E402
-from mlclab.ir.passes import build_passes, resolve_target  # noqa: E402
-from mlclab.ir.schedules import schedule_primfunc  # noqa: E402
+from mlclab.frontend.parser import parse_program  # noqa: E402
+from mlclab.backend.builder import build_module  # noqa: E402
+from mlclab.backend.passes import build_passes, resolve_target  # noqa: E402
+from mlclab.backend.schedules import schedule_primfunc  # noqa: E402
 
 # One layer of each program shape, applied to ``h``; (64, 64) float32 like issue 10's runs.
 LAYERS = {
@@ -137,7 +137,7 @@ def test_issue_10_programs_compile_and_match_numpy():
 def test_fused_functions_stay_small_at_any_depth():
     # Scheduling a function of n blocks costs about n**2 (each primitive rewrites the whole
     # function), so a deep chain is cut into fused functions of a bounded size.
-    from mlclab.ir.targets import FUSE_MAX_DEPTH
+    from mlclab.backend.targets import FUSE_MAX_DEPTH
 
     mod = build_module(parse_program(chain("h = tanh(h * 0.9 + 0.1)", 400), "<scale>")).mod
     passes = build_passes("llvm")

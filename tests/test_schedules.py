@@ -19,8 +19,8 @@ tvm = pytest.importorskip("tvm")
 from tvm import relax, tirx  # noqa: E402
 from tvm.relax import op as R  # noqa: E402
 
-from mlclab.ir.passes import build_passes, resolve_target  # noqa: E402
-from mlclab.ir.schedules import schedule_cpu, schedule_primfunc, vector_lanes  # noqa: E402
+from mlclab.backend.passes import build_passes, resolve_target  # noqa: E402
+from mlclab.backend.schedules import schedule_cpu, schedule_primfunc, vector_lanes  # noqa: E402
 
 RNG = np.random.default_rng(7)
 # Results are compared with numpy evaluated in float64.  FMA contraction on the host target
@@ -367,7 +367,7 @@ def test_pass_is_idempotent_and_leaves_its_input_alone():
 
 
 def test_a_refused_rule_falls_back_to_a_simpler_one(monkeypatch):
-    from mlclab.ir import schedules
+    from mlclab.backend import schedules
 
     mod = _legalized(_module([("a", (128, 128)), ("b", (128, 128))], lambda bb, a, b: R.matmul(a, b)))
     (func,) = _primfuncs(mod).values()

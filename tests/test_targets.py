@@ -11,8 +11,8 @@ import pytest
 tvm = pytest.importorskip("tvm")
 
 import mlclab  # noqa: E402
-from mlclab.ir.passes import build_passes, resolve_target  # noqa: E402
-from mlclab.ir.targets import BACKENDS, backend_for, host_cpu  # noqa: E402
+from mlclab.backend.passes import build_passes, resolve_target  # noqa: E402
+from mlclab.backend.targets import BACKENDS, backend_for, host_cpu  # noqa: E402
 
 SOURCE = "def f(x: Tensor[(4,), f32]):\n    return x * 2.0\n"
 

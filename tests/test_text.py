@@ -1,10 +1,10 @@
-"""The four texts of a function (mlclab.ir.text): goldens for small programs."""
+"""The four texts of a function (mlclab.inspect.text): goldens for small programs."""
 import numpy as np
 import pytest
 
 import mlclab
 from programs import BRANCHY, LOG_TWICE
-from mlclab.ir.text import STYLES, render_text, text
+from mlclab.inspect.text import render_text, style_names, text
 
 tvm = pytest.importorskip("tvm")
 from tvm import relax  # noqa: E402
@@ -153,7 +153,7 @@ def test_every_text_line_maps_to_the_value_ids_of_the_graph_views(prog):
 
 
 def test_unknown_style_is_a_clear_error(prog):
-    assert STYLES == ("relax", "relay", "let", "tir")
+    assert style_names() == ("relax", "relay", "let", "tir")
     with pytest.raises(ValueError, match="relax, relay, let, tir"):
         text(prog["f"], "llvm")
     with pytest.raises(ValueError, match="'ir' or 'fresh'"):
@@ -167,3 +167,48 @@ def test_required_attributes_stay_and_defaults_go():
         "    return batch_norm(x, g, b, m, v)\n")["bn"]
     # axis has no default (always shown); inference mode differs from the default training=True.
     assert "nn.batch_norm(%x, %g, %b, %m, %v, axis=1, training=False)" in text(bn, "relay")
+
+
+def test_bad_text_options_name_the_parameter(prog):
+    f = prog["f"]
+    with pytest.raises(TypeError, match="text style 'relay' has no option 'names'"):
+        text(f, "relay", names="fresh")
+    with pytest.raises(TypeError, match="'tir' has no option 'bogus' \\(it takes no options\\)"):
+        text(f, "tir", bogus=1)
+    with pytest.raises(TypeError, match="types must be True or False, got 'yes'"):
+        text(f, "let", types="yes")
+    with pytest.raises(TypeError, match="annotate must be True or False"):
+        text(f, "relax", annotate=None)
+    with pytest.raises(ValueError, match="style: unknown text style 3"):
+        text(f, 3)
+
+
+def test_a_registered_style_is_one_module_and_one_call(prog):
+    from mlclab.inspect.texts import IRText, register_style, unregister_style
+
+    def shout(subject, loud: bool = True):
+        return IRText("shout", subject.name.upper() + ("!" if loud else "") + "\n")
+
+    register_style("shout", shout, title="SHOUT", description="the name, loudly")
+    try:
+        assert "shout" in style_names() and text(prog["f"], "shout") == "F!\n"
+        assert prog["f"].text("shout", loud=False) == "F\n"
+        with pytest.raises(ValueError, match="already registered"):
+            register_style("shout", shout, title="x", description="x")
+    finally:
+        unregister_style("shout")
+    assert "shout" not in style_names()
+
+
+def test_line_of_finds_a_nodes_line_in_every_view(prog):
+    from mlclab.inspect.texts import IRText
+
+    let = render_text(prog["f"], "let")
+    lines = let.text.splitlines()
+    tree = prog["f"].graph("tree").graph
+    for node in tree.find(name="y"):                  # f:y and its recomputed twin f:y~2
+        assert "log(" in lines[let.line_of(node.id) - 1]
+    # A fused group drawn inline under its caller is printed in its own function.
+    t = IRText("let", "fn\n  let %lv = add(%a, %b);\n", {2: "fused_add:lv"})
+    assert t.line_of("main:fused_add/lv") == t.line_of("main:fused_add/lv~2") == 2
+    assert t.line_of("main:return") is None

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mlclab.dsl.typed import BindingInfo, Span
+from mlclab.lang.typed import BindingInfo, Span
 from mlclab.notebook.report_html import heatmap_svg, report_html
 from mlclab.validation import compare, default_tolerances, random_inputs, time_per_call, validate
 

@@ -254,7 +254,7 @@ def test_relax_function_without_module_is_accepted():
 
 
 def test_unknown_view_and_function_are_clear_errors(prog):
-    with pytest.raises(ValueError, match="dataflow, tree, let"):
+    with pytest.raises(ValueError, match="dataflow, let, tree"):   # registration order
         graph(prog["f"], "ssa")
     with pytest.raises(ValueError, match="no Relax function 'nope'"):
         graph(bare_module(), function="nope")
@@ -315,12 +315,9 @@ def test_term_plotter_keeps_each_node_on_one_line():
 
 
 # ------------------------------------------------------------------ missing dot
-def no_dot(*args, **kwargs):
-    raise graphviz.ExecutableNotFound(["dot", "-Kdot", "-Tsvg"])
-
-
 def test_missing_dot_falls_back_to_text_with_an_install_hint(prog, monkeypatch, tmp_path):
-    monkeypatch.setattr(graphviz.Digraph, "pipe", no_dot)
+    # mlclab runs Graphviz itself (with a time limit): point it at a program that is not there.
+    monkeypatch.setattr(mlclab.viz.dot, "DOT", "no-such-graphviz-dot")
     view = prog["f"].graph("tree")
     bundle = view._repr_mimebundle_()
     assert "image/svg+xml" not in bundle
@@ -369,3 +366,68 @@ def test_imported_pytorch_model():
     assert g.nodes[g.outputs[0]].op == "add"
     text = graph(mod, "let").text
     assert "let lv" in text and "nn.relu" in text
+
+
+def test_docs_list_exactly_the_registered_views_and_styles():
+    from pathlib import Path
+
+    import mlclab.inspect.texts.registry as styles
+    import mlclab.viz.registry as views
+
+    doc = (Path(__file__).parents[1] / "docs" / "visualizer.md").read_text()
+    assert views.markdown_table() in doc, "regenerate with mlclab.viz.registry.markdown_table()"
+    assert styles.markdown_table() in doc, "regenerate with mlclab.inspect.texts.registry.markdown_table()"
+
+
+def test_plotters_read_the_layout_not_the_view_name(prog):
+    from mlclab.viz.dot import DotPlotter
+
+    g = LetParser().parse(prog["f"])
+    assert g.layout == "sequence" and g.to_dict()["layout"] == "sequence"
+    g.view = "renamed"                        # the view's name says nothing to a plotter
+    assert "let y = log(x)" in TermPlotter().render(g)
+    assert 'constraint="false"' in DotPlotter().digraph(g).source
+    flat = DataflowParser().parse(prog["f"])
+    assert flat.layout == "dataflow" and 'constraint' not in DotPlotter().digraph(flat).source
+    assert flat.collapse(("function",)).layout == "dataflow"
+    assert g.limit_depth(1).layout == g.copy().layout == "sequence"
+
+
+def test_registering_a_view_twice_or_without_a_layout_is_refused():
+    from mlclab.viz.registry import register_view
+
+    with pytest.raises(ValueError, match="already registered"):
+        register_view("dataflow", DataflowParser, title="x", description="x")
+
+    class NoLayout:
+        layout = "spiral"
+
+        def parse(self, fn, function=None, params=None):
+            raise AssertionError
+
+    with pytest.raises(ValueError, match="layout to one of dataflow, tree, sequence"):
+        register_view("spiral", NoLayout, title="x", description="x")
+
+
+def test_bad_graph_options_name_the_parameter(prog):
+    f = prog["f"]
+    with pytest.raises(TypeError, match="depth must be an int.*'a'"):
+        graph(f, depth="a")
+    with pytest.raises(ValueError, match="depth must be >= 0, got -1"):
+        graph(f, depth=-1)
+    with pytest.raises(ValueError, match="collapse must be one of"):
+        graph(f, collapse=["group"])
+    with pytest.raises(ValueError, match="max_nodes must be a positive int"):
+        graph(f, "tree", max_nodes="many")
+    with pytest.raises(TypeError, match="params must be a dict"):
+        graph(f, params=[1, 2])
+    with pytest.raises(ValueError, match="view: unknown view 3"):
+        graph(f, 3)
+    with pytest.raises(TypeError, match="depth must be an int"):
+        f.pipeline()["FuseOps"].graph(depth="a")
+    with pytest.raises(ValueError, match="params: f has no parameter 'w'; it has x"):
+        graph(f, params={"w": np.ones(8, "float32")})
+    with pytest.raises(TypeError, match="function must be a function's name"):
+        graph(f, function=3)
+    with pytest.raises(ValueError, match="function: no Relax function 'g'"):
+        f.text("relay", function="g")

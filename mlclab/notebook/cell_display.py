@@ -12,16 +12,47 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import ipywidgets as W
 
+from ..inspect.texts import text_styles
+from ..viz.registry import view_kinds
 from .report_html import report_html
 from .widgets import widget_bundle
 
-SHOW_CHOICES = ("graph", "let", "tree", "relax", "relay", "tir", "pipeline", "validate")
-TEXT_STYLES = ("let", "relax", "relay", "tir")
-GRAPH_VIEWS = {"graph": "dataflow", "tree": "tree"}
 _PRE = ("margin:0;padding:6px 8px;max-height:480px;overflow:auto;"
         "font-family:var(--jp-code-font-family,monospace);font-size:12px;line-height:1.35")
-_TITLES = {"graph": "graph", "let": "let (ANF)", "tree": "tree", "relax": "relax",
-           "relay": "relay", "tir": "tir", "pipeline": "pipeline", "validate": "validate"}
+
+
+@dataclass(frozen=True)
+class Tab:
+    """What one ``--show`` keyword shows: a graph view, a text style, the pipeline or a check."""
+
+    kind: str        # "graph", "text", "pipeline" or "validate"
+    name: str        # the registered view or style it shows
+    title: str
+
+
+def show_tabs() -> dict:
+    """``--show`` keyword -> Tab: the registered graph views and text styles that have a
+    keyword, then the pipeline and the validation. Read at each call, so a view or style
+    registered later is a choice at once."""
+    tabs = {}
+    for kind, entries in (("graph", view_kinds()), ("text", text_styles())):
+        for entry in entries:
+            if entry.show and entry.show not in tabs:
+                tabs[entry.show] = Tab(kind, entry.name, entry.title)
+    tabs.setdefault("pipeline", Tab("pipeline", "pipeline", "pipeline"))
+    tabs.setdefault("validate", Tab("validate", "validate", "validate"))
+    return tabs
+
+
+def show_choices() -> tuple:
+    return tuple(show_tabs())
+
+
+def _tab(show: str) -> Tab:
+    tabs = show_tabs()
+    if show not in tabs:
+        raise ValueError(f"show: unknown view {show!r}; choose from {', '.join(tabs)}")
+    return tabs[show]
 
 
 def pre(text: str) -> str:
@@ -82,19 +113,22 @@ class FunctionViews:
         return payload
 
     def viewer(self, view: str):
+        """The graph viewer opened on the registered graph view ``view``."""
         from .graphs import function_viewer
 
         return self._get(f"viewer:{view}",
-                         lambda: function_viewer(self.fn, view=GRAPH_VIEWS[view], draw=self.draw))
+                         lambda: function_viewer(self.fn, view=view, draw=self.draw))
 
     # ----------------------------------------------------------------- live widgets
-    def widget(self, view: str):
-        if view in GRAPH_VIEWS:
+    def widget(self, show: str):
+        tab = _tab(show)
+        view = tab.name
+        if tab.kind == "graph":
             ok, viewer = self.viewer(view)
-            return viewer if ok else W.HTML(_failure(view, viewer))
-        if view in TEXT_STYLES:
+            return viewer if ok else W.HTML(_failure(show, viewer))
+        if tab.kind == "text":
             ok, text = self.text(view)
-            return W.HTML(pre(text) if ok else _failure(view, text))
+            return W.HTML(pre(text) if ok else _failure(show, text))
         if view == "pipeline":
             ok, obj = self.pipeline()
             if not ok:
@@ -107,35 +141,37 @@ class FunctionViews:
             if not ok:
                 return W.HTML(_failure(view, report))
             return validation_widget(report, draw=self.draw)
-        raise ValueError(f"unknown view {view!r}")
+        raise AssertionError(f"a tab of kind {tab.kind!r} has no widget")
 
     def tabs(self) -> W.Tab:
         tab = W.Tab(children=[self.widget(v) for v in self.show])
-        tab.titles = tuple(_TITLES[v] for v in self.show)
+        tab.titles = tuple(_tab(v).title for v in self.show)
         tab.add_class("mlclab-tabs")
         return tab
 
     # ----------------------------------------------------------------- static HTML
-    def static_view(self, view: str) -> str:
-        if view in GRAPH_VIEWS:
+    def static_view(self, show: str) -> str:
+        tab = _tab(show)
+        view = tab.name
+        if tab.kind == "graph":
             ok, viewer = self.viewer(view)
-            return viewer.static_html() if ok else _failure(view, viewer)
-        if view in TEXT_STYLES:
+            return viewer.static_html() if ok else _failure(show, viewer)
+        if tab.kind == "text":
             ok, text = self.text(view)
-            return pre(text) if ok else _failure(view, text)
+            return pre(text) if ok else _failure(show, text)
         if view == "pipeline":
             ok, obj = self.pipeline()
             return _pipeline_html(obj) if ok else _failure(view, obj)
         if view == "validate":
             ok, report = self.validation()
             return report_html(report) if ok else _failure(view, report)
-        raise ValueError(f"unknown view {view!r}")
+        raise AssertionError(f"a tab of kind {tab.kind!r} has no static view")
 
     def static_html(self) -> str:
         parts = []
         for i, view in enumerate(self.show):
             parts.append(f'<details{" open" if i == 0 else ""} class="mlclab-static-view">'
-                         f"<summary><b>{html.escape(_TITLES[view])}</b></summary>"
+                         f"<summary><b>{html.escape(_tab(view).title)}</b></summary>"
                          f'<div style="overflow:auto;max-height:640px">{self.static_view(view)}</div></details>')
         return "".join(parts)
 
@@ -146,6 +182,8 @@ class CellDisplay:
     def __init__(self, program: Mapping[str, Any], show: Sequence[str],
                  reports: Optional[Mapping[str, Any]] = None, target: Optional[str] = None,
                  seed: Optional[int] = None):
+        for view in show:
+            _tab(view)                 # an unknown view fails here, not inside a tab
         self.functions = {name: FunctionViews(fn, list(show), (reports or {}).get(name), seed)
                           for name, fn in program.items()}
         self.target = target

@@ -1,72 +1,114 @@
 """A compiled function's graphs, ready for the viewer widget.
 
 ``fn.graph(view)`` (``mlclab.viz.views``) gives, per view, a graph model (nodes with stable ids,
-operators, types and DSL spans) and its Graphviz drawing, whose SVG node elements carry those ids. This module joins
-the two with the texts (let binding, TVMScript) so the widget can link a node to its lines.
+operators, types and DSL spans) and its Graphviz drawing, whose SVG node elements carry those
+ids. This module joins the two with the texts (let binding, TVMScript) so the widget can link a
+node to its lines.
+
+A node's info is one JSON shape everywhere: the model's ``Node.to_dict()`` (what
+``Graph.to_dict()`` lists) plus the two text links ``let_line`` and ``script`` (see
+:func:`node_info`). The viewer, its static twin and the cell display all read that shape.
+
+Big graphs are shown as an overview first (``mlclab.viz.overview``); the viewer's "draw all"
+asks for ``view_payload(fn, view, full=True)``.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from .viewer import PENDING, GraphViewer, find_binding_line, svg_of
+from ..viz.dot import LayoutTimeout, xml_text
+from ..viz.overview import describe, overview
+from ..viz.registry import view_names
+from ..viz.views import GraphView
+from .viewer import PENDING, GraphViewer, binding_lines, svg_of
 
 # "fused" is the dataflow graph after the build pipeline's FuseOps pass: the groups TVM will
 # compile into one kernel each, drawn as clusters that the viewer can fold.
-VIEWS = ("dataflow", "let", "tree", "fused")
 FUSE_PASS = "FuseOps"
 
 
-def node_infos(model: Mapping, let_text: str = "", script_text: str = "") -> dict:
-    """Node id -> the viewer's node info, from a graph model's ``to_dict()``."""
-    infos = {}
-    for node in model.get("nodes", []):
-        source = node.get("source") or {}
-        name = node.get("name")
-        script_line = find_binding_line(script_text, [name]) if name and script_text else None
-        info = {
-            "label": node.get("op") or name or node["id"],
-            "op": node.get("op") if node.get("kind") in ("op", "call", "fused", "collapsed") else None,
-            "kind": node.get("kind"),
-            "attrs": {str(k): str(v) for k, v in (node.get("attrs") or {}).items()},
-            "type": node.get("type") or "",
-            "binding": name,
-            "dsl_name": source.get("dsl_name"),
-            "line": source.get("lineno"),
-            "source_line": source.get("source_line") or "",
-            "let_line": find_binding_line(let_text, [name]) if name and let_text else None,
-            "script": script_text.splitlines()[script_line - 1].strip() if script_line else "",
-            "group": node.get("group"),
-        }
-        infos[node["id"]] = {k: v for k, v in info.items() if v not in (None, "", {})}
-    return infos
+def viewer_views() -> tuple:
+    """The viewer's view switch: every registered view (mlclab.viz.registry), then "fused"."""
+    return (*view_names(), "fused")
 
 
-def view_payload(fn, view: str) -> dict:
-    """``{"svg", "nodes", "clusters", "let_text"}`` of one view of a compiled function."""
+def clean_json(value):
+    """``value`` (JSON-like) with every string XML-safe: a pasted control character or a lone
+    surrogate in a DSL line would otherwise break the SVG, the HTML or the comm's UTF-8."""
+    if isinstance(value, str):
+        return xml_text(value)
+    if isinstance(value, dict):
+        return {clean_json(k): clean_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_json(v) for v in value]
+    return value
+
+
+def node_info(node, let_lines: Mapping[str, int], script_lines: Mapping[str, int],
+              script_text: list) -> dict:
+    """The one JSON shape of a node: ``node.to_dict()`` plus ``let_line`` (1-based, in the let
+    text) and ``script`` (the node's TVMScript line), both found by its IR name."""
+    info = node.to_dict()
+    name = node.name
+    info["let_line"] = let_lines.get(name) if name else None
+    line = script_lines.get(name) if name else None
+    info["script"] = script_text[line - 1].strip() if line else ""
+    return clean_json(info)
+
+
+def node_infos(graph, let_text: str = "", script_text: str = "") -> dict:
+    """Node id -> :func:`node_info` for every node of a graph model."""
+    let_lines, script_lines = binding_lines(let_text), binding_lines(script_text)
+    script = script_text.splitlines()
+    return {nid: node_info(node, let_lines, script_lines, script)
+            for nid, node in graph.nodes.items()}
+
+
+def _drawing(fn, view: str):
+    """The graph of ``view`` and the let and TVMScript texts its node names refer to."""
     if view == "fused":
         step = fn.pipeline()[FUSE_PASS]
         # The fused module has its own bindings: link its nodes to its own texts.
-        drawn, let_text, script_text = step.graph("dataflow"), step.text("let"), step.text("relax")
-    else:
-        drawn, let_text, script_text = fn.graph(view), fn.text("let"), fn.text("relax")
-    model = drawn.to_dict()
-    return {"svg": svg_of(drawn), "nodes": node_infos(model, let_text, script_text),
-            "clusters": {c["id"]: {"label": c.get("label", ""), "kind": c.get("kind", "")}
-                         for c in model.get("clusters", [])},
-            "let_text": let_text}
+        return step.graph("dataflow"), step.text("let"), step.text("relax")
+    return fn.graph(view), fn.text("let"), fn.text("relax")
 
 
-def graph_views(fn, views: Iterable[str] = VIEWS) -> dict:
-    """``{view: view_payload(fn, view)}`` for several views."""
-    return {view: view_payload(fn, view) for view in views}
+def view_payload(fn, view: str, full: bool = False) -> dict:
+    """``{"svg", "nodes", "clusters", "let_text"}`` of one view of a compiled function.
+
+    A big graph is drawn as an overview unless ``full``; the payload then says so in
+    ``"overview": {"shown", "total"}``. If Graphviz runs out of time, the payload carries the
+    graph as ``"text"`` with a ``"note"`` instead of an SVG.
+    """
+    drawn, let_text, script_text = _drawing(fn, view)
+    graph = drawn.graph if full else overview(drawn.graph)
+    payload = {"nodes": node_infos(graph, let_text, script_text),
+               "clusters": {cid: {"label": c.label, "kind": c.kind, "parent": c.parent}
+                            for cid, c in graph.clusters.items()},
+               "let_text": let_text}
+    shown = describe(drawn.graph, graph)
+    if shown:
+        payload["overview"] = shown
+    view_obj = drawn if graph is drawn.graph else GraphView(graph)
+    try:
+        payload["svg"] = svg_of(view_obj)
+    except LayoutTimeout as err:
+        payload.update(svg="", text=view_obj.text,
+                       note=f"{err}; the graph is shown as text instead.")
+    return clean_json(payload)
+
+
+def graph_views(fn, views: Optional[Iterable[str]] = None) -> dict:
+    """``{view: view_payload(fn, view)}`` for several views (default: all of the viewer's)."""
+    return {view: view_payload(fn, view) for view in (views or viewer_views())}
 
 
 def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str) -> list[str]:
     """Ids of the nodes that hold the IR binding ``binding`` (one per view; more in a tree)."""
-    return [nid for nid, info in nodes.items() if info.get("binding") == binding]
+    return [nid for nid, info in nodes.items() if info.get("name") == binding]
 
 
-def function_viewer(fn, view: str = "dataflow", views: Iterable[str] = VIEWS,
+def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] = None,
                     annotations: Optional[Mapping[str, Mapping[str, Any]]] = None,
                     highlight_bindings: Iterable[str] = (),
                     draw: Optional[Callable[[str], dict]] = None, **kwargs) -> GraphViewer:
@@ -75,8 +117,10 @@ def function_viewer(fn, view: str = "dataflow", views: Iterable[str] = VIEWS,
     ``annotations`` maps IR binding names to ``{"status": "ok" | "diverged", "text": ...}``;
     ``highlight_bindings`` names bindings to mark. Both are applied to the nodes of every view
     that hold those bindings, as each view is drawn, so the marks survive switching views.
-    ``draw(view)`` replaces :func:`view_payload` (to share drawings between viewers).
+    ``draw(view)`` replaces :func:`view_payload` (to share drawings between viewers); the full
+    drawing of a big view ("draw all") is always made here.
     """
+    views = viewer_views() if views is None else views
     draw = draw or (lambda name: view_payload(fn, name))
     annotations, highlight_bindings = dict(annotations or {}), list(highlight_bindings)
 
@@ -86,9 +130,9 @@ def function_viewer(fn, view: str = "dataflow", views: Iterable[str] = VIEWS,
                  for nid in nodes_for_binding(nodes, binding)}
         return notes, [nid for b in highlight_bindings for nid in nodes_for_binding(nodes, b)]
 
-    def load(name: str) -> dict:
+    def load(name: str, full: bool = False) -> dict:
         # Called by the viewer (defined below, before any view switch can happen).
-        data = draw(name)
+        data = view_payload(fn, name, full=True) if full else draw(name)
         notes, marks = marks_of(data)
         viewer.annotations = {**viewer.annotations, **notes}
         viewer.highlight = list(dict.fromkeys([*viewer.highlight, *marks]))
@@ -96,7 +140,11 @@ def function_viewer(fn, view: str = "dataflow", views: Iterable[str] = VIEWS,
 
     first = draw(view)
     notes, marks = marks_of(first)
+    # The first view's let text is the function's, unless it shows a later IR (fused); printing
+    # it again costs 0.1-0.3 s on a 1,000-binding program.
+    let_text = first.get("let_text") if view != "fused" and "let_text" in first else fn.text("let")
     viewer = GraphViewer({name: first if name == view else PENDING for name in views},
-                         loader=load, view=view, source=fn.source, let_text=fn.text("let"),
-                         annotations=notes, highlight=marks, **kwargs)
+                         loader=load, view=view, source=xml_text(fn.source),
+                         let_text=xml_text(let_text), annotations=notes, highlight=marks,
+                         **kwargs)
     return viewer

@@ -16,7 +16,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from traitlets import List, Unicode
 
-from .cell_display import SHOW_CHOICES, CellDisplay
+from .cell_display import CellDisplay, show_choices
 
 _RED, _RESET = "\x1b[1;31m", "\x1b[0m"
 
@@ -46,23 +46,47 @@ def _parse_show(values, default) -> list[str]:
     names = []
     for value in values or default:
         names.extend(v for v in value.replace(",", " ").split() if v)
-    unknown = [n for n in names if n not in SHOW_CHOICES]
+    choices = show_choices()
+    unknown = [n for n in names if n not in choices]
     if unknown:
         raise UsageError(f"--show: unknown view {', '.join(map(repr, unknown))}; "
-                         f"choose from {', '.join(SHOW_CHOICES)}")
+                         f"choose from {', '.join(choices)}")
     return list(dict.fromkeys(names))
+
+
+def _parse_line(magic, line):
+    """The magic's arguments, or a UsageError saying what is wrong with them."""
+    try:
+        args = parse_argstring(magic, line)
+    except ValueError as err:          # shlex: "No closing quotation", "No escaped character"
+        raise UsageError(f"%%tinynn: cannot read the arguments {line.strip()!r}: "
+                         f"{str(err)[:1].lower()}{str(err)[1:]}") from None
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {args.seed}")
+    return args
 
 
 def _parse_target(text):
     if text is None:
         return None
     text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]              # IPython's argument split keeps the quotes of a value
     if text.startswith("{"):
         try:
-            return json.loads(text)
+            target = json.loads(text)
         except json.JSONDecodeError as err:
             raise UsageError(f"--target: not valid JSON: {err}") from None
-    return text
+    else:
+        target = text
+    from mlclab.backend.passes import resolve_target
+
+    try:                               # refused here, as a usage error, not as a traceback
+        resolve_target(target)
+    except (TypeError, ValueError) as err:
+        raise UsageError(f"--target: {target!r} is not a target TVM knows ({err}); use "
+                         f'"llvm" for this CPU') from None
+    return target
 
 
 @magics_class
@@ -79,7 +103,8 @@ class TinyNNMagics(Magics):
 
     @magic_arguments()
     @argument("--show", nargs="+", metavar="VIEW",
-              help=f"views to show, any of: {', '.join(SHOW_CHOICES)} (space or comma separated)")
+              help=f"views to show, any of: {', '.join(show_choices())} (space or comma "
+                   f"separated)")
     @argument("--target", default=None,
               help='compilation target: "llvm" (default) or a JSON target dict')
     @argument("-q", "--quiet", action="store_true", help="bind the functions, show nothing")
@@ -98,10 +123,10 @@ class TinyNNMagics(Magics):
                 return relu(linear(x, w))
         """
         import mlclab
-        from mlclab.dsl.diagnostics import DSLError
+        from mlclab.lang.diagnostics import DSLError
         from mlclab.validation import validate
 
-        args = parse_argstring(self.tinynn, line)
+        args = _parse_line(self.tinynn, line)
         show = _parse_show(args.show, self.show)
         target = _parse_target(args.target)
         if args.check and "validate" not in show:

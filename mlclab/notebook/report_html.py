@@ -11,6 +11,8 @@ from typing import Optional
 
 import numpy as np
 
+from ..viz.dot import xml_text
+
 _FONT = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px"
 _MONO = "font-family:var(--jp-code-font-family,monospace);font-size:11px"
 _CELL = "padding:2px 8px;border-bottom:1px solid #d0d7de;text-align:left;vertical-align:top"
@@ -20,7 +22,8 @@ _HEATMAP_MAX = 48         # cells per side; bigger outputs are shown block-reduc
 
 
 def esc(x) -> str:
-    return html.escape(str(x), quote=True)
+    """Escaped for HTML, with characters XML forbids (a pasted ANSI escape) made visible."""
+    return html.escape(xml_text(x), quote=True)
 
 
 def fmt_err(x: float) -> str:
@@ -123,68 +126,92 @@ def heatmap_svg(ratio: np.ndarray, title: str = "") -> str:
 
 def report_html(report) -> str:
     """The whole report as one static HTML fragment."""
-    ok = report.ok
-    head = (f'<div style="margin-bottom:6px">{badge(ok)} <b>{esc(report.function)}</b>: compiled (TVM) '
-            f'vs {esc(report.reference_name)} &nbsp;·&nbsp; max abs err <b>{esc(fmt_err(report.max_abs_err))}</b>'
-            f' &nbsp;·&nbsp; max rel err <b>{esc(fmt_err(report.max_rel_err))}</b></div>')
+    parts = (_summary_html(report), _inputs_html(report), _outputs_html(report),
+             _timing_html(report), _bindings_html(report), _notes_html(report))
+    return (f'<div class="mlclab-validation" style="{_FONT};border:1px solid #d0d7de;border-radius:6px;'
+            f'padding:8px 10px;max-width:100%;overflow:auto">{"".join(parts)}</div>')
 
+
+def _summary_html(report) -> str:
+    """The badge, the function and the largest errors."""
+    return (f'<div style="margin-bottom:6px">{badge(report.ok)} <b>{esc(report.function)}</b>: '
+            f'compiled (TVM) vs {esc(report.reference_name)} &nbsp;·&nbsp; max abs err '
+            f'<b>{esc(fmt_err(report.max_abs_err))}</b> &nbsp;·&nbsp; max rel err '
+            f'<b>{esc(fmt_err(report.max_rel_err))}</b></div>')
+
+
+def _inputs_html(report) -> str:
+    """Where the inputs came from, and each one's shape, dtype and range."""
     origin = "given" if report.seed is None else f"random, seed={report.seed}"
     if report.sizes:
         origin += ", " + ", ".join(f"{k}={v}" for k, v in report.sizes.items())
-    input_rows = [[esc(name), esc(tuple(a.shape)), esc(a.dtype), *map(esc, _stats(a))]
-                  for name, a in report.inputs]
-    inputs = (f'<div><b>inputs</b> <span style="color:#57606a">({esc(origin)})</span></div>'
-              + _table(["name", "shape", "dtype", "min", "max", "mean"], input_rows))
+    rows = [[esc(name), esc(tuple(a.shape)), esc(a.dtype), *map(esc, _stats(a))]
+            for name, a in report.inputs]
+    return (f'<div><b>inputs</b> <span style="color:#57606a">({esc(origin)})</span></div>'
+            + _table(["name", "shape", "dtype", "min", "max", "mean"], rows))
 
-    out_rows, heatmaps = [], []
+
+def _outputs_html(report) -> str:
+    """Compiled next to reference for each output, with a mismatch map for 2-D ones."""
+    rows, heatmaps = [], []
     for o in report.outputs:
         c = o.comparison
         label = "output" if len(report.outputs) == 1 else f"output {o.index}"
         verdict = esc(c.note) if c.note else f"{c.mismatches} of {c.size} outside tolerance"
-        out_rows.append([esc(label), preview(o.actual), preview(o.expected),
-                         esc(fmt_err(c.max_abs_err)), esc(fmt_err(c.max_rel_err)),
-                         f'<span style="color:{_GOOD if o.ok else _BAD}">{verdict}</span>'])
+        rows.append([esc(label), preview(o.actual), preview(o.expected),
+                     esc(fmt_err(c.max_abs_err)), esc(fmt_err(c.max_rel_err)),
+                     f'<span style="color:{_GOOD if o.ok else _BAD}">{verdict}</span>'])
         if not c.note and c.tolerance_ratio is not None and c.tolerance_ratio.ndim == 2 and c.size:
             heatmaps.append(heatmap_svg(c.tolerance_ratio, label))
     tol = sorted({(o.comparison.rtol, o.comparison.atol) for o in report.outputs})
     tol_text = "; ".join(f"rtol={r:g}, atol={a:g}" for r, a in tol)
-    outputs = (f'<div><b>outputs</b> <span style="color:#57606a">({esc(tol_text)})</span></div>'
-               + _table(["", "compiled", "reference", "max abs err", "max rel err", "check"], out_rows)
-               + "".join(heatmaps))
+    return (f'<div><b>outputs</b> <span style="color:#57606a">({esc(tol_text)})</span></div>'
+            + _table(["", "compiled", "reference", "max abs err", "max rel err", "check"], rows)
+            + "".join(heatmaps))
 
-    timing = ""
-    if report.compiled_time_s is not None and report.reference_time_s is not None:
-        ratio = report.reference_time_s / report.compiled_time_s if report.compiled_time_s else math.inf
-        if ratio >= 1:
-            verdict = f"compiled is {ratio:.2g}× faster"
-        else:
-            # Usual for tiny tensors: the VM's per-call overhead outweighs the arithmetic.
-            verdict = f"numpy is {1 / ratio:.2g}× faster at this size"
-        timing = (f'<div style="margin:4px 0"><b>time per call</b>: compiled {esc(fmt_time(report.compiled_time_s))}'
-                  f' · reference {esc(fmt_time(report.reference_time_s))}'
-                  f' <span style="color:#57606a">({esc(verdict)})</span></div>')
 
-    bindings = ""
-    if report.bindings:
-        bad = report.first_divergent_binding
-        rows, styles = [], []
-        for b in report.bindings:
-            c = b.comparison
-            where = f"{b.line}: {b.source_line.strip()}" if b.line else ""
-            status = ("ok" if b.ok else (esc(c.note) or f"{c.mismatches} of {c.size} differ"))
-            rows.append([esc(b.name), esc(b.dsl_name or ""), f'<code style="{_MONO}">{esc(where)}</code>',
-                         esc(fmt_err(c.max_abs_err)),
-                         f'<span style="color:{_GOOD if b.ok else _BAD}">{status}</span>'])
-            styles.append("background:#ffebe9" if b is bad else "")
-        summary = ("every binding agrees with numpy" if bad is None else
-                   f'<span class="mlclab-divergence" style="color:{_BAD}">first divergence: '
-                   f'<b>{esc(bad.name)}</b>'
-                   + (f" (line {esc(bad.line)}: <code>{esc(bad.source_line.strip())}</code>)" if bad.line else "")
-                   + "</span>")
-        bindings = (f'<details{" open" if bad else ""}><summary><b>bindings</b>: {summary}</summary>'
-                    + _table(["binding", "DSL name", "line", "max abs err", "check"], rows, styles)
-                    + "</details>")
+def _timing_html(report) -> str:
+    """Time per call of both, when both were timed."""
+    if report.compiled_time_s is None or report.reference_time_s is None:
+        return ""
+    ratio = report.reference_time_s / report.compiled_time_s if report.compiled_time_s else math.inf
+    if ratio >= 1:
+        verdict = f"compiled is {ratio:.2g}× faster"
+    else:
+        # Usual for tiny tensors: the VM's per-call overhead outweighs the arithmetic.
+        verdict = f"numpy is {1 / ratio:.2g}× faster at this size"
+    return (f'<div style="margin:4px 0"><b>time per call</b>: compiled {esc(fmt_time(report.compiled_time_s))}'
+            f' · reference {esc(fmt_time(report.reference_time_s))}'
+            f' <span style="color:#57606a">({esc(verdict)})</span></div>')
 
-    notes = "".join(f'<div style="color:#57606a">note: {esc(n)}</div>' for n in report.notes)
-    return (f'<div class="mlclab-validation" style="{_FONT};border:1px solid #d0d7de;border-radius:6px;'
-            f'padding:8px 10px;max-width:100%;overflow:auto">{head}{inputs}{outputs}{timing}{bindings}{notes}</div>')
+
+def _bindings_html(report) -> str:
+    """Each checked binding against numpy, opened on the first divergence."""
+    if not report.bindings:
+        return ""
+    bad = report.first_divergent_binding
+    rows, styles = [], []
+    for b in report.bindings:
+        c = b.comparison
+        where = f"{b.line}: {b.source_line.strip()}" if b.line else ""
+        status = ("ok" if b.ok else (esc(c.note) or f"{c.mismatches} of {c.size} differ"))
+        rows.append([esc(b.name), esc(b.dsl_name or ""), f'<code style="{_MONO}">{esc(where)}</code>',
+                     esc(fmt_err(c.max_abs_err)),
+                     f'<span style="color:{_GOOD if b.ok else _BAD}">{status}</span>'])
+        styles.append("background:#ffebe9" if b is bad else "")
+    return (f'<details{" open" if bad else ""}><summary><b>bindings</b>: {_divergence_html(bad)}</summary>'
+            + _table(["binding", "DSL name", "line", "max abs err", "check"], rows, styles)
+            + "</details>")
+
+
+def _divergence_html(bad) -> str:
+    if bad is None:
+        return "every binding agrees with numpy"
+    where = (f" (line {esc(bad.line)}: <code>{esc(bad.source_line.strip())}</code>)"
+             if bad.line else "")
+    return (f'<span class="mlclab-divergence" style="color:{_BAD}">first divergence: '
+            f"<b>{esc(bad.name)}</b>{where}</span>")
+
+
+def _notes_html(report) -> str:
+    return "".join(f'<div style="color:#57606a">note: {esc(n)}</div>' for n in report.notes)

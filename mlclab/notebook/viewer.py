@@ -71,7 +71,10 @@ def svg_of(graph: Any) -> str:
     if callable(getattr(graph, "svg", None)):
         return graph.svg()
     if hasattr(graph, "pipe"):
-        return graph.pipe(format="svg", encoding="utf-8")
+        # Laid out by mlclab's runner: the same time limit as every other drawing.
+        from ..viz.dot import svg_text
+
+        return svg_text(graph)
     if hasattr(graph, "_repr_image_svg_xml"):
         return graph._repr_image_svg_xml()
     raise TypeError(f"cannot draw {type(graph).__name__} as SVG")
@@ -89,27 +92,39 @@ def _clean_view(v: Mapping) -> dict:
     out = {"svg": sanitize_svg(svg_of(v["svg"])) if v.get("svg") else "",
            "nodes": dict(v.get("nodes") or {}),
            "clusters": dict(v.get("clusters") or {})}
-    if "let_text" in v:
-        out["let_text"] = v["let_text"]
+    for key in ("let_text", "overview", "text", "note"):
+        if key in v:
+            out[key] = v[key]
     return out
+
+
+def node_label(info: Mapping, node_id: str = "") -> str:
+    """What a node is called in lists and titles: its operator, else its name, else its id."""
+    return info.get("op") or info.get("name") or node_id
 
 
 class GraphViewer(anywidget.AnyWidget):
     """An interactive view of one or more Graphviz drawings of the same program.
 
     ``views`` maps a view name (``"dataflow"``, ``"let"``, ``"tree"``) to
-    ``{"svg": <svg text>, "nodes": {node_id: info}, "clusters": {cluster_id: {"label", "kind"}}}``
-    (``clusters`` optional; a cluster of kind ``"function"`` is not folded by "collapse groups").
-    A view may carry its own ``let_text`` (a view of a later IR than ``let_text`` shows). The
-    SVG's node groups carry the node ids as their ``id`` attribute (the Graphviz node name is
-    used when they do not). ``info`` is a JSON object with any of: ``label``, ``op``, ``kind``,
-    ``attrs`` (dict), ``type``/``shape``/``dtype``, ``binding`` (IR name), ``dsl_name``,
-    ``line`` and ``source_line`` (in ``source``), ``let_line`` (in ``let_text``) and ``script``
-    (the TVMScript line).
+    ``{"svg": <svg text>, "nodes": {node_id: info},
+    "clusters": {cluster_id: {"label", "kind", "parent"}}}`` (``clusters`` optional; a cluster
+    of kind ``"function"`` is not folded by "collapse groups"). A view may carry its own
+    ``let_text`` (a view of a later IR than ``let_text`` shows). The SVG's node groups carry
+    the node ids as their ``id`` attribute (the Graphviz node name is used when they do not;
+    ``use<k>:<id>`` is a copy of node ``id`` drawn at one of its readers). ``info`` is the
+    JSON of ``mlclab.viz.Node.to_dict()`` (any of its keys: ``op``, ``kind``, ``name``,
+    ``type``, ``attrs``, ``line``, ``source`` with ``source_line`` and ``dsl_name``,
+    ``group`` (the cluster folding hides it in), ...) plus ``let_line`` (in ``let_text``) and
+    ``script`` (the TVMScript line); see ``mlclab.notebook.graphs.node_info``.
 
     A view may also be :data:`PENDING`: it is drawn by ``loader(name)`` (returning such a
     payload) the first time it is shown, since some views (the tree of a program with shared
-    values) cost far more to lay out than the one a student looks at first.
+    values) cost far more to lay out than the one a student looks at first. A big view may be
+    an overview (``"overview": {"shown", "total"}``); adding its name to ``unfolded`` (the
+    viewer's "draw all" button, or :meth:`unfold`) draws it whole with ``loader(name,
+    full=True)``. A view whose layout ran out of time carries ``text`` and ``note`` instead of
+    an SVG.
     """
 
     _esm = _STATIC / "viewer.js"
@@ -124,6 +139,7 @@ class GraphViewer(anywidget.AnyWidget):
     annotations = traitlets.Dict().tag(sync=True)
     source = traitlets.Unicode("").tag(sync=True)
     let_text = traitlets.Unicode("").tag(sync=True)
+    unfolded = traitlets.List(traitlets.Unicode()).tag(sync=True)
 
     def __init__(self, views: Optional[Mapping[str, Mapping]] = None,
                  loader: Optional[Callable[[str], Mapping]] = None, **kwargs: Any) -> None:
@@ -148,8 +164,23 @@ class GraphViewer(anywidget.AnyWidget):
         """Draw view ``name`` now if it is still pending."""
         if not (self.views.get(name) or {}).get("pending") or self._loader is None:
             return
+        self._load(name)
+
+    @traitlets.observe("unfolded")
+    def _on_unfolded(self, change):
+        for name in change["new"]:
+            if self._loader is not None and (self.views.get(name) or {}).get("overview"):
+                self._load(name, full=True)
+
+    def unfold(self, view: Optional[str] = None) -> None:
+        """Draw the whole graph of ``view`` (default: the current one) instead of its overview."""
+        name = view or self.view
+        if name not in self.unfolded:
+            self.unfolded = [*self.unfolded, name]
+
+    def _load(self, name: str, **how) -> None:
         try:
-            payload = _clean_view(self._loader(name))
+            payload = _clean_view(self._loader(name, **how))
         except Exception as err:  # noqa: BLE001 - shown in the canvas instead of a dead widget
             payload = {"error": f"{type(err).__name__}: {err}", "nodes": {}}
         # A new dict, so traitlets sees the change and syncs it.
@@ -173,28 +204,31 @@ class GraphViewer(anywidget.AnyWidget):
         return self.nodes.get(self.selected_node)
 
     def find(self, op: str) -> list[str]:
-        """Ids of the current view's nodes whose operator or label contains ``op``."""
+        """Ids of the current view's nodes whose operator or name contains ``op``."""
         op = op.lower()
         return [nid for nid, info in self.nodes.items()
-                if op in f"{info.get('op') or ''} {info.get('label') or ''}".lower()]
+                if op in f"{info.get('op') or ''} {info.get('name') or ''}".lower()]
 
     # ----------------------------------------------------------------- static fallback
     def static_html(self) -> str:
         """Self-contained HTML (no script) of the current view, for renderers without widgets."""
-        svg = (self.views.get(self.view) or {}).get("svg") or ""
-        marks = self._static_marks()
+        current = self.views.get(self.view) or {}
+        drawing = current.get("svg") or ""
+        if not drawing and current.get("text"):
+            drawing = (f'<div style="font:12px sans-serif">{html.escape(current.get("note", ""))}</div>'
+                       f'<pre>{html.escape(current["text"])}</pre>')
         names = " · ".join(html.escape(v) for v in self.views)
-        return (f'<div class="mlclab-static-graph">{marks}'
+        return (f'<div class="mlclab-static-graph">{self._static_marks()}'
                 f'<div style="font:12px sans-serif;color:#57606a">graph view: '
-                f'<b>{html.escape(self.view)}</b> (views: {names})</div>'
-                f'<div style="overflow:auto;max-height:600px">{svg}</div></div>')
+                f'<b>{html.escape(self.view)}</b> (views: {names}){_overview_note(current)}</div>'
+                f'<div style="overflow:auto;max-height:600px">{drawing}</div></div>')
 
     def _static_marks(self) -> str:
         # The static drawing cannot restyle nodes, so name the highlighted ones in text.
         bad = [nid for nid in self.highlight if nid in self.nodes]
         if not bad:
             return ""
-        items = ", ".join(html.escape(self.nodes[n].get("label") or n) for n in bad)
+        items = ", ".join(html.escape(node_label(self.nodes[n], n)) for n in bad)
         return f'<div style="font:12px sans-serif;color:#d1242f">highlighted: {items}</div>'
 
     def _repr_mimebundle_(self, **kwargs):
@@ -206,18 +240,34 @@ class GraphViewer(anywidget.AnyWidget):
         return data, metadata
 
 
-def _lines(text: str) -> list[str]:
-    return text.splitlines()
+def _overview_note(view: Mapping) -> str:
+    shown = view.get("overview")
+    if not shown:
+        return ""
+    return (f' · overview: {int(shown["shown"])} of {int(shown["total"])} nodes '
+            f"(groups folded, the start cut)")
+
+
+# ``let %x = ...``, ``x = ...`` and ``x: R.Tensor(...) = ...``: the name a line binds.
+_BINDING = re.compile(r"^\s*(?:let\s+)?%?([\w.]+)\s*(?::[^=]*)?=(?!=)")
+
+
+def binding_lines(text: str) -> dict:
+    """IR name -> the 1-based line of ``text`` that first binds it (one pass over the text:
+    looking each node up again would be quadratic in a 1,000-binding program)."""
+    lines: dict = {}
+    for i, line in enumerate(text.splitlines(), start=1):
+        m = _BINDING.match(line)
+        if m:
+            lines.setdefault(m.group(1), i)
+    return lines
 
 
 def find_binding_line(text: str, names: Iterable[str]) -> Optional[int]:
     """The 1-based line of ``text`` that binds any of ``names`` (``let %x = ...``, ``x = ...``,
     ``x: R.Tensor(...) = ...``), or None."""
+    lines = binding_lines(text)
     for name in names:
-        if not name:
-            continue
-        pattern = re.compile(rf"^\s*(?:let\s+)?%?{re.escape(name)}\s*(?::[^=]*)?=(?!=)")
-        for i, line in enumerate(_lines(text), start=1):
-            if pattern.match(line):
-                return i
+        if name and name in lines:
+            return lines[name]
     return None

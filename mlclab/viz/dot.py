@@ -2,16 +2,25 @@
 
 Every label is an HTML-like Graphviz label built from escaped text, so operator attributes,
 names and source lines can hold ``<``, ``&``, quotes or backslashes without breaking the DOT or
-the SVG. DOT node names are ``n0, n1, ...`` (a name like ``main:lv`` would read as a port); the
-model's node id goes into the ``id`` attribute, which Graphviz copies to the SVG element, so a
-viewer can map a click back to the node.
+the SVG; characters XML 1.0 forbids (a pasted ANSI colour escape, a lone surrogate) are
+replaced by visible stand-ins. DOT node names are ``n0, n1, ...`` (a name like ``main:lv``
+would read as a port); the model's node id goes into the ``id`` attribute, which Graphviz copies
+to the SVG element, so a viewer can map a click back to the node.
+
+Layout cost is bounded (issue 10): a value read by many nodes is drawn next to each of its
+readers (:data:`SHARED_USES`), big graphs get capped layout passes, and ``dot`` runs with a
+time limit (:func:`run_dot`), so no drawing can hang the kernel.
 """
 from __future__ import annotations
 
+import re
+import subprocess
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
+from ..lang.source import stand_in
 from .model import Graph, Node
 
 INSTALL_HINT = (
@@ -21,15 +30,47 @@ INSTALL_HINT = (
     "or https://graphviz.org/download/ (on Binder, add `graphviz` to binder/apt.txt)."
 )
 
+# The Graphviz program that lays graphs out (a module attribute so tests can point it at a
+# missing or slow program).
+DOT = "dot"
+
+# How long one layout may take before it is abandoned. With the bounds below, every shape
+# measured (benchmarks/graph_render.py) lays out in well under this; it is the guard for the
+# ones nobody measured.
+LAYOUT_TIMEOUT = 20.0
+
 
 class MissingDotWarning(UserWarning):
     """Graphviz's ``dot`` binary is missing; mlclab fell back to the terminal text."""
 
 
+class LayoutTimeout(TimeoutError):
+    """Graphviz took longer than its time limit; its process was stopped."""
+
+
+# Characters XML 1.0 forbids: C0 controls other than tab/newline/CR, lone surrogates, and
+# U+FFFE/U+FFFF. One of them in a label makes Graphviz write an SVG no parser reads, and a lone
+# surrogate cannot even be encoded to send it to ``dot``.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text) -> str:
+    """``text`` with every character XML 1.0 forbids replaced by a visible stand-in."""
+    return _NOT_XML.sub(lambda m: stand_in(m.group()), str(text))
+
+
 def html_escape(text) -> str:
     """Escape for a Graphviz HTML-like label (decimal entities: Graphviz knows them all)."""
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&#39;").replace("\n", " "))
+    return (xml_text(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&#39;").replace("\n", " ")
+            .replace("\r", " ").replace("\t", " "))
+
+
+def dot_string(text) -> str:
+    """Escape for a quoted DOT string (``id``, ``tooltip``): backslashes made literal."""
+    import graphviz
+
+    return graphviz.escape(xml_text(text).replace("\n", " ").replace("\r", " "))
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -74,6 +115,22 @@ EDGE_STYLE = {
     "branch": dict(style="dotted"),
 }
 
+# A value read by more than this many nodes is drawn once where it is defined and again, as a
+# small dashed copy, next to each further reader (as Netron and TensorBoard draw high fan-out
+# nodes). Its long edges are what made Graphviz explode: ``x + x + ... + x`` with 130 terms
+# is 130 edges spanning up to 130 ranks, 8,400 virtual nodes, and dot's x-placement (network
+# simplex on 16,900 nodes) ran 126 s; with copies every edge spans one rank (0.16 s). Up to 6
+# readers keep their edges: a lesson's shared value (a GELU reads h five times) stays one
+# node with fan-out, and a few long edges cost Graphviz little.
+SHARED_USES = 6
+
+# The SVG id of a copy: ``use<k>:<node id>`` (the viewer maps it back to the node).
+COPY_PREFIX = "use"
+
+
+def copy_id(node_id: str, k: int) -> str:
+    return f"{COPY_PREFIX}{k}:{node_id}"
+
 
 class DotPlotter:
     """Draws a ``Graph`` with Graphviz.
@@ -83,17 +140,20 @@ class DotPlotter:
     back to the terminal text next to ``filename`` (``.txt``) and warns how to install Graphviz.
     """
 
-    # From this many nodes on, Graphviz's network-simplex passes (ranking and x placement) are
-    # capped: on a 1,000-node residual net that halves dot's time (0.66 -> 0.37 s CPU) for a
-    # layout that is a little less straight, and keeps a big graph interactive.
+    # From this many nodes on, Graphviz's network-simplex passes (ranking and x placement) and
+    # its crossing minimisation are capped: on a 1,000-node residual net that halves dot's time
+    # (0.66 -> 0.37 s CPU) for a layout that is a little less straight.
     BIG_GRAPH = 400
+    BIG_GRAPH_ATTRS = {"nslimit": "0.2", "nslimit1": "0.2", "mclimit": "0.3",
+                       "remincross": "false"}
 
     def __init__(self, rankdir: str = "TB", show_attrs: bool = True, show_source: bool = True,
-                 max_label: int = 48):
+                 max_label: int = 48, shared_uses: int = SHARED_USES):
         self.rankdir = rankdir
         self.show_attrs = show_attrs
         self.show_source = show_source
         self.max_label = max_label
+        self.shared_uses = shared_uses
 
     def render(self, graph: Graph, filename: Optional[str] = None, format: Optional[str] = None):
         dot = self.digraph(graph)
@@ -105,7 +165,7 @@ class DotPlotter:
     def digraph(self, graph: Graph):
         import graphviz
 
-        dot = graphviz.Digraph(name=graph.name,
+        dot = graphviz.Digraph(name=xml_text(graph.name),
                                graph_attr={"rankdir": self.rankdir, "compound": "true",
                                            "fontname": "Helvetica", "fontsize": "11",
                                            "nodesep": "0.25", "ranksep": "0.35"},
@@ -113,61 +173,90 @@ class DotPlotter:
                                           "margin": "0.08,0.04", "height": "0.3"},
                                edge_attr={"fontname": "Helvetica", "fontsize": "9",
                                           "arrowsize": "0.7"})
-        if len(graph.nodes) >= self.BIG_GRAPH:
-            dot.graph_attr.update(nslimit="0.2", nslimit1="0.2")
         names = {nid: f"n{i}" for i, nid in enumerate(graph.nodes)}
-        cluster_names = {cid: f"cluster_{i}" for i, cid in enumerate(graph.clusters)}
-        members: dict = {cid: [] for cid in graph.clusters}
-        top = []
-        for node in graph.nodes.values():
-            (members[node.group] if node.group in members else top).append(node)
-        children: dict = {cid: [] for cid in graph.clusters}
-        roots = []
-        for cid, c in graph.clusters.items():
-            (children[c.parent] if c.parent in children else roots).append(cid)
-
+        # Positional cluster names keep DOT free of user text; the model id travels in ``id``.
+        clusters = {cid: f"cluster_{i}" for i, cid in enumerate(graph.clusters)}
+        nodes, edges = self._statements(graph, names, clusters)
+        if sum(map(len, nodes.values())) >= self.BIG_GRAPH:
+            dot.graph_attr.update(self.BIG_GRAPH_ATTRS)
         # The statements are written straight into the Digraph's body: going through
         # ``Digraph.node``/``edge`` re-quotes every attribute and costs more than Graphviz's own
-        # layout on a 1,000-node graph. ``_stmt`` quotes exactly as ``graphviz`` does.
-        body = dot.body
+        # layout on a 1,000-node graph. ``_attr_list`` quotes exactly as ``graphviz`` does.
+        self._write_clusters(dot.body, graph, nodes, clusters)
+        dot.body.extend(edges)
+        return dot
 
-        def fill(cid, indent):
-            pad = "\t" * indent
-            for node in members.get(cid, ()) if cid else top:
-                body.append(f"{pad}{names[node.id]} {_attr_list(self.node_attrs(node))}\n")
-            for child in (children[cid] if cid else roots):
-                c = graph.clusters[child]
-                attrs = {"label": f"<{html_escape(_shorten(c.label, 2 * self.max_label))}>",
-                         "id": graphviz.escape(f"cluster:{c.id}"), "fontsize": "10",
-                         "labeljust": "l", **CLUSTER_STYLE.get(c.kind, {})}
-                body.append(f"{pad}subgraph {cluster_names[child]} {{\n")
-                body.append(f"{pad}\tgraph {_attr_list(attrs)}\n")
-                fill(child, indent + 1)
-                body.append(f"{pad}}}\n")
-
-        fill(None, 1)
-        let_view = graph.view == "let"
+    def _statements(self, graph: Graph, names: dict, clusters: dict) -> tuple[dict, list]:
+        """``({cluster id or None: [node statement]}, [edge statement])``, with the copies of
+        widely shared values placed in their readers' clusters."""
+        nodes: dict = {}
+        for node in graph.nodes.values():
+            nodes.setdefault(node.group, []).append(
+                f"{names[node.id]} {_attr_list(self.node_attrs(node))}\n")
+        shared = self.shared_values(graph)
+        uses: Counter = Counter()
+        let_view = graph.layout == "sequence"
+        edges = []
         for e in graph.edges:
             attrs = dict(EDGE_STYLE.get(e.kind, {}))
             if e.label:
                 attrs["label"] = f"<{html_escape(e.label)}>"
+            src = names[e.src]
+            if e.kind == "data" and e.src in shared:
+                uses[e.src] += 1
+                if uses[e.src] > 1:
+                    # A copy next to the reader; the edge spans one rank and pulls the layout.
+                    src = f"{src}u{uses[e.src]}"
+                    reader = graph.nodes[e.dst]
+                    nodes.setdefault(reader.group, []).append(
+                        f"{src} {_attr_list(self.copy_attrs(graph.nodes[e.src], uses[e.src]))}\n")
+                    attrs.update(style="dashed", color="#6b7280")
+                    edges.append(f"\t{src} -> {names[e.dst]} {_attr_list(attrs)}\n")
+                    continue
             if let_view and e.kind == "data":
                 # In ANF the order is the seq chain; def-use links are drawn light and do not
                 # pull the layout, so the chain stays a straight column.
                 attrs.update(style="dashed", color="#9ca3af", constraint="false")
             if e.kind == "call":
                 callee = graph.nodes[e.dst].group
-                if callee in cluster_names:
-                    attrs["lhead"] = cluster_names[callee]
-            stmt = f"\t{names[e.src]} -> {names[e.dst]}"
-            body.append(f"{stmt} {_attr_list(attrs)}\n" if attrs else stmt + "\n")
-        return dot
+                if callee in clusters:
+                    attrs["lhead"] = clusters[callee]
+            stmt = f"\t{src} -> {names[e.dst]}"
+            edges.append(f"{stmt} {_attr_list(attrs)}\n" if attrs else stmt + "\n")
+        return nodes, edges
+
+    def shared_values(self, graph: Graph) -> set:
+        """Ids of the nodes whose value more than ``shared_uses`` nodes read."""
+        readers = Counter(e.src for e in graph.edges if e.kind == "data")
+        return {nid for nid, n in readers.items() if n > self.shared_uses}
+
+    def _write_clusters(self, body: list, graph: Graph, nodes: dict, names: dict) -> None:
+        children: dict = {cid: [] for cid in graph.clusters}
+        roots = []
+        for cid, c in graph.clusters.items():
+            (children[c.parent] if c.parent in children else roots).append(cid)
+        # Nodes whose group is not a known cluster are drawn at the top level.
+        top = [s for cid, stmts in nodes.items() if cid not in graph.clusters for s in stmts]
+
+        def fill(cid, indent):
+            pad = "\t" * indent
+            body.extend(pad + s for s in (nodes.get(cid, ()) if cid else top))
+            for child in (children[cid] if cid else roots):
+                body.append(f"{pad}subgraph {names[child]} {{\n")
+                body.append(f"{pad}\tgraph {_attr_list(self.cluster_attrs(graph.clusters[child]))}\n")
+                fill(child, indent + 1)
+                body.append(f"{pad}}}\n")
+
+        fill(None, 1)
+
+    def cluster_attrs(self, c) -> dict:
+        return {"label": f"<{html_escape(_shorten(c.label, 2 * self.max_label))}>",
+                "id": dot_string(f"cluster:{c.id}"), "fontsize": "10",
+                "labeljust": "l", **CLUSTER_STYLE.get(c.kind, {})}
 
     def node_attrs(self, node: Node) -> dict:
-        import graphviz
-
         attrs = dict(NODE_STYLE.get(node.kind, NODE_STYLE["op"]))
-        attrs["id"] = graphviz.escape(node.id)
+        attrs["id"] = dot_string(node.id)
         attrs["label"] = "<" + self.label(node) + ">"
         if node.recomputed:
             attrs.update(style="rounded,filled,dashed", fillcolor="#fce7f3", color="#be185d")
@@ -176,9 +265,22 @@ class DotPlotter:
         if node.is_output:
             attrs["peripheries"] = "2"
         if node.source is not None and node.source.source_line:
-            attrs["tooltip"] = graphviz.escape(
-                f"line {node.source.lineno}: {node.source.source_line.strip()}")
+            # Capped: a 1,000-term line would otherwise be copied into every node's tooltip.
+            attrs["tooltip"] = dot_string(_shorten(
+                f"line {node.source.lineno}: {node.source.source_line.strip()}", 4 * self.max_label))
         return attrs
+
+    def copy_attrs(self, node: Node, k: int) -> dict:
+        """A small dashed stand-in for a widely shared ``node`` at its ``k``-th reader."""
+        style = NODE_STYLE.get(node.kind, NODE_STYLE["op"])
+        name = node.op if node.kind in ("param", "const") or not node.name else f"%{node.name}"
+        return {"shape": style["shape"], "style": "dashed,filled" if "filled" in style["style"]
+                else "dashed", "fillcolor": style.get("fillcolor", "#ffffff"),
+                "fontsize": "9", "height": "0.2", "margin": "0.04,0.02",
+                "id": dot_string(copy_id(node.id, k)), "class": "mlclab-copy",
+                "label": f"<{html_escape(_shorten(name, self.max_label))}>",
+                "tooltip": dot_string(f"{_shorten(name, self.max_label)}: drawn again at each "
+                                      f"use, since many nodes read it")}
 
     def label(self, node: Node) -> str:
         """The node card: operator, attributes, ``%name: type``, the DSL line, flags."""
@@ -211,10 +313,11 @@ class DotPlotter:
         return f'<table border="0" cellborder="0" cellspacing="0" cellpadding="1">{cells}</table>'
 
 
+
 def _quote(value: str) -> str:
     """A DOT attribute value: HTML-like labels (``<...>``) as they are, the rest quoted.
 
-    Values that hold user text went through ``graphviz.escape`` (every backslash doubled), so
+    Values that hold user text went through ``dot_string`` (every backslash doubled), so
     every quote here is a real quote and gets its backslash.
     """
     if value.startswith("<") and value.endswith(">"):
@@ -226,8 +329,38 @@ def _attr_list(attrs: dict) -> str:
     return "[" + " ".join(f"{k}={_quote(str(v))}" for k, v in attrs.items()) + "]"
 
 
+def run_dot(source: str, format: str = "svg", timeout: Optional[float] = None) -> bytes:
+    """Lay ``source`` out with Graphviz and return the output; ``dot`` is stopped after
+    ``timeout`` seconds (``LayoutTimeout``; None: no limit). Raises ``graphviz.ExecutableNotFound`` without
+    Graphviz and ``graphviz.CalledProcessError`` when ``dot`` fails."""
+    import graphviz
+
+    cmd = [DOT, f"-T{format}"]
+    try:
+        proc = subprocess.run(cmd, input=xml_text(source).encode("utf-8"), capture_output=True,
+                              timeout=timeout)
+    except FileNotFoundError as err:
+        raise graphviz.ExecutableNotFound(cmd) from err
+    except subprocess.TimeoutExpired as err:
+        # subprocess.run has already killed dot: nothing keeps running behind the student.
+        raise LayoutTimeout(f"Graphviz's layout took over {timeout:g} s and was stopped") from err
+    if proc.returncode:
+        raise graphviz.CalledProcessError(proc.returncode, cmd, output=proc.stdout,
+                                          stderr=proc.stderr)
+    return proc.stdout
+
+
+def svg_text(dot, timeout: Optional[float] = None) -> str:
+    """The SVG of a ``graphviz`` graph, laid out within ``timeout`` seconds (default
+    :data:`LAYOUT_TIMEOUT`)."""
+    return run_dot(dot.source, "svg", LAYOUT_TIMEOUT if timeout is None else timeout).decode("utf-8")
+
+
 def write(dot, graph: Graph, filename, format: Optional[str] = None) -> str:
-    """Write ``dot`` to ``filename``; without the ``dot`` binary, write the text form instead."""
+    """Write ``dot`` to ``filename``; without the ``dot`` binary, write the text form instead.
+
+    A file was asked for explicitly, so its layout has no time limit.
+    """
     import graphviz
 
     path = Path(filename)
@@ -238,10 +371,10 @@ def write(dot, graph: Graph, filename, format: Optional[str] = None) -> str:
         path.write_text(TermPlotter().render(graph), encoding="utf-8")
         return str(path)
     if fmt in ("dot", "gv"):
-        path.write_text(dot.source, encoding="utf-8")
+        path.write_text(xml_text(dot.source), encoding="utf-8")
         return str(path)
     try:
-        data = dot.pipe(format=fmt)
+        data = run_dot(dot.source, fmt, timeout=None)
     except graphviz.ExecutableNotFound:
         from .term import TermPlotter
 

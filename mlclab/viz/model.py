@@ -15,6 +15,11 @@ from .relax_info import SourceInfo
 
 # Node kinds. "op" is an operator call, "call" a call of another function, "fused" a call of a
 # fused kernel, "collapsed" a cluster folded into one node, "elided" stands for nodes cut away.
+# Layout intents. "dataflow": a DAG, a shared value is one node with fan-out; "tree": every
+# occurrence is its own node; "sequence": each scope lists its bindings in order (``seq`` edges
+# are the spine, data edges only annotate).
+LAYOUTS = ("dataflow", "tree", "sequence")
+
 NODE_KINDS = ("param", "const", "op", "call", "fused", "tuple", "getitem", "if", "closure",
               "alias", "match_cast", "return", "collapsed", "elided")
 
@@ -74,11 +79,13 @@ class Cluster:
 @dataclass
 class Graph:
     name: str
-    view: str = "dataflow"           # "dataflow", "tree" or "let"
+    view: str = "dataflow"           # the registered view that made it (mlclab.viz.registry)
     nodes: dict = field(default_factory=dict)        # id -> Node, in insertion order
     edges: list = field(default_factory=list)
     clusters: dict = field(default_factory=dict)     # id -> Cluster, in insertion order
     outputs: list = field(default_factory=list)      # node ids of function results
+    # How plotters lay it out, so they never ask which view made it: one of LAYOUTS.
+    layout: str = "dataflow"
 
     # ------------------------------------------------------------------ building
     def add_node(self, node: Node) -> Node:
@@ -119,7 +126,7 @@ class Graph:
         return path[::-1]
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "view": self.view,
+        return {"name": self.name, "view": self.view, "layout": self.layout,
                 "nodes": [n.to_dict() for n in self.nodes.values()],
                 "edges": [e.to_dict() for e in self.edges],
                 "clusters": [c.to_dict() for c in self.clusters.values()],
@@ -129,7 +136,7 @@ class Graph:
         return len(self.nodes)
 
     def copy(self) -> "Graph":
-        out = Graph(self.name, self.view, outputs=list(self.outputs))
+        out = Graph(self.name, self.view, outputs=list(self.outputs), layout=self.layout)
         out.nodes = {nid: _copy(n) for nid, n in self.nodes.items()}
         out.edges = [Edge(**e.__dict__) for e in self.edges]
         out.clusters = {cid: Cluster(**c.__dict__) for cid, c in self.clusters.items()}
@@ -150,7 +157,7 @@ class Graph:
                 if c.kind in kinds and anc not in keep:
                     fold_of[cid] = anc
                     break
-        out = Graph(self.name, self.view, outputs=[])
+        out = Graph(self.name, self.view, outputs=[], layout=self.layout)
         node_map: dict[str, str] = {}
         for cid, c in self.clusters.items():
             if cid not in fold_of:
@@ -205,7 +212,8 @@ class Graph:
         keep = {nid for nid, d in dist.items() if d <= depth}
         if not self.outputs:             # nothing to measure from: keep everything
             keep = set(self.nodes)
-        out = Graph(self.name, self.view, outputs=[o for o in self.outputs if o in keep])
+        out = Graph(self.name, self.view, outputs=[o for o in self.outputs if o in keep],
+                    layout=self.layout)
         for c in self.clusters.values():
             out.add_cluster(Cluster(c.id, c.label, c.kind, c.parent))
         for nid, node in self.nodes.items():

@@ -15,85 +15,20 @@ Each accepts an mlclab ``CompiledFunction``, a ``relax.Function`` or an ``IRModu
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional
 
+from .dataflow_walk import DataflowWalk
 from .model import Cluster, Graph, Node
-from .relax_info import (call_attrs, call_tir_callee, const_text, format_type,
-                         is_primitive, is_tensor_const, literal, op_name, resolve, value_ids)
-
-
-@dataclass
-class Described:
-    """A binding value reduced to what every view shows: a kind, a headline and its arguments."""
-
-    kind: str
-    op: str
-    attrs: dict
-    args: list = field(default_factory=list)   # each: ("expr", relax expr) or ("lit", text)
-
-
-def describe(value, mod=None) -> Described:
-    """Classify one bound value. Non-tensor leaves (shapes, dtypes, strings) become literals."""
-    from tvm import relax, tirx
-
-    if isinstance(value, relax.Call):
-        callee = call_tir_callee(value)
-        if callee is not None:
-            args = value.args[1]
-            fields = list(args.fields) if isinstance(args, relax.Tuple) else [args]
-            attrs = {"via": op_name(value)}
-            attrs.update(call_attrs(value))
-            extra = [_arg(a) for a in value.args[2:]]
-            kind = "fused" if callee.startswith("fused_") else "op"
-            return Described(kind, callee, attrs, [_arg(f) for f in fields] + extra)
-        kind = "op"
-        if isinstance(value.op, relax.GlobalVar):
-            target = _lookup(mod, value.op)
-            if isinstance(target, relax.Function):
-                kind = "fused" if is_primitive(target) else "call"
-            elif isinstance(target, tirx.PrimFunc) and value.op.name_hint.startswith("fused_"):
-                kind = "fused"
-        return Described(kind, op_name(value), call_attrs(value), [_arg(a) for a in value.args])
-    if isinstance(value, relax.Tuple):
-        return Described("tuple", "Tuple", {}, [_arg(f) for f in value.fields])
-    if isinstance(value, relax.TupleGetItem):
-        return Described("getitem", "TupleGetItem", {"index": str(value.index)},
-                         [_arg(value.tuple_value)])
-    if isinstance(value, relax.If):
-        return Described("if", "if", {}, [_arg(value.cond)])
-    if isinstance(value, relax.Function):
-        return Described("closure", "fn", {}, [])
-    if isinstance(value, relax.Var):
-        return Described("alias", "=", {}, [_arg(value)])
-    if is_tensor_const(value):
-        return Described("const", const_text(value) or "const", {}, [])
-    text = literal(value)
-    return Described("const", text if text is not None else type(value).__name__, {}, [])
-
-
-def _arg(expr):
-    from tvm import relax
-
-    if isinstance(expr, relax.Var) or is_tensor_const(expr) or isinstance(expr, relax.Tuple):
-        return ("expr", expr)
-    text = literal(expr)
-    return ("lit", text if text is not None else type(expr).__name__)
-
-
-def _lookup(mod, gv):
-    if mod is None:
-        return None
-    try:
-        return mod[gv]
-    except Exception:    # a GlobalVar from another module: nothing to look up
-        return None
+from .registry import register_view
+from .relax_info import (Described, arg, const_text, describe, format_type, is_primitive,
+                         is_tensor_const, literal, lookup, resolve, value_ids)
 
 
 class RelaxParser:
     """Base of the parsers: resolves the input and gives nodes their ids, names and sources."""
 
     view = "dataflow"
+    layout = "dataflow"             # the Graph's layout intent (mlclab.viz.model.LAYOUTS)
 
     def parse(self, obj, function: Optional[str] = None, params: Optional[dict] = None) -> Graph:
         """``params`` maps parameter names to arrays bound to them (weights): drawn as constants."""
@@ -101,7 +36,12 @@ class RelaxParser:
         self.subject = subject
         self.mod = subject.mod
         self.params = dict(params or {})
-        self.graph = Graph(subject.name, self.view)
+        unknown = set(self.params) - {p.name for p in subject.function.params}
+        if unknown:
+            raise ValueError(f"params: {subject.name} has no parameter "
+                             f"{', '.join(map(repr, sorted(unknown)))}; it has "
+                             f"{', '.join(p.name for p in subject.function.params)}")
+        self.graph = Graph(subject.name, self.view, layout=self.layout)
         self._ids = {}
         self._const_count = 0
         self._build()
@@ -143,18 +83,18 @@ class RelaxParser:
         node.text = text or f"const {node.type}"
         return self.graph.add_node(node)
 
-    def _binding_node(self, binding, vid, group):
+    def _binding_node(self, binding, vid, group, d: Optional[Described] = None):
         """The node for one binding and its description (a MatchCast shows as one)."""
         from tvm import relax
 
         var, value = binding.var, binding.value
-        d = describe(value, self.mod)
+        d = d or describe(value, self.mod)
         node = Node(self._unique(vid), d.kind, d.op, name=var.name, value=vid,
                     type=format_type(var.ty), attrs=d.attrs, group=group,
                     source=self._source(var, value))
         if isinstance(binding, relax.MatchCast):
             node.kind, node.op = "match_cast", "match_cast"
-            d = Described("match_cast", "match_cast", {}, [_arg(value)])
+            d = Described("match_cast", "match_cast", {}, [arg(value)])
         return node, d
 
     def _unique(self, nid):
@@ -166,8 +106,12 @@ class RelaxParser:
         return f"{nid}~{k}"
 
 
-class DataflowParser(RelaxParser):
-    """Graph binding: one node per value, shared values fan out; functions as clusters."""
+class DataflowParser(RelaxParser, DataflowWalk):
+    """Graph binding: one node per value, shared values fan out; functions as clusters.
+
+    It walks the IR as ``DataflowWalk`` reads it (the pipeline's value tracking walks the same
+    way); the hooks below draw each piece.
+    """
 
     view = "dataflow"
 
@@ -175,169 +119,96 @@ class DataflowParser(RelaxParser):
         self.inline_fused = inline_fused
 
     def _build(self):
-        self._consts = {}           # tensor constant -> node id (a constant used twice is one node)
         self._call_edges = []       # (call node id, callee name), drawn once all functions are in
         self._outputs_of = {}       # function name -> its result node id
-        drawn, pending, rest = set(), [self.subject.name], list(self.subject.also)
-        while pending or rest:      # the shown function first, then what it calls, breadth-first
-            fname = pending.pop(0) if pending else rest.pop(0)
-            if fname in drawn:
-                continue
-            drawn.add(fname)
-            cid = self._function_cluster(fname)
-            func = self.mod[fname]
-            env = {p: self._param_node(fname, p, self._ids_of(fname)[p], cid).id
-                   for p in func.params}
-            out = self._seq(fname, fname, func.body, env, cid)
-            if out is not None:
-                self.graph.nodes[out].is_output = True
-                self.graph.outputs.append(out)
-                self._outputs_of[fname] = out
-            pending += [callee for _, callee in self._call_edges if callee not in drawn]
+        self.walk(self.subject)
         for call_node, callee in self._call_edges:
             target = self._outputs_of.get(callee)
             if target is not None:
                 self.graph.add_edge(call_node, target, 0, "call", "calls")
 
-    def _seq(self, fname, owner, seq, env, group) -> Optional[str]:
-        from tvm import relax
+    # ------------------------------------------------------------------ walk hooks
+    def function_group(self, fname) -> str:
+        return self._function_cluster(fname)
 
-        if not isinstance(seq, relax.SeqExpr):
-            return self._leaf(fname, owner, seq, env, group, out=True)
-        for block in seq.blocks:
-            for binding in block.bindings:
-                self._binding(fname, owner, binding, env, group)
-        return self._leaf(fname, owner, seq.body, env, group, out=True)
+    def fused_group(self, callee, group) -> str:
+        cid, k = f"{group}/{callee}", 1
+        while cid in self.graph.clusters:
+            k += 1
+            cid = f"{group}/{callee}#{k}"
+        return self.graph.add_cluster(Cluster(cid, callee, "fused", group)).id
 
-    def _leaf(self, fname, owner, expr, env, group, out=False) -> Optional[str]:
-        """The node for an argument or a returned expression."""
-        from tvm import relax
+    def branch_group(self, nid, label, group) -> str:
+        return self.graph.add_cluster(Cluster(f"{nid}/{label}", label, label, group)).id
 
-        if isinstance(expr, relax.Var):
-            if expr not in env:       # a free variable (closure capture): draw it where used
-                env[expr] = self._param_node_free(fname, expr, group).id
-            return env[expr]
-        if is_tensor_const(expr):
-            if expr not in self._consts:
-                self._consts[expr] = self._const_node(expr, group).id
-            return self._consts[expr]
-        # A returned tuple or literal is not bound to a var: draw it as a return node.
-        d = describe(expr, self.mod)
+    def closure_group(self, nid, var, group) -> str:
+        return self.graph.add_cluster(Cluster(f"{nid}/fn", f"fn {var.name}", "closure", group)).id
+
+    def param(self, fname, var, vid, group) -> str:
+        return self._param_node(fname, var, vid, group).id
+
+    def free_var(self, fname, var, group) -> str:
+        nid = self._unique(f"{fname}:{var.name}")
+        return self.graph.add_node(Node(nid, "param", var.name, name=var.name, value=nid,
+                                        type=format_type(var.ty), group=group,
+                                        attrs={"free": "true"})).id
+
+    def closure_param(self, fname, var, group) -> str:
+        pid = self._unique(f"{fname}:{var.name}")
+        return self.graph.add_node(Node(pid, "param", var.name, name=var.name, value=pid,
+                                        type=format_type(var.ty), group=group)).id
+
+    def const(self, expr, group) -> str:
+        return self._const_node(expr, group).id
+
+    def result(self, owner, expr, d, out, group) -> str:
+        # A returned tuple or literal is not bound to a var: drawn as a return node.
         nid = self._unique(f"{owner}:return")
         node = self.graph.add_node(Node(nid, "return" if out else d.kind, d.op, value=nid,
                                         type=format_type(getattr(expr, "ty", None)),
                                         attrs=d.attrs, group=group))
-        self._connect(fname, owner, nid, d.args, env, group)
-        node.text = f"{d.op}(" + ", ".join(self._arg_names(d.args, env)) + ")"
+        node.text = f"{d.op}(" + ", ".join(_arg_names(d.args)) + ")"
         return nid
 
-    def _param_node_free(self, fname, var, group):
-        nid = self._unique(f"{fname}:{var.name}")
-        node = Node(nid, "param", var.name, name=var.name, value=nid, type=format_type(var.ty),
-                    group=group, attrs={"free": "true"})
-        return self.graph.add_node(node)
-
-    def _arg_names(self, args, env):
-        names = []
-        for kind, x in args:
-            if kind == "lit":
-                names.append(x)
-            else:
-                names.append(_expr_name(x, env, self.graph))
-        return names
-
-    def _connect(self, fname, owner, nid, args, env, group):
-        from tvm import relax
-
-        index = 0
-        for kind, x in args:
-            if kind == "lit":
-                continue
-            fields = list(x.fields) if isinstance(x, relax.Tuple) else [x]
-            for f in fields:
-                src = self._leaf(fname, owner, f, env, group)
-                if src is not None:
-                    self.graph.add_edge(src, nid, index)
-                index += 1
-
-    def _binding(self, fname, owner, binding, env, group):
-        from tvm import relax
-
-        var, value = binding.var, binding.value
-        vid = self._ids_of(fname)[var] if var in self._ids_of(fname) else f"{fname}:{var.name}"
-        if owner != fname:
-            # Inside an inlined fused group: the value belongs to the caller, under the group's
-            # name, since the group's own names (``gv``) may repeat the caller's.
-            vid = f"{owner}:{fname}/{var.name}"
-        if isinstance(value, relax.Var) and value in env:
-            env[var] = env[value]          # an alias adds no computation: same node
-            return
-        if isinstance(value, relax.Call) and self.inline_fused \
-                and describe(value, self.mod).kind == "fused" \
-                and isinstance(_lookup(self.mod, value.op), relax.Function):
-            env[var] = self._inline(fname, owner, value, env, group, var)
-            return
-        node, d = self._binding_node(binding, vid, group)
-        nid = node.id
+    def binding(self, binding, vid, d, group) -> tuple:
+        node, d = self._binding_node(binding, vid, group, d)
         self.graph.add_node(node)
-        env[var] = nid
+        name, value = binding.var.name, binding.value
         if d.kind == "if":
-            self._connect(fname, owner, nid, d.args, env, group)
-            for label, branch in (("then", value.true_branch), ("else", value.false_branch)):
-                bid = f"{nid}/{label}"
-                self.graph.add_cluster(Cluster(bid, label, label, group))
-                res = self._seq(fname, owner, branch, dict(env), bid)
-                if res is not None:
-                    self.graph.add_edge(res, nid, 1 if label == "then" else 2, "branch", label)
-            node.text = f"{var.name} = if ({_expr_name(value.cond, env, self.graph)}) ..."
-            return
-        if d.kind == "closure":
-            cid = f"{nid}/fn"
-            self.graph.add_cluster(Cluster(cid, f"fn {var.name}", "closure", group))
-            inner = dict(env)
-            for p in value.params:
-                pid = self._unique(f"{fname}:{p.name}")
-                self.graph.add_node(Node(pid, "param", p.name, name=p.name, value=pid,
-                                         type=format_type(p.ty), group=cid))
-                inner[p] = pid
-            res = self._seq(fname, owner, value.body, inner, cid)
-            if res is not None:
-                self.graph.add_edge(res, nid, 0, "branch", "body")
-            node.text = f"{var.name} = fn (...)"
-            return
-        self._connect(fname, owner, nid, d.args, env, group)
-        node.text = _binding_text(var.name, d, self._arg_names(d.args, env))
-        if d.kind == "call" and isinstance(value.op, relax.GlobalVar):
-            callee = value.op.name_hint
-            if isinstance(_lookup(self.mod, value.op), relax.Function):
-                self._call_edges.append((nid, callee))
+            node.text = f"{name} = if ({_expr_name(value.cond)}) ..."
+        elif d.kind == "closure":
+            node.text = f"{name} = fn (...)"
+        else:
+            node.text = _binding_text(name, d, _arg_names(d.args))
+        return node.id, d
 
-    def _inline(self, fname, owner, call, env, group, var):
-        """Draw a fused group's body in its own cluster, its params bound to the call's args."""
-        callee = call.op.name_hint
-        func = self.mod[callee]
-        cid = self._unique_cluster(f"{group}/{callee}")
-        self.graph.add_cluster(Cluster(cid, callee, "fused", group))
-        inner = {}
-        for p, a in zip(func.params, call.args):
-            inner[p] = self._leaf(fname, owner, a, env, group)
-        return self._seq(callee, owner, func.body, inner, cid)
+    def edge(self, src, dst, index):
+        self.graph.add_edge(src, dst, index)
 
-    def _unique_cluster(self, cid):
-        k, base = 1, cid
-        while cid in self.graph.clusters:
-            k += 1
-            cid = f"{base}#{k}"
-        return cid
+    def branch_edge(self, src, dst, index, label):
+        self.graph.add_edge(src, dst, index, "branch", label)
+
+    def call(self, nid, callee):
+        self._call_edges.append((nid, callee))
+
+    def output(self, fname, nid):
+        self.graph.nodes[nid].is_output = True
+        self.graph.outputs.append(nid)
+        self._outputs_of[fname] = nid
 
 
-def _expr_name(expr, env, graph):
+def _arg_names(args) -> list:
+    return [_expr_name(x) if kind == "expr" else x for kind, x in args]
+
+
+def _expr_name(expr) -> str:
+    """An argument as binding text names it: a var, a tuple of them, a constant or literal."""
     from tvm import relax
 
     if isinstance(expr, relax.Var):
         return expr.name
     if isinstance(expr, relax.Tuple):
-        return "(" + ", ".join(_expr_name(f, env, graph) for f in expr.fields) + ")"
+        return "(" + ", ".join(_expr_name(f) for f in expr.fields) + ")"
     if is_tensor_const(expr):
         return const_text(expr) or "const"
     text = literal(expr)
@@ -364,6 +235,7 @@ class TreeParser(RelaxParser):
     """
 
     view = "tree"
+    layout = "tree"
 
     def __init__(self, max_nodes: int = 2000):
         self.max_nodes = max_nodes
@@ -435,12 +307,11 @@ class TreeParser(RelaxParser):
             node = Node(nid, d.kind, d.op, name=expr.name, value=vid, type=format_type(expr.ty),
                         attrs=d.attrs, group=group, recomputed=seen[vid] > 1,
                         source=self._source(expr, value))
-            node.text = _binding_text(expr.name, d, [_expr_name(x, {}, None) if k == "expr"
-                                                     else x for k, x in d.args])
+            node.text = _binding_text(expr.name, d, _arg_names(d.args))
             self.graph.add_node(node)
             children = self._arg_children(d.args)
             if d.kind == "if":
-                node.text = f"{expr.name} = if ({_expr_name(value.cond, {}, None)}) ..."
+                node.text = f"{expr.name} = if ({_expr_name(value.cond)}) ..."
                 for pos, label, branch in ((1, "then", value.true_branch),
                                            (2, "else", value.false_branch)):
                     bid = f"{nid}/{label}"
@@ -478,6 +349,7 @@ class LetParser(RelaxParser):
     """
 
     view = "let"
+    layout = "sequence"
 
     def _build(self):
         self._call_edges = []       # (let node id, callee name)
@@ -511,66 +383,76 @@ class LetParser(RelaxParser):
         """Lay out one scope; returns the ids of its first and last nodes."""
         from tvm import relax
 
-        first = None
-        bindings = []
+        bindings, result = [], seq
         if isinstance(seq, relax.SeqExpr):
             bindings = [b for block in seq.blocks for b in block.bindings]
             result = seq.body
-        else:
-            result = seq
-        ids = self._ids_of(fname)
+        first = None
         for b in bindings:
-            var, value = b.var, b.value
-            node, d = self._binding_node(b, ids.get(var, f"{fname}:{var.name}"), group)
-            nid = node.id
-            self.graph.add_node(node)
-            if prev is not None:
-                self.graph.add_edge(prev, nid, 0, "seq")
-            first = first or nid
-            self._uses(nid, d.args, env)
-            env[var] = nid
-            names = [_expr_name(x, {}, None) if k == "expr" else x for k, x in d.args]
-            node.text = "let " + _binding_text(var.name, d, names)
-            if d.kind == "if":
-                node.text = f"let {var.name} = if ({names[0]}) ..."
-                for label, branch in (("then", value.true_branch), ("else", value.false_branch)):
-                    bid = f"{nid}/{label}"
-                    self.graph.add_cluster(Cluster(bid, label, label, group))
-                    head, _ = self._scope(fname, branch, dict(env), bid, None)
-                    self.graph.add_edge(nid, head, 0, "branch", label)
-            elif d.kind == "closure":
-                cid = f"{nid}/fn"
-                self.graph.add_cluster(Cluster(cid, f"fn {var.name}", "closure", group))
-                inner, pprev = dict(env), None
-                for p in value.params:
-                    pid = self._unique(f"{fname}:{p.name}")
-                    self.graph.add_node(Node(pid, "param", p.name, name=p.name, value=pid,
-                                             type=format_type(p.ty), group=cid))
-                    if pprev is not None:
-                        self.graph.add_edge(pprev, pid, 0, "seq")
-                    inner[p], pprev = pid, pid
-                self._scope(fname, value.body, inner, cid, pprev)
-                node.text = f"let {var.name} = fn (...)"
-            elif d.kind == "call" and isinstance(value.op, relax.GlobalVar) \
-                    and isinstance(_lookup(self.mod, value.op), relax.Function):
-                self._call_edges.append((nid, value.op.name_hint))
-            prev = nid
-        # The scope's result: what the tail of the let chain returns.
+            nid = self._let(fname, b, env, group, prev)
+            first, prev = first or nid, nid
+        rid = self._result(fname, result, env, group, prev)
+        return first or rid, rid
+
+    def _let(self, fname, binding, env, group, prev) -> str:
+        """One ``let`` of a scope (chained after ``prev``), with the scopes it opens."""
+        from tvm import relax
+
+        var, value = binding.var, binding.value
+        node, d = self._binding_node(binding, self._ids_of(fname).get(var, f"{fname}:{var.name}"),
+                                     group)
+        nid = node.id
+        self.graph.add_node(node)
+        if prev is not None:
+            self.graph.add_edge(prev, nid, 0, "seq")
+        self._uses(nid, d.args, env)
+        env[var] = nid
+        names = _arg_names(d.args)
+        node.text = "let " + _binding_text(var.name, d, names)
+        if d.kind == "if":
+            node.text = f"let {var.name} = if ({names[0]}) ..."
+            for label, branch in (("then", value.true_branch), ("else", value.false_branch)):
+                bid = f"{nid}/{label}"
+                self.graph.add_cluster(Cluster(bid, label, label, group))
+                head, _ = self._scope(fname, branch, dict(env), bid, None)
+                self.graph.add_edge(nid, head, 0, "branch", label)
+        elif d.kind == "closure":
+            node.text = f"let {var.name} = fn (...)"
+            cid = f"{nid}/fn"
+            self.graph.add_cluster(Cluster(cid, f"fn {var.name}", "closure", group))
+            inner, pprev = dict(env), None
+            for p in value.params:
+                pid = self._unique(f"{fname}:{p.name}")
+                self.graph.add_node(Node(pid, "param", p.name, name=p.name, value=pid,
+                                         type=format_type(p.ty), group=cid))
+                if pprev is not None:
+                    self.graph.add_edge(pprev, pid, 0, "seq")
+                inner[p], pprev = pid, pid
+            self._scope(fname, value.body, inner, cid, pprev)
+        elif d.kind == "call" and isinstance(value.op, relax.GlobalVar) \
+                and isinstance(lookup(self.mod, value.op), relax.Function):
+            self._call_edges.append((nid, value.op.name_hint))
+        return nid
+
+    def _result(self, fname, result, env, group, prev) -> str:
+        """The scope's result: what the tail of the let chain returns."""
+        from tvm import relax
+
         rid = self._unique(f"{fname}:return")
-        d = describe(result, self.mod) if not isinstance(result, relax.Var) else None
-        node = Node(rid, "return", "return", value=ids.get(result, rid), group=group,
-                    name=result.name if isinstance(result, relax.Var) else None,
+        is_var = isinstance(result, relax.Var)
+        node = Node(rid, "return", "return", value=self._ids_of(fname).get(result, rid),
+                    group=group, name=result.name if is_var else None,
                     type=format_type(getattr(result, "ty", None)))
-        node.text = _expr_name(result, {}, None)
+        node.text = _expr_name(result)
         self.graph.add_node(node)
         if prev is not None:
             self.graph.add_edge(prev, rid, 0, "seq")
-        if isinstance(result, relax.Var):
+        if is_var:
             if result in env:
                 self.graph.add_edge(env[result], rid, 0, "data")
-        elif d is not None:
-            self._uses(rid, d.args, env)
-        return first or rid, rid
+        else:
+            self._uses(rid, describe(result, self.mod).args, env)
+        return rid
 
     def _uses(self, nid, args, env):
         from tvm import relax
@@ -585,4 +467,12 @@ class LetParser(RelaxParser):
                 index += 1
 
 
-PARSERS = {"dataflow": DataflowParser, "tree": TreeParser, "let": LetParser}
+
+# The built-in views, in the order lists show them. ``show`` is the %%tinynn --show keyword.
+register_view("dataflow", DataflowParser, title="graph", show="graph",
+              description="graph binding: a DAG, every value one node, shared values fan out")
+register_view("let", LetParser, title="let graph",
+              description="A-normal form: bindings in order per scope, if branches nested")
+register_view("tree", TreeParser, title="tree", show="tree",
+              description="what a naive recursive code generator walks: shared values "
+                          "recomputed")

@@ -7,6 +7,8 @@ texts and the pipeline agree on the same names, types and node identities:
   ``relax.Function`` or an ``IRModule``) into a module, a function name and the DSL bindings.
 - ``value_ids`` gives every value of a function a stable id (``"main:lv1"``) used by every view.
 - ``format_type``, ``op_name``, ``call_attrs`` and ``literal`` turn IR objects into short text.
+- ``describe`` reduces a bound value to what every view and the value tracking read: a kind,
+  a headline and its arguments.
 """
 from __future__ import annotations
 
@@ -36,6 +38,17 @@ class SourceInfo:
 @dataclass
 class Subject:
     """One function to show, with the module it lives in and what the DSL knows about it."""
+
+    # It holds TVM IR, whose copy or pickle kills the process: a copy is the subject itself.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError(f"the Subject of {self.name!r} holds TVM IR, which cannot be pickled; "
+                        f"save its text (mlclab.inspect.text.text) instead")
 
     mod: Any                                    # tvm.IRModule
     name: str                                   # the function's name in ``mod``
@@ -85,6 +98,8 @@ def resolve(obj, function: Optional[str] = None) -> Subject:
     import tvm
     from tvm import relax
 
+    if function is not None and not isinstance(function, str):
+        raise TypeError(f"function must be a function's name (a str), got {function!r}")
     if isinstance(obj, Subject):
         if function is None:
             return obj
@@ -122,7 +137,7 @@ def _pick(mod, function: Optional[str]) -> str:
     if function is None:
         return "main" if "main" in names else names[0]
     if function not in names:
-        raise ValueError(f"no Relax function {function!r} in the module; it has "
+        raise ValueError(f"function: no Relax function {function!r} in the module; it has "
                          f"{', '.join(names)}")
     return function
 
@@ -201,7 +216,7 @@ def format_dim(dim) -> str:
         return _INT_IMM.sub(r"\1", str(dim))
 
 
-def format_type(ty, style: str = "relay") -> str:
+def format_type(ty) -> str:
     """A Relax type in Relay's spelling: ``Tensor[(n, 10), float32]``, ``(T1, T2)`` for tuples."""
     from tvm import relax
 
@@ -342,7 +357,7 @@ _RELAY_SUFFIX = {"float32": "f", "float64": "f64", "float16": "f16", "int32": ""
                  "int64": "i64", "int8": "i8", "int16": "i16", "uint8": "u8", "bool": ""}
 
 
-def const_text(const, style: str = "relay") -> Optional[str]:
+def const_text(const) -> Optional[str]:
     """A scalar constant the way Relay printed it (``2f``, ``3i64``); None for larger tensors."""
     arr = const.value
     if len(arr.shape) != 0:
@@ -390,3 +405,73 @@ def is_primitive(func) -> bool:
     except Exception:
         return False
     return bool(value) if value is not None else False
+
+
+# --------------------------------------------------------------------------- bound values
+@dataclass
+class Described:
+    """A binding value reduced to what every view shows: a kind, a headline and its arguments."""
+
+    kind: str
+    op: str
+    attrs: dict
+    args: list = field(default_factory=list)   # each: ("expr", relax expr) or ("lit", text)
+
+
+def describe(value, mod=None) -> Described:
+    """Classify one bound value. Non-tensor leaves (shapes, dtypes, strings) become literals."""
+    from tvm import relax, tirx
+
+    if isinstance(value, relax.Call):
+        callee = call_tir_callee(value)
+        if callee is not None:
+            args = value.args[1]
+            fields = list(args.fields) if isinstance(args, relax.Tuple) else [args]
+            attrs = {"via": op_name(value)}
+            attrs.update(call_attrs(value))
+            extra = [arg(a) for a in value.args[2:]]
+            kind = "fused" if callee.startswith("fused_") else "op"
+            return Described(kind, callee, attrs, [arg(f) for f in fields] + extra)
+        kind = "op"
+        if isinstance(value.op, relax.GlobalVar):
+            target = lookup(mod, value.op)
+            if isinstance(target, relax.Function):
+                kind = "fused" if is_primitive(target) else "call"
+            elif isinstance(target, tirx.PrimFunc) and value.op.name_hint.startswith("fused_"):
+                kind = "fused"
+        return Described(kind, op_name(value), call_attrs(value), [arg(a) for a in value.args])
+    if isinstance(value, relax.Tuple):
+        return Described("tuple", "Tuple", {}, [arg(f) for f in value.fields])
+    if isinstance(value, relax.TupleGetItem):
+        return Described("getitem", "TupleGetItem", {"index": str(value.index)},
+                         [arg(value.tuple_value)])
+    if isinstance(value, relax.If):
+        return Described("if", "if", {}, [arg(value.cond)])
+    if isinstance(value, relax.Function):
+        return Described("closure", "fn", {}, [])
+    if isinstance(value, relax.Var):
+        return Described("alias", "=", {}, [arg(value)])
+    if is_tensor_const(value):
+        return Described("const", const_text(value) or "const", {}, [])
+    text = literal(value)
+    return Described("const", text if text is not None else type(value).__name__, {}, [])
+
+
+def arg(expr):
+    """An argument as a view shows it: ``("expr", relax expr)`` or ``("lit", text)``."""
+    from tvm import relax
+
+    if isinstance(expr, relax.Var) or is_tensor_const(expr) or isinstance(expr, relax.Tuple):
+        return ("expr", expr)
+    text = literal(expr)
+    return ("lit", text if text is not None else type(expr).__name__)
+
+
+def lookup(mod, gv):
+    """The function ``gv`` names in ``mod``, or None."""
+    if mod is None:
+        return None
+    try:
+        return mod[gv]
+    except Exception:    # a GlobalVar from another module: nothing to look up
+        return None

@@ -1,9 +1,12 @@
 """Terminal plotter: the graph model as an indented tree in the style of clang's ``-ast-dump``.
 
-- dataflow: one tree per function, from its result down through the inputs; a shared value is
-  printed once and later uses point back to it (``^ %y``), which is exactly graph binding.
-- tree: the tree as is; repeated values say ``recomputed``.
-- let: each scope lists its bindings in order, ``if`` branches and closures nested under them.
+The graph's ``layout`` (not the view that made it) decides the form:
+
+- ``dataflow``: one tree per function, from its result down through the inputs; a shared value
+  is printed once and later uses point back to it (``^ %y``), which is exactly graph binding.
+- ``tree``: the tree as is; repeated values say ``recomputed``.
+- ``sequence``: each scope lists its bindings in order, ``if`` branches and closures nested
+  under them.
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ class TermPlotter:
         return text
 
     def lines(self, graph: Graph) -> list[str]:
-        if graph.view == "let":
+        if graph.layout == "sequence":
             return self._scopes(graph)
         return self._trees(graph)
 
@@ -94,7 +97,7 @@ class TermPlotter:
             node = graph.nodes[nid]
             branch = "`-" if is_last else "|-"
             tag = f"{label}: " if label else ""
-            if nid in printed and graph.view == "dataflow":
+            if nid in printed and graph.layout == "dataflow":
                 out.append(f"{prefix}{branch}{tag}^ {_ref(node)} (shared, shown above)")
                 continue
             printed.add(nid)

@@ -1,4 +1,4 @@
-"""The three binding views of a function, as notebook-ready objects.
+"""The registered graph views of a function, as notebook-ready objects.
 
 ``graph(fn, view)`` is what ``CompiledFunction.graph(view)`` returns: a ``GraphView`` that holds
 the graph model (``.graph``, JSON via ``.to_dict()``), draws itself as SVG in a notebook, and
@@ -9,43 +9,59 @@ from __future__ import annotations
 import html
 from typing import Optional
 
-from .dot import INSTALL_HINT, DotPlotter, write
+from .dot import INSTALL_HINT, DotPlotter, LayoutTimeout, svg_text, write
 from .model import Graph
-from .parser import PARSERS
+from .registry import view_kind
 from .term import TermPlotter
 
-VIEWS = tuple(PARSERS)
+# Folding choices of ``collapse``: which cluster kinds fold into one node.
+COLLAPSE = {None: (), "function": ("function",), "group": ("fused",), "all": ("function", "fused")}
 
 
 def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
           collapse: Optional[str] = None, depth: Optional[int] = None,
           params: Optional[dict] = None, max_nodes: Optional[int] = None) -> "GraphView":
-    """One binding view of ``fn`` (a compiled function, ``relax.Function`` or ``IRModule``).
+    """One registered view of ``fn`` (a compiled function, ``relax.Function`` or ``IRModule``).
 
-    - ``view``: ``"dataflow"`` (graph binding, a DAG), ``"tree"`` (shared values duplicated and
-      marked recomputed) or ``"let"`` (A-normal form, scopes nested).
+    - ``view``: a name of ``mlclab.viz.registry.view_names()``: ``"dataflow"`` (graph binding,
+      a DAG), ``"tree"`` (shared values duplicated and marked recomputed), ``"let"`` (A-normal
+      form, scopes nested), and any view registered since.
     - ``collapse``: ``"function"`` folds each called function into one node, ``"group"`` each
       fused group, ``"all"`` both; ``depth`` keeps nodes at most that many edges from a result.
     - ``max_nodes``: where the tree view stops expanding (it can grow exponentially).
     """
-    if view not in PARSERS:
-        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
-    if max_nodes is not None and view != "tree":
-        raise ValueError("max_nodes limits the tree view only (the others are never larger "
-                         "than the IR); use depth or collapse to shrink them")
-    parser = PARSERS[view]() if max_nodes is None else PARSERS[view](max_nodes=max_nodes)
+    kind = view_kind(view)
+    check_shape_options(collapse, depth)
+    if max_nodes is not None:
+        if view != "tree":
+            raise ValueError("max_nodes limits the tree view only (the others are never larger "
+                             "than the IR); use depth or collapse to shrink them")
+        if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+            raise ValueError(f"max_nodes must be a positive int, got {max_nodes!r}")
+    if params is not None and not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of parameter name -> array, got "
+                        f"{type(params).__name__}")
+    parser = kind.parser() if max_nodes is None else kind.parser(max_nodes=max_nodes)
     g = parser.parse(fn, function=function, params=params)
     return GraphView(shape(g, collapse=collapse, depth=depth))
 
 
+def check_shape_options(collapse, depth) -> None:
+    """``collapse`` and ``depth`` as ``graph`` takes them, or a ValueError/TypeError naming them."""
+    if not isinstance(collapse, (str, type(None))) or collapse not in COLLAPSE:
+        raise ValueError(f"collapse must be one of 'function', 'group', 'all', got {collapse!r}")
+    if depth is not None:
+        if isinstance(depth, bool) or not isinstance(depth, int):
+            raise TypeError(f"depth must be an int (edges from a result), got {depth!r}")
+        if depth < 0:
+            raise ValueError(f"depth must be >= 0, got {depth}")
+
+
 def shape(g: Graph, collapse: Optional[str] = None, depth: Optional[int] = None) -> Graph:
     """Apply the big-graph options to a parsed graph."""
-    kinds = {None: (), "function": ("function",), "group": ("fused",),
-             "all": ("function", "fused")}
-    if collapse not in kinds:
-        raise ValueError(f"collapse must be one of 'function', 'group', 'all', got {collapse!r}")
-    if kinds[collapse]:
-        g = g.collapse(kinds[collapse], keep=[f"fn:{g.name}"])
+    check_shape_options(collapse, depth)
+    if COLLAPSE[collapse]:
+        g = g.collapse(COLLAPSE[collapse], keep=[f"fn:{g.name}"])
     if depth is not None:
         g = g.limit_depth(depth)
     return g
@@ -79,8 +95,9 @@ class GraphView:
         return TermPlotter().render(self.graph)
 
     def svg(self) -> str:
-        """The SVG text; raises ``graphviz.ExecutableNotFound`` without Graphviz."""
-        return self.dot.pipe(format="svg", encoding="utf-8")
+        """The SVG text; raises ``graphviz.ExecutableNotFound`` without Graphviz and
+        ``LayoutTimeout`` when the layout takes too long."""
+        return svg_text(self.dot)
 
     def render(self, filename: str, format: Optional[str] = None) -> str:
         """Write svg/pdf/png/dot/txt; without ``dot`` writes the text next to it and warns."""
@@ -97,10 +114,12 @@ class GraphView:
 
         try:
             return {"image/svg+xml": self.svg(), "text/plain": self.text}
-        except graphviz.ExecutableNotFound:
+        except (graphviz.ExecutableNotFound, LayoutTimeout) as err:
+            why = INSTALL_HINT if isinstance(err, graphviz.ExecutableNotFound) else \
+                f"{err}; the graph is shown as text instead (depth= or collapse= shrink it)."
             pre = html.escape(self.text)
-            return {"text/html": f"<p>{html.escape(INSTALL_HINT)}</p><pre>{pre}</pre>",
-                    "text/plain": INSTALL_HINT + "\n\n" + self.text}
+            return {"text/html": f"<p>{html.escape(why)}</p><pre>{pre}</pre>",
+                    "text/plain": why + "\n\n" + self.text}
 
     def __repr__(self) -> str:
         return f"<GraphView {self.graph.view} of {self.graph.name}: {len(self.graph)} nodes>"

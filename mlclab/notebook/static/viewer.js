@@ -1,14 +1,22 @@
 // mlclab graph viewer: an anywidget front end (plain ES module, no build step, no network).
 //
-// Python sends, per view, the SVG that Graphviz laid out plus a JSON record per node; this
-// module only adds interaction on top of that SVG: pan/zoom, click to select (synced back to
-// the kernel as `selected_node`), hover to light up the node's DSL line and let binding,
-// view switching, collapsing clusters (fused groups), search by operator, and per-node
-// validation marks. Every string from Python reaches the page through textContent or a
-// sanitized SVG document, never through innerHTML.
+// Python sends, per view, the SVG that Graphviz laid out plus a JSON record per node (the
+// graph model's Node.to_dict() with its let/TVMScript lines); this module only adds
+// interaction on top of that SVG: pan/zoom, click to select (synced back to the kernel as
+// `selected_node`), hover to light up the node's DSL line and let binding, view switching,
+// folding clusters (fused groups) by the group Python gives each node, search by operator,
+// per-node validation marks, and "draw all" for a big graph shown as an overview. Every
+// string from Python reaches the page through textContent or a sanitized SVG document, never
+// through innerHTML.
+//
+// The parts, top to bottom: DOM helpers, the SVG index (node ids <-> SVG elements), text
+// panes, zoom, the details panel, marks, cluster folding, drawing a view, event wiring, and
+// `render`, which builds one viewer's state and connects the parts.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
+const COPY_ID = /^use\d+:(.*)$/; // a copy of a widely shared node, drawn at one of its readers
 
+// ------------------------------------------------------------------- DOM helpers
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -17,6 +25,12 @@ function h(tag, attrs = {}, ...children) {
     else el.setAttribute(k, v);
   }
   for (const c of children) if (c) el.append(c);
+  return el;
+}
+
+function svgEl(tag, attrs = {}) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
   return el;
 }
 
@@ -49,299 +63,367 @@ function boxOf(el) {
   try { return el.getBBox(); } catch (e) { return null; }
 }
 
-function contains(outer, inner) {
-  return outer && inner && inner.x >= outer.x - 0.5 && inner.y >= outer.y - 0.5 &&
-    inner.x + inner.width <= outer.x + outer.width + 0.5 &&
-    inner.y + inner.height <= outer.y + outer.height + 0.5;
+// ------------------------------------------------------------------- the model's data
+const currentView = (model) => (model.get("views") || {})[model.get("view")] || {};
+const nodesOf = (model) => currentView(model).nodes || {};
+const labelOf = (info, id) => info.op || info.name || info.label || id;
+
+function save(model, name, value) {
+  model.set(name, value);
+  model.save_changes();
 }
 
-function render({ model, el }) {
-  el.classList.add("mlclab-viewer");
-
-  // ----------------------------------------------------------------- layout
-  const viewButtons = h("div", { class: "mlclab-views", role: "tablist" });
-  const search = h("input", { class: "mlclab-search", type: "search", placeholder: "search operator…", "aria-label": "search operator" });
-  const matches = h("span", { class: "mlclab-matches" });
-  const collapseAll = h("button", { class: "mlclab-collapse-all", type: "button", text: "collapse groups" });
-  const zoomIn = h("button", { class: "mlclab-zoom-in", type: "button", title: "zoom in", text: "+" });
-  const zoomOut = h("button", { class: "mlclab-zoom-out", type: "button", title: "zoom out", text: "−" });
-  const fit = h("button", { class: "mlclab-fit", type: "button", title: "fit to view", text: "fit" });
-  const save = h("button", { class: "mlclab-save", type: "button", title: "download this view as SVG", text: "svg" });
-  const toolbar = h("div", { class: "mlclab-toolbar" }, viewButtons, search, matches, collapseAll, zoomOut, zoomIn, fit, save);
-
-  const canvas = h("div", { class: "mlclab-canvas", tabindex: "0", "aria-label": "graph: drag to pan, wheel to zoom, click a node, Escape to clear" });
-  const details = h("div", { class: "mlclab-details" });
-  const sourcePane = h("pre", { class: "mlclab-source", "aria-label": "DSL source" });
-  const letPane = h("pre", { class: "mlclab-let", "aria-label": "let binding" });
-  const side = h("div", { class: "mlclab-side" },
-    h("div", { class: "mlclab-heading", text: "node" }), details,
-    h("div", { class: "mlclab-heading", text: "DSL source" }), sourcePane,
-    h("div", { class: "mlclab-heading", text: "let binding (A-normal form)" }), letPane);
-  el.append(toolbar, h("div", { class: "mlclab-body" }, canvas, side));
-
-  // ----------------------------------------------------------------- state
-  let svg = null;               // the <svg> of the current view
-  let nodeEls = new Map();      // node id -> <g class="node">
-  let nameToId = new Map();     // Graphviz node name (its <title>) -> node id
-  let clusters = [];            // [{name, g, box, members:Set(id), placeholder}]
-  let zoom = { x: 0, y: 0, k: 1 };
-
-  const nodes = () => ((model.get("views") || {})[model.get("view")] || {}).nodes || {};
-  const lineDivs = (pre) => [...pre.children];
-
-  function fillLines(pre, text) {
-    pre.replaceChildren(...(text || "").split("\n").map((line, i) =>
-      h("div", { class: "mlclab-line", "data-line": String(i + 1) },
-        h("span", { class: "mlclab-lineno", text: String(i + 1).padStart(3) + " " }),
-        h("span", { text: line || " " }))));
+// ------------------------------------------------------------------- SVG index
+// Which SVG elements draw which node: the plotter gives each node's <g> the node id (plain
+// Graphviz drawings fall back to the node's name), and a copy of a shared node the id
+// "use<k>:<node id>". Edges are titled "tail->head" by Graphviz node names.
+function indexDrawing(svg, known) {
+  const index = { elements: new Map(), nameToId: new Map(), copies: [], edges: [] };
+  for (const g of svg.querySelectorAll("g.node")) {
+    const copy = COPY_ID.exec(g.id);
+    const id = known[g.id] ? g.id : copy && known[copy[1]] ? copy[1] : titleOf(g);
+    if (!index.elements.has(id)) index.elements.set(id, []);
+    index.elements.get(id).push(g);
+    index.nameToId.set(titleOf(g), id);
+    g.dataset.node = id;
+    if (copy && id === copy[1]) index.copies.push({ g, name: titleOf(g) });
   }
-
-  function markLine(pre, lineno, cls) {
-    for (const div of lineDivs(pre)) div.classList.toggle(cls, Number(div.dataset.line) === lineno);
-    const hit = pre.querySelector(`.${cls}`);
-    if (!hit) return;
-    // Scroll the pane, never the notebook around it (scrollIntoView would move both).
-    const r = hit.getBoundingClientRect(), p = pre.getBoundingClientRect();
-    if (r.top < p.top) pre.scrollTop -= p.top - r.top;
-    else if (r.bottom > p.bottom) pre.scrollTop += r.bottom - p.bottom;
+  for (const g of svg.querySelectorAll("g.edge")) {
+    const [tail, head] = titleOf(g).split(/->|--/).map((s) => (s || "").split(":")[0]);
+    index.edges.push({ g, tail, head });
   }
+  return index;
+}
 
-  function applyZoom() {
-    if (svg) svg.style.transform = `translate(${zoom.x}px, ${zoom.y}px) scale(${zoom.k})`;
+// ------------------------------------------------------------------- text panes
+function fillLines(pre, text) {
+  pre.replaceChildren(...(text || "").split("\n").map((line, i) =>
+    h("div", { class: "mlclab-line", "data-line": String(i + 1) },
+      h("span", { class: "mlclab-lineno", text: String(i + 1).padStart(3) + " " }),
+      h("span", { text: line || " " }))));
+}
+
+function markLine(pre, lineno, cls) {
+  for (const div of pre.children) div.classList.toggle(cls, Number(div.dataset.line) === lineno);
+  const hit = pre.querySelector(`.${cls}`);
+  if (!hit) return;
+  // Scroll the pane, never the notebook around it (scrollIntoView would move both).
+  const r = hit.getBoundingClientRect(), p = pre.getBoundingClientRect();
+  if (r.top < p.top) pre.scrollTop -= p.top - r.top;
+  else if (r.bottom > p.bottom) pre.scrollTop += r.bottom - p.bottom;
+}
+
+function markNodeLines(state, info, cls) {
+  markLine(state.ui.sourcePane, info ? info.line : null, cls);
+  markLine(state.ui.letPane, info ? info.let_line : null, cls);
+}
+
+// ------------------------------------------------------------------- zoom
+function applyZoom(state) {
+  const { svg, zoom } = state;
+  if (svg) svg.style.transform = `translate(${zoom.x}px, ${zoom.y}px) scale(${zoom.k})`;
+}
+
+function fitView(state) {
+  const { svg, ui } = state;
+  if (!svg) return;
+  const w = parseFloat(svg.getAttribute("width")) || svg.viewBox.baseVal.width || 1;
+  const hgt = parseFloat(svg.getAttribute("height")) || svg.viewBox.baseVal.height || 1;
+  const cw = ui.canvas.clientWidth || 600, ch = ui.canvas.clientHeight || 400;
+  const k = Math.min(1, cw / w, ch / hgt);
+  state.zoom = { k, x: (cw - w * k) / 2, y: Math.max(0, (ch - hgt * k) / 2) };
+  applyZoom(state);
+}
+
+function zoomAt(state, factor, px, py) {
+  const zoom = state.zoom;
+  const k = Math.min(8, Math.max(0.1, zoom.k * factor));
+  zoom.x = px - (px - zoom.x) * (k / zoom.k);
+  zoom.y = py - (py - zoom.y) * (k / zoom.k);
+  zoom.k = k;
+  applyZoom(state);
+}
+
+// ------------------------------------------------------------------- details panel
+function row(key, value) {
+  if (value === undefined || value === null || value === "") return null;
+  return h("tr", {}, h("th", { text: key }), h("td", { text: String(value) }));
+}
+
+function showDetails(state, id) {
+  const { model, ui } = state;
+  const info = nodesOf(model)[id];
+  if (!id || !info) {
+    ui.details.replaceChildren(h("div", { class: "mlclab-hint", text: "click a node to see its details" }));
+    return;
   }
+  const source = info.source || {};
+  const attrs = Object.entries(info.attrs || {}).map(([k, v]) => `${k}=${v}`).join(", ");
+  const note = (model.get("annotations") || {})[id];
+  const table = h("table", {},
+    row("node", id),
+    row("operator", info.kind === "param" ? "" : info.op),
+    row("kind", info.kind),
+    row("attributes", attrs),
+    row("type", info.type),
+    row("binding", info.name),
+    row("DSL variable", source.dsl_name),
+    row("DSL line", info.line ? `${info.line}: ${source.source_line || ""}` : ""),
+    row("TVMScript", info.script || ""),
+    row("check", note ? note.text : ""));
+  ui.details.replaceChildren(h("div", { class: "mlclab-details-title", text: labelOf(info, id) }), table);
+}
 
-  function fitView() {
-    if (!svg) return;
-    const w = parseFloat(svg.getAttribute("width")) || svg.viewBox.baseVal.width || 1;
-    const hgt = parseFloat(svg.getAttribute("height")) || svg.viewBox.baseVal.height || 1;
-    const cw = canvas.clientWidth || 600, ch = canvas.clientHeight || 400;
-    const k = Math.min(1, cw / w, ch / hgt);
-    zoom = { k, x: (cw - w * k) / 2, y: Math.max(0, (ch - hgt * k) / 2) };
-    applyZoom();
-  }
-
-  function zoomAt(factor, px, py) {
-    const k = Math.min(8, Math.max(0.1, zoom.k * factor));
-    zoom.x = px - (px - zoom.x) * (k / zoom.k);
-    zoom.y = py - (py - zoom.y) * (k / zoom.k);
-    zoom.k = k;
-    applyZoom();
-  }
-
-  // ----------------------------------------------------------------- details panel
-  function row(key, value) {
-    if (value === undefined || value === null || value === "") return null;
-    return h("tr", {}, h("th", { text: key }), h("td", { text: String(value) }));
-  }
-
-  function showDetails(id) {
-    const info = nodes()[id];
-    if (!id || !info) {
-      details.replaceChildren(h("div", { class: "mlclab-hint", text: "click a node to see its details" }));
-      return;
-    }
-    const attrs = Object.entries(info.attrs || {}).map(([k, v]) => `${k}=${v}`).join(", ");
-    const note = (model.get("annotations") || {})[id];
-    const table = h("table", {},
-      row("node", id),
-      row("operator", info.op),
-      row("kind", info.kind),
-      row("attributes", attrs),
-      row("type", info.type || [info.shape, info.dtype].filter(Boolean).join(" ")),
-      row("binding", info.binding),
-      row("DSL variable", info.dsl_name),
-      row("DSL line", info.line ? `${info.line}: ${info.source_line || ""}` : ""),
-      row("TVMScript", info.script || ""),
-      row("check", note ? note.text : ""));
-    details.replaceChildren(h("div", { class: "mlclab-details-title", text: info.label || id }), table);
-  }
-
-  // ----------------------------------------------------------------- marks on nodes
-  function refreshMarks() {
-    const selected = model.get("selected_node");
-    const highlight = new Set(model.get("highlight") || []);
-    const notes = model.get("annotations") || {};
-    const query = (model.get("search") || "").trim().toLowerCase();
-    let count = 0;
-    for (const [id, g] of nodeEls) {
-      const info = nodes()[id] || {};
-      const hay = `${info.op || ""} ${info.label || ""}`.toLowerCase();
-      const hit = query !== "" && hay.includes(query);
-      if (hit) count += 1;
+// ------------------------------------------------------------------- marks on nodes
+function refreshMarks(state) {
+  const { model, ui } = state;
+  const nodes = nodesOf(model);
+  const selected = model.get("selected_node");
+  const highlight = new Set(model.get("highlight") || []);
+  const notes = model.get("annotations") || {};
+  const query = (model.get("search") || "").trim().toLowerCase();
+  let count = 0;
+  for (const [id, gs] of state.index.elements) {
+    const info = nodes[id] || {};
+    const hit = query !== "" && `${info.op || ""} ${labelOf(info, "")}`.toLowerCase().includes(query);
+    if (hit) count += 1;
+    const status = (notes[id] || {}).status;
+    for (const g of gs) {
       g.classList.toggle("mlclab-selected", id === selected);
       g.classList.toggle("mlclab-highlight", highlight.has(id));
       g.classList.toggle("mlclab-match", hit);
       g.classList.toggle("mlclab-dim", query !== "" && !hit);
-      const status = (notes[id] || {}).status;
       g.classList.toggle("mlclab-ok", status === "ok");
       g.classList.toggle("mlclab-diverged", status === "diverged");
     }
-    matches.textContent = query ? `${count} match${count === 1 ? "" : "es"}` : "";
-    const info = nodes()[selected];
-    markLine(sourcePane, info ? info.line : null, "mlclab-line-selected");
-    markLine(letPane, info ? info.let_line : null, "mlclab-line-selected");
-    showDetails(selected);
   }
+  ui.matches.textContent = query ? `${count} match${count === 1 ? "" : "es"}` : "";
+  markNodeLines(state, nodes[selected], "mlclab-line-selected");
+  showDetails(state, selected);
+}
 
-  function hover(id) {
-    const info = id ? nodes()[id] : null;
-    for (const [nid, g] of nodeEls) g.classList.toggle("mlclab-hover", nid === id);
-    markLine(sourcePane, info ? info.line : null, "mlclab-line-hover");
-    markLine(letPane, info ? info.let_line : null, "mlclab-line-hover");
+function hover(state, id) {
+  for (const [nid, gs] of state.index.elements) for (const g of gs) g.classList.toggle("mlclab-hover", nid === id);
+  markNodeLines(state, id ? nodesOf(state.model)[id] : null, "mlclab-line-hover");
+}
+
+// ------------------------------------------------------------------- folding clusters
+// A cluster's members are the nodes whose group (sent by Python) is the cluster or one of the
+// clusters nested in it.
+function clusterMembers(name, nodes, known) {
+  const inside = (group) => {
+    for (let g = group, seen = 0; g && seen < 64; g = (known[g] || {}).parent, seen++) if (g === name) return true;
+    return false;
+  };
+  return new Set(Object.keys(nodes).filter((id) => inside(nodes[id].group)));
+}
+
+function buildClusters(state) {
+  const view = currentView(state.model);
+  const known = view.clusters || {};
+  state.clusters = [...state.svg.querySelectorAll("g.cluster")].map((g) => {
+    // mlclab's plotter ids clusters "cluster:<model id>"; plain Graphviz names them by title.
+    const name = g.id.startsWith("cluster:") ? g.id.slice("cluster:".length) : titleOf(g).replace(/^cluster_?/, "");
+    const info = known[name] || {};
+    const c = { name, kind: info.kind || "", label: info.label || name, g, placeholder: null,
+      members: clusterMembers(name, view.nodes || {}, known) };
+    // Clicking a cluster's label folds it.
+    const handle = g.querySelector(":scope > text") || g;
+    handle.classList.add("mlclab-cluster-handle");
+    handle.addEventListener("click", () => toggleCluster(state, c.name));
+    return c;
+  });
+  state.ui.collapseAll.disabled = foldable(state).length === 0;
+}
+
+// "collapse groups" folds fused groups and other inner clusters, not whole functions.
+const foldable = (state) => state.clusters.filter((c) => c.kind !== "function");
+
+function toggleCluster(state, name) {
+  const collapsed = new Set(state.model.get("collapsed") || []);
+  collapsed.has(name) ? collapsed.delete(name) : collapsed.add(name);
+  save(state.model, "collapsed", [...collapsed]);
+}
+
+// A folded cluster is drawn as one box over its area, with the group's name and size; the
+// edges into and out of the group keep pointing at it because they end inside that area.
+// Made when first needed, not when drawn: a viewer inside a hidden tab has no layout yet
+// (getBBox answers zeros there).
+function placeholderFor(state, c) {
+  if (c.placeholder) return c.placeholder;
+  const box = boxOf(c.g);
+  if (!box || !box.width) return null;
+  const ph = svgEl("g", { class: "mlclab-placeholder" });
+  ph.dataset.cluster = c.name;
+  const rect = svgEl("rect", { x: box.x, y: box.y, width: box.width, height: box.height, rx: 6 });
+  const label = svgEl("text", { "text-anchor": "middle" });
+  const n = c.members.size;
+  // Two lines (name, size): a group's name is often wider than its box.
+  [c.label, `(${n} node${n === 1 ? "" : "s"})`].forEach((line, i) => {
+    const span = svgEl("tspan", { x: box.x + box.width / 2, y: box.y + box.height / 2 + (i === 0 ? -3 : 12) });
+    span.textContent = line;
+    label.append(span);
+  });
+  ph.append(rect, label);
+  ph.style.display = "none";
+  ph.addEventListener("click", () => toggleCluster(state, c.name));
+  (c.g.parentNode || state.svg).append(ph);
+  c.placeholder = ph;
+  return ph;
+}
+
+function refreshCollapse(state) {
+  const collapsed = new Set(state.model.get("collapsed") || []);
+  const hidden = new Set();
+  for (const c of state.clusters) {
+    const on = collapsed.has(c.name);
+    const ph = on ? placeholderFor(state, c) : c.placeholder;
+    c.g.classList.toggle("mlclab-collapsed", on);
+    if (ph) ph.style.display = on ? "" : "none";
+    if (on) for (const id of c.members) hidden.add(id);
   }
-
-  // ----------------------------------------------------------------- collapsing clusters
-  function edgeEnds(g) {
-    // Graphviz titles edges "tail->head" (or "tail--head"), with optional ":port".
-    const [tail, head] = titleOf(g).split(/->|--/).map((s) => (s || "").split(":")[0]);
-    return [nameToId.get(tail), nameToId.get(head)];
-  }
-
-  function refreshCollapse() {
-    const collapsed = new Set(model.get("collapsed") || []);
-    const hidden = new Set();
-    for (const c of clusters) {
-      const on = collapsed.has(c.name);
-      if (on) measure(c);
-      c.g.classList.toggle("mlclab-collapsed", on);
-      if (c.placeholder) c.placeholder.style.display = on ? "" : "none";
-      if (on) for (const id of c.members) hidden.add(id);
+  const { index } = state;
+  const hiddenNames = new Set();
+  for (const [id, gs] of index.elements) for (const g of gs) {
+    const isCopy = COPY_ID.test(g.id) && g.id !== id;
+    if (!isCopy) {
+      g.style.display = hidden.has(id) ? "none" : "";
+      if (hidden.has(id)) hiddenNames.add(titleOf(g));
     }
-    for (const [id, g] of nodeEls) g.style.display = hidden.has(id) ? "none" : "";
-    if (!svg) return;
-    for (const g of svg.querySelectorAll("g.edge")) {
-      const [a, b] = edgeEnds(g);
-      g.style.display = hidden.has(a) && hidden.has(b) ? "none" : "";
-    }
-    collapseAll.textContent = collapsed.size ? "expand groups" : "collapse groups";
   }
-
-  function toggleCluster(name) {
-    const collapsed = new Set(model.get("collapsed") || []);
-    collapsed.has(name) ? collapsed.delete(name) : collapsed.add(name);
-    model.set("collapsed", [...collapsed]);
-    model.save_changes();
+  // A copy of a shared node sits beside its one reader: it folds away with that reader.
+  const readerOf = new Map(index.edges.map((e) => [e.tail, e.head]));
+  for (const copy of index.copies) {
+    const gone = hidden.has(index.nameToId.get(readerOf.get(copy.name)));
+    copy.g.style.display = gone ? "none" : "";
+    if (gone) hiddenNames.add(copy.name);
   }
+  for (const e of index.edges) e.g.style.display = hiddenNames.has(e.tail) && hiddenNames.has(e.head) ? "none" : "";
+  state.ui.collapseAll.textContent = collapsed.size ? "expand groups" : "collapse groups";
+}
 
-  // Geometry is measured when first needed, not when drawn: a viewer inside a hidden tab has
-  // no layout yet (getBBox answers zeros there).
-  function measure(c) {
-    if (c.placeholder) return;
-    c.box = boxOf(c.g);
-    if (!c.box || !c.box.width) return;
-    const box = c.box;
-    c.members = new Set([...nodeEls].filter(([, g]) => contains(box, boxOf(g))).map(([id]) => id));
-    // A collapsed cluster is drawn as one box with the group's name and size; the edges into
-    // and out of the group keep pointing at it because they end inside its area.
-    const ph = document.createElementNS(SVG_NS, "g");
-    ph.setAttribute("class", "mlclab-placeholder");
-    ph.dataset.cluster = c.name;
-    const rect = document.createElementNS(SVG_NS, "rect");
-    for (const [k, v] of Object.entries({ x: box.x, y: box.y, width: box.width, height: box.height, rx: 6 })) rect.setAttribute(k, v);
-    const label = document.createElementNS(SVG_NS, "text");
-    label.setAttribute("text-anchor", "middle");
-    const n = c.members.size;
-    // Two lines (name, size): a group's name is often wider than its box.
-    [c.label, `(${n} node${n === 1 ? "" : "s"})`].forEach((line, i) => {
-      const span = document.createElementNS(SVG_NS, "tspan");
-      span.setAttribute("x", box.x + box.width / 2);
-      span.setAttribute("y", box.y + box.height / 2 + (i === 0 ? -3 : 12));
-      span.textContent = line;
-      label.append(span);
-    });
-    ph.append(rect, label);
-    ph.style.display = "none";
-    ph.addEventListener("click", () => toggleCluster(c.name));
-    (c.g.parentNode || svg).append(ph);
-    c.placeholder = ph;
+// ------------------------------------------------------------------- drawing a view
+function drawViewButtons(state) {
+  const { model, ui } = state;
+  const views = Object.keys(model.get("views") || {});
+  ui.viewButtons.replaceChildren(...views.map((name) => {
+    const b = h("button", { type: "button", class: "mlclab-view", role: "tab", "data-view": name, text: name });
+    b.classList.toggle("mlclab-active", name === model.get("view"));
+    b.setAttribute("aria-selected", String(name === model.get("view")));
+    b.addEventListener("click", () => save(model, "view", name));
+    return b;
+  }));
+}
+
+// A big graph comes as an overview first; the banner says so and draws the whole graph.
+function drawBanner(state, view) {
+  const { model, ui } = state;
+  const shown = view.overview;
+  if (!shown) { ui.banner.replaceChildren(); ui.banner.hidden = true; return; }
+  const name = model.get("view");
+  const asked = (model.get("unfolded") || []).includes(name);
+  const button = h("button", { type: "button", class: "mlclab-unfold", text: asked ? "drawing…" : `draw all ${shown.total} nodes` });
+  button.disabled = asked;
+  button.addEventListener("click", () => save(model, "unfolded", [...(model.get("unfolded") || []), name]));
+  ui.banner.replaceChildren(h("span", { text: `overview: ${shown.shown} of ${shown.total} nodes (groups folded, the start cut) ` }), button);
+  ui.banner.hidden = false;
+}
+
+function drawEmpty(state, view) {
+  const { ui } = state;
+  if (view.text) {
+    // Graphviz ran out of time: the graph as text, with the reason.
+    ui.canvas.replaceChildren(h("div", { class: "mlclab-hint", text: view.note || "" }),
+      h("pre", { class: "mlclab-text-fallback", text: view.text }));
+    return;
   }
+  // A pending view is being drawn by the kernel; "views" changes again when it is ready.
+  const why = view.pending ? "drawing…" : view.error ? `this view could not be drawn: ${view.error}`
+    : view.svg ? "this graph could not be read" : "no graph for this view";
+  ui.canvas.replaceChildren(h("div", { class: view.error ? "mlclab-hint mlclab-view-error" : "mlclab-hint", text: why }));
+}
 
-  function buildClusters() {
-    const known = ((model.get("views") || {})[model.get("view")] || {}).clusters || {};
-    clusters = [...svg.querySelectorAll("g.cluster")].map((g) => {
-      // mlclab's plotter ids clusters "cluster:<model id>"; plain Graphviz names them by title.
-      const name = g.id.startsWith("cluster:") ? g.id.slice("cluster:".length) : titleOf(g).replace(/^cluster_?/, "");
-      const info = known[name] || {};
-      const c = { name, kind: info.kind || "", label: info.label || name, g, box: null, members: new Set(), placeholder: null };
-      // Clicking a cluster's label folds it.
-      const handle = g.querySelector(":scope > text") || g;
-      handle.classList.add("mlclab-cluster-handle");
-      handle.addEventListener("click", () => toggleCluster(c.name));
-      return c;
-    });
-    collapseAll.disabled = foldable().length === 0;
+function draw(state) {
+  const { model, ui } = state;
+  drawViewButtons(state);
+  const view = currentView(model);
+  drawBanner(state, view);
+  fillLines(ui.letPane, view.let_text !== undefined ? view.let_text : model.get("let_text"));
+  state.svg = parseSvg(view.svg);
+  state.index = { elements: new Map(), nameToId: new Map(), copies: [], edges: [] };
+  state.clusters = [];
+  if (!state.svg) {
+    drawEmpty(state, view);
+    refreshMarks(state);
+    return;
   }
-
-  // "collapse groups" folds fused groups and other inner clusters, not whole functions.
-  const foldable = () => clusters.filter((c) => c.kind !== "function");
-
-  // ----------------------------------------------------------------- drawing a view
-  function drawViewButtons() {
-    const views = Object.keys(model.get("views") || {});
-    viewButtons.replaceChildren(...views.map((name) => {
-      const b = h("button", { type: "button", class: "mlclab-view", role: "tab", "data-view": name, text: name });
-      b.classList.toggle("mlclab-active", name === model.get("view"));
-      b.setAttribute("aria-selected", String(name === model.get("view")));
-      b.addEventListener("click", () => { model.set("view", name); model.save_changes(); });
-      return b;
-    }));
+  const svg = state.svg;
+  svg.classList.add("mlclab-graph");
+  // Graphviz sizes the drawing in pt; size it in CSS px from its viewBox instead, so the
+  // scale arithmetic of zoom and fit works in one unit.
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  if (vb && vb.width) {
+    svg.setAttribute("width", vb.width);
+    svg.setAttribute("height", vb.height);
   }
-
-  function draw() {
-    drawViewButtons();
-    const view = (model.get("views") || {})[model.get("view")] || {};
-    fillLines(letPane, view.let_text !== undefined ? view.let_text : model.get("let_text"));
-    svg = parseSvg(view.svg);
-    nodeEls = new Map();
-    nameToId = new Map();
-    if (!svg) {
-      // A pending view is being drawn by the kernel; "views" changes again when it is ready.
-      const why = view.pending ? "drawing…" : view.error ? `this view could not be drawn: ${view.error}`
-        : view.svg ? "this graph could not be read" : "no graph for this view";
-      canvas.replaceChildren(h("div", { class: view.error ? "mlclab-hint mlclab-view-error" : "mlclab-hint", text: why }));
-      refreshMarks();
-      return;
-    }
-    svg.classList.add("mlclab-graph");
-    // Graphviz sizes the drawing in pt; size it in CSS px from its viewBox instead, so the
-    // scale arithmetic of zoom and fit works in one unit.
-    const vb = svg.viewBox && svg.viewBox.baseVal;
-    if (vb && vb.width) {
-      svg.setAttribute("width", vb.width);
-      svg.setAttribute("height", vb.height);
-    }
-    canvas.replaceChildren(svg);
-    const known = view.nodes || {};
-    for (const g of svg.querySelectorAll("g.node")) {
-      // The plotter gives each node's <g> the node id; fall back to the Graphviz name.
-      const id = known[g.id] ? g.id : titleOf(g);
-      nodeEls.set(id, g);
-      nameToId.set(titleOf(g), id);
-      g.dataset.node = id;
-      g.addEventListener("mouseenter", () => hover(id));
-      g.addEventListener("mouseleave", () => hover(null));
-    }
-    buildClusters();
-    refreshCollapse();
-    refreshMarks();
-    requestAnimationFrame(fitView);
+  ui.canvas.replaceChildren(svg);
+  state.index = indexDrawing(svg, view.nodes || {});
+  for (const [id, gs] of state.index.elements) for (const g of gs) {
+    g.addEventListener("mouseenter", () => hover(state, id));
+    g.addEventListener("mouseleave", () => hover(state, null));
   }
+  buildClusters(state);
+  refreshCollapse(state);
+  refreshMarks(state);
+  requestAnimationFrame(() => fitView(state));
+}
 
-  // ----------------------------------------------------------------- events
-  // One pointer handler does both: a press that moves pans the graph, one that does not is a
-  // click on whatever node it landed on (or clears the selection on the background).
+// ------------------------------------------------------------------- the viewer's parts
+function buildLayout(el) {
+  const ui = {
+    viewButtons: h("div", { class: "mlclab-views", role: "tablist" }),
+    search: h("input", { class: "mlclab-search", type: "search", placeholder: "search operator…", "aria-label": "search operator" }),
+    matches: h("span", { class: "mlclab-matches" }),
+    collapseAll: h("button", { class: "mlclab-collapse-all", type: "button", text: "collapse groups" }),
+    zoomIn: h("button", { class: "mlclab-zoom-in", type: "button", title: "zoom in", text: "+" }),
+    zoomOut: h("button", { class: "mlclab-zoom-out", type: "button", title: "zoom out", text: "−" }),
+    fit: h("button", { class: "mlclab-fit", type: "button", title: "fit to view", text: "fit" }),
+    save: h("button", { class: "mlclab-save", type: "button", title: "download this view as SVG", text: "svg" }),
+    banner: h("div", { class: "mlclab-overview" }),
+    canvas: h("div", { class: "mlclab-canvas", tabindex: "0", "aria-label": "graph: drag to pan, wheel to zoom, click a node, Escape to clear" }),
+    details: h("div", { class: "mlclab-details" }),
+    sourcePane: h("pre", { class: "mlclab-source", "aria-label": "DSL source" }),
+    letPane: h("pre", { class: "mlclab-let", "aria-label": "let binding" }),
+  };
+  const toolbar = h("div", { class: "mlclab-toolbar" }, ui.viewButtons, ui.search, ui.matches,
+    ui.collapseAll, ui.zoomOut, ui.zoomIn, ui.fit, ui.save);
+  const side = h("div", { class: "mlclab-side" },
+    h("div", { class: "mlclab-heading", text: "node" }), ui.details,
+    h("div", { class: "mlclab-heading", text: "DSL source" }), ui.sourcePane,
+    h("div", { class: "mlclab-heading", text: "let binding (A-normal form)" }), ui.letPane);
+  el.classList.add("mlclab-viewer");
+  el.append(toolbar, ui.banner, h("div", { class: "mlclab-body" }, ui.canvas, side));
+  ui.banner.hidden = true;
+  return ui;
+}
+
+// One pointer handler does both: a press that moves pans the graph, one that does not is a
+// click on whatever node it landed on (or clears the selection on the background).
+function bindPointer(state) {
+  const { model, ui } = state;
+  const canvas = ui.canvas;
   let drag = null;
   canvas.addEventListener("pointerdown", (e) => {
     if (e.button !== 0) return;
-    drag = { x: e.clientX, y: e.clientY, zx: zoom.x, zy: zoom.y, moved: false, target: e.target };
+    drag = { x: e.clientX, y: e.clientY, zx: state.zoom.x, zy: state.zoom.y, moved: false, target: e.target };
   });
   canvas.addEventListener("pointermove", (e) => {
     if (!drag) return;
     const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
     if (!drag.moved && Math.hypot(dx, dy) < 4) return;
     if (!drag.moved) { drag.moved = true; canvas.setPointerCapture(e.pointerId); canvas.classList.add("mlclab-panning"); }
-    zoom.x = drag.zx + dx; zoom.y = drag.zy + dy;
-    applyZoom();
+    state.zoom.x = drag.zx + dx; state.zoom.y = drag.zy + dy;
+    applyZoom(state);
   });
   const endDrag = (e) => {
     if (!drag) return;
@@ -352,74 +434,92 @@ function render({ model, el }) {
     if (target.closest && target.closest(".mlclab-cluster-handle, .mlclab-placeholder")) return;
     const g = target.closest ? target.closest("g.node") : null;
     // Only nodes the model describes can be selected (Python checks the id it receives).
-    model.set("selected_node", g && nodes()[g.dataset.node] ? g.dataset.node : "");
-    model.save_changes();
+    save(model, "selected_node", g && nodesOf(model)[g.dataset.node] ? g.dataset.node : "");
   };
   canvas.addEventListener("pointerup", endDrag);
   canvas.addEventListener("pointercancel", endDrag);
   canvas.addEventListener("wheel", (e) => {
     e.preventDefault();
     const r = canvas.getBoundingClientRect();
-    zoomAt(Math.exp(-e.deltaY * 0.0015), e.clientX - r.left, e.clientY - r.top);
+    zoomAt(state, Math.exp(-e.deltaY * 0.0015), e.clientX - r.left, e.clientY - r.top);
   }, { passive: false });
-  zoomIn.addEventListener("click", () => zoomAt(1.25, canvas.clientWidth / 2, canvas.clientHeight / 2));
-  zoomOut.addEventListener("click", () => zoomAt(0.8, canvas.clientWidth / 2, canvas.clientHeight / 2));
-  fit.addEventListener("click", fitView);
-  save.addEventListener("click", () => {
-    // The drawing as Graphviz made it (no pan/zoom transform, no marks), saved locally.
-    const view = (model.get("views") || {})[model.get("view")] || {};
-    if (!view.svg) return;
-    const url = URL.createObjectURL(new Blob([view.svg], { type: "image/svg+xml" }));
-    const a = h("a", { href: url, download: `${model.get("view") || "graph"}.svg` });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
-  });
+}
+
+function downloadSvg(model) {
+  // The drawing as Graphviz made it (no pan/zoom transform, no marks), saved locally.
+  const view = currentView(model);
+  if (!view.svg) return;
+  const url = URL.createObjectURL(new Blob([view.svg], { type: "image/svg+xml" }));
+  const a = h("a", { href: url, download: `${model.get("view") || "graph"}.svg` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+function bindToolbar(state) {
+  const { model, ui, el } = state;
+  const middle = () => [ui.canvas.clientWidth / 2, ui.canvas.clientHeight / 2];
+  ui.zoomIn.addEventListener("click", () => zoomAt(state, 1.25, ...middle()));
+  ui.zoomOut.addEventListener("click", () => zoomAt(state, 0.8, ...middle()));
+  ui.fit.addEventListener("click", () => fitView(state));
+  ui.save.addEventListener("click", () => downloadSvg(model));
   el.addEventListener("keydown", (e) => {
-    if (e.key === "Escape" && e.target !== search && model.get("selected_node")) {
-      model.set("selected_node", "");
-      model.save_changes();
-    }
+    if (e.key === "Escape" && e.target !== ui.search && model.get("selected_node")) save(model, "selected_node", "");
   });
-  search.addEventListener("input", () => { model.set("search", search.value); model.save_changes(); });
-  search.addEventListener("keydown", (e) => {
-    if (e.key === "Escape") { search.value = ""; model.set("search", ""); model.save_changes(); }
+  ui.search.addEventListener("input", () => save(model, "search", ui.search.value));
+  ui.search.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") { ui.search.value = ""; save(model, "search", ""); }
   });
-  collapseAll.addEventListener("click", () => {
+  ui.collapseAll.addEventListener("click", () => {
     const any = (model.get("collapsed") || []).length > 0;
-    model.set("collapsed", any ? [] : foldable().map((c) => c.name));
-    model.save_changes();
+    save(model, "collapsed", any ? [] : foldable(state).map((c) => c.name));
   });
+}
+
+// Trait changes from the kernel -> what to redraw.
+function bindModel(state) {
+  const { model, ui } = state;
+  const onSource = () => { fillLines(ui.sourcePane, model.get("source")); refreshMarks(state); };
+  const onSearch = () => {
+    if (ui.search.value !== model.get("search")) ui.search.value = model.get("search");
+    refreshMarks(state);
+  };
+  const redraw = () => draw(state);
+  const marks = () => refreshMarks(state);
+  const handlers = {
+    views: redraw, view: redraw, let_text: redraw, unfolded: () => drawBanner(state, currentView(model)),
+    selected_node: marks, highlight: marks, annotations: marks, search: onSearch,
+    collapsed: () => refreshCollapse(state), source: onSource,
+  };
+  for (const [name, fn] of Object.entries(handlers)) model.on(`change:${name}`, fn);
+  return () => { for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn); };
+}
+
+function render({ model, el }) {
+  const state = {
+    model, el, ui: buildLayout(el),
+    svg: null,                                     // the <svg> of the current view
+    index: { elements: new Map(), nameToId: new Map(), copies: [], edges: [] },
+    clusters: [],                                  // [{name, kind, label, g, members, placeholder}]
+    zoom: { x: 0, y: 0, k: 1 },
+  };
+  bindPointer(state);
+  bindToolbar(state);
+  const unbind = bindModel(state);
 
   // The first time the canvas gets a size (a viewer drawn inside a hidden tab has none), fit.
   let sized = false;
   const resize = new ResizeObserver(() => {
-    if (!sized && canvas.clientWidth > 0) { sized = true; fitView(); }
+    if (!sized && state.ui.canvas.clientWidth > 0) { sized = true; fitView(state); }
   });
-  resize.observe(canvas);
+  resize.observe(state.ui.canvas);
 
-  const onSource = () => { fillLines(sourcePane, model.get("source")); refreshMarks(); };
-  const onLet = draw;
-  const onSearch = () => {
-    if (search.value !== model.get("search")) search.value = model.get("search");
-    refreshMarks();
-  };
-  const handlers = {
-    views: draw, view: draw, selected_node: refreshMarks, highlight: refreshMarks,
-    annotations: refreshMarks, search: onSearch, collapsed: refreshCollapse,
-    source: onSource, let_text: onLet,
-  };
-  for (const [name, fn] of Object.entries(handlers)) model.on(`change:${name}`, fn);
+  fillLines(state.ui.sourcePane, model.get("source"));
+  state.ui.search.value = model.get("search") || "";
+  draw(state);
 
-  fillLines(sourcePane, model.get("source"));
-  search.value = model.get("search") || "";
-  draw();
-
-  return () => {
-    resize.disconnect();
-    for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn);
-  };
+  return () => { resize.disconnect(); unbind(); };
 }
 
 export default { render };

@@ -1,6 +1,6 @@
 """The build pipeline mlclab really compiles with, as a list of named passes.
 
-The passes come from the target's registration (mlclab.ir.targets); the pipeline a lesson
+The passes come from the target's registration (mlclab.backend.targets); the pipeline a lesson
 shows (``ir.pipeline``) runs this same list, so it is exactly the one that built the code
 that ran.
 """

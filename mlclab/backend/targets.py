@@ -9,7 +9,7 @@ CPU -- is refused here, before any work, with the reason: TVM would compile most
 and then fail inside its runtime at the first call, far from the mistake.
 
 Today one backend exists, ``llvm`` (this machine's CPU).  Adding one is a ``Backend`` plus
-``register``; ``resolve_target`` and ``build_passes`` (mlclab.ir.passes) pick it up.
+``register``; ``resolve_target`` and ``build_passes`` (mlclab.backend.passes) pick it up.
 """
 from __future__ import annotations
 

@@ -9,23 +9,12 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from .annotations import SHORT_NAMES
-from .dims import Dim, format_dim
+from .dims import Dim, format_shape
+from .source import Span
 
-
-@dataclass(frozen=True)
-class Span:
-    """A source range: 1-based lines, 0-based columns (Python's ``ast`` convention)."""
-
-    lineno: int
-    col_offset: int
-    end_lineno: int
-    end_col_offset: int
-
-    @classmethod
-    def of(cls, node) -> "Span":
-        return cls(node.lineno, node.col_offset,
-                   getattr(node, "end_lineno", None) or node.lineno,
-                   getattr(node, "end_col_offset", None) or node.col_offset + 1)
+__all__ = ["Span", "TensorType", "TupleType", "Type", "Node", "Expr", "Ref", "Const", "Call",
+           "FuncCall", "TupleExpr", "GetItem", "Stmt", "Assign", "Return", "If", "Param",
+           "Function", "TypedProgram", "BindingInfo", "Visitor", "node_classes"]
 
 
 @dataclass(frozen=True)
@@ -38,10 +27,7 @@ class TensorType:
         return len(self.shape)
 
     def __str__(self) -> str:
-        dims = ", ".join(format_dim(d) for d in self.shape)
-        if len(self.shape) == 1:
-            dims += ","
-        return f"Tensor[({dims}), {SHORT_NAMES.get(self.dtype, self.dtype)}]"
+        return f"Tensor[{format_shape(self.shape)}, {SHORT_NAMES.get(self.dtype, self.dtype)}]"
 
 
 @dataclass(frozen=True)
@@ -55,9 +41,16 @@ class TupleType:
 Type = Union[TensorType, TupleType]
 
 
+# --------------------------------------------------------------------------- nodes
+class Node:
+    """A node of the typed program: an expression or a statement (see :class:`Visitor`)."""
+
+    __slots__ = ()
+
+
 # --------------------------------------------------------------------------- expressions
 @dataclass(eq=False)
-class Expr:
+class Expr(Node):
     type: Type
     span: Span
 
@@ -105,8 +98,14 @@ class GetItem(Expr):
 
 
 # --------------------------------------------------------------------------- statements
+class Stmt(Node):
+    """A statement of a function body."""
+
+    __slots__ = ()
+
+
 @dataclass(eq=False)
-class Assign:
+class Assign(Stmt):
     targets: list[str]          # one name, or several for ``a, b = expr``
     target_spans: list[Span]
     value: Expr
@@ -114,13 +113,13 @@ class Assign:
 
 
 @dataclass(eq=False)
-class Return:
+class Return(Stmt):
     value: Expr
     span: Span
 
 
 @dataclass(eq=False)
-class If:
+class If(Stmt):
     cond: Expr
     then_body: list
     else_body: list
@@ -130,9 +129,6 @@ class If:
     output_types: list[Type]
     returns: bool               # both branches end with ``return``
     span: Span
-
-
-Stmt = Union[Assign, Return, If]
 
 
 @dataclass(eq=False)
@@ -168,3 +164,40 @@ class BindingInfo:
     span: Span
     source_line: str
     kind: str                   # "param" or "binding"
+
+    def to_dict(self) -> dict:
+        """Where the value comes from, as plain data (what the graph views send to the page)."""
+        return {**self.span.to_dict(), "source_line": self.source_line, "dsl_name": self.dsl_name}
+
+
+# --------------------------------------------------------------------------- visitor
+class Visitor:
+    """Walks the typed program the way ``ast.NodeVisitor`` walks Python's syntax tree.
+
+    ``visit(node, ...)`` calls ``visit_<ClassName>(node, ...)``, passing on any further
+    arguments. A node class without a method is an error, not a skip: a walker that silently
+    dropped a new statement kind would compute wrong results (a test checks that every walker
+    handles exactly :func:`node_classes`).
+    """
+
+    def visit(self, node, *args, **kwargs):
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None:
+            return self.generic_visit(node, *args, **kwargs)
+        return method(node, *args, **kwargs)
+
+    def generic_visit(self, node, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} has no visit_{type(node).__name__}: "
+                                  f"it does not know the typed node {type(node).__name__}")
+
+
+def node_classes() -> set:
+    """Every concrete typed node class: the ones each :class:`Visitor` must handle."""
+    out, todo = set(), [Node]
+    while todo:
+        cls = todo.pop()
+        subclasses = cls.__subclasses__()
+        todo += subclasses
+        if cls not in (Node, Expr, Stmt) and cls.__module__ == __name__:
+            out.add(cls)
+    return out

@@ -17,8 +17,13 @@ def format_dim(d: Dim) -> str:
     return str(d) if isinstance(d, int) else d
 
 
-def is_static(d: Dim) -> bool:
-    return isinstance(d, int)
+def format_shape(shape) -> str:
+    """A shape as the DSL writes it, symbolic sizes unquoted: ``(n, 784)``, ``(3,)``, ``()``.
+
+    The one shape spelling of mlclab's messages and types (``Tensor[(n, 784), f32]``).
+    """
+    inner = ", ".join(format_dim(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
 def _wrap(d: Dim) -> str:

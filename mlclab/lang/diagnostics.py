@@ -1,7 +1,9 @@
 """``DSLError``: every rejected program raises it, pointing at the line and the span."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
+
+from .source import Span, displayable, line_at
 
 
 class DSLError(Exception):
@@ -19,13 +21,25 @@ class DSLError(Exception):
         self.lineno = lineno
         self.col_offset = col_offset
         self.end_col_offset = end_col_offset
-        self.source_line = source_line
+        self.source_line = displayable(source_line)   # printable whatever the source held
         self.filename = filename
         self.hint = hint
         # True when the front end accepted the program and TVM rejected it: a bug of mlclab's
         # checker, which the fuzz tests hunt for.
         self.internal = internal
         super().__init__(self._format())
+
+    @classmethod
+    def at(cls, message: str, span: Span, lines: Sequence[str], filename: str,
+           hint: Optional[str] = None, internal: bool = False) -> "DSLError":
+        """The error for ``span`` of a source whose ``source_lines`` are ``lines``.
+
+        A span over several lines is marked from its start to the end of its first line.
+        """
+        line = line_at(lines, span.lineno)
+        end = span.end_col_offset if span.end_lineno == span.lineno else len(line)
+        return cls(message, lineno=span.lineno, col_offset=span.col_offset, end_col_offset=end,
+                   source_line=line, filename=filename, hint=hint, internal=internal)
 
     def _format(self) -> str:
         lines = [f"{self.filename}, line {self.lineno}: {self.message}"]

@@ -1,15 +1,14 @@
 """The build pipeline, one pass at a time: what each pass did to the program.
 
-``pipeline(fn)`` runs exactly ``mlclab.ir.passes.build_passes(target)`` — the list mlclab
+``pipeline(fn)`` runs exactly ``mlclab.backend.passes.build_passes(target)`` — the list mlclab
 compiles with — on ``fn.mod``, one pass at a time, and keeps the module after each. A step
 can be drawn (``step.graph()``: fused groups are clusters) and compared with the one before
 (``step.diff()``: a text diff, and a graph whose nodes are marked added, removed, rewritten or
 merged).
 
-Lowering passes drop spans and rename some values (FuseOps names a group's result ``gv``), so
-a value's identity is carried from step to step: by name first, and for a renamed value by
-what it is computed from (same inputs, and it replaces a value that disappeared). Every node of
-every step thus keeps the DSL line and the value id it had in the high-level IR.
+Lowering passes drop spans and rename some values, so a value's identity is carried from step
+to step (``mlclab.inspect.values``): every node of every step keeps the DSL line and the value id it
+had in the high-level IR.
 """
 from __future__ import annotations
 
@@ -18,33 +17,37 @@ import html
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..viz.relax_info import Subject, resolve, value_ids
+from ..viz.model import Cluster, Node
+from ..viz.registry import view_kind
+from ..viz.relax_info import Subject, relax_function_names, resolve, value_ids
+from ..viz.views import GraphView, check_shape_options, shape
+from .pass_steps import pass_steps, run_passes  # noqa: F401  (run_passes: public here too)
+from .text import IRText, render_text
+from .values import short_name, track, value_table
+
+
+class _HoldsIR:
+    """Copying or pickling TVM IR kills the process (TVM's JSON serializer segfaults on it).
+    Pipelines, steps and diffs are immutable views of IR, so a copy is the object itself;
+    pickling is refused with the way out."""
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError(f"a pipeline {type(self).__name__} holds TVM IR, which cannot be "
+                        f"pickled; save fn.text(...) (or step.text(...)) instead")
+
 
 # Node statuses a diff can give.
 ADDED, REMOVED, MERGED, REWRITTEN, GROUPED = "added", "removed", "merged", "rewritten", "grouped"
 
 
-def run_passes(mod, target="llvm", optimized: bool = True):
-    """``mod`` after the whole Relax build pipeline (what goes to TIR lowering and codegen)."""
-    for _, after in _steps(mod, target, optimized):
-        mod = after
-    return mod
-
-
-def _steps(mod, target, optimized: bool = True):
-    from .passes import build_passes, resolve_target
-
-    tgt = resolve_target(target)
-    # tvm.compile applies the Relax pipeline inside ``with target:``; so do we, pass by pass.
-    with tgt:
-        for p in build_passes(target, optimized=optimized):
-            after = p(mod)
-            yield p, after
-            mod = after
-
-
 @dataclass
-class Step:
+class Step(_HoldsIR):
     index: int                       # 0-based position in the pipeline
     name: str                        # the pass's name, e.g. "FuseOps"
     mod: object                      # the IRModule after the pass
@@ -62,12 +65,15 @@ class Step:
         """This step's function as a graph view (fused groups drawn as clusters)."""
         return self.pipeline._graph(self.index, view, **opts)
 
-    def text(self, style: str = "relax") -> str:
-        from .text import text
+    def text(self, style: str = "relax", **options) -> str:
+        return self.render_text(style, **options).text
 
+    def render_text(self, style: str = "relax", **options) -> IRText:
+        """The text and, per line, the (raw) value id it defines, as ``render_text`` gives."""
         if style == "tir":
-            raise ValueError("a step shows its own module: use style relax, relay or let")
-        return text(self.subject(), style)
+            raise ValueError("style: a step shows its own module, not its lowering; use "
+                             "another style than 'tir'")
+        return render_text(self.subject(), style, **options)
 
     def diff(self) -> "Diff":
         """What this pass changed, against the step before (or the input)."""
@@ -80,7 +86,7 @@ class Step:
         return self.graph()._repr_mimebundle_(include, exclude)
 
 
-class Pipeline:
+class Pipeline(_HoldsIR):
     """The steps of the build pipeline for one function; indexable by position or pass name."""
 
     def __init__(self, fn, function: Optional[str] = None):
@@ -95,7 +101,7 @@ class Pipeline:
         # The passes that really built it: a program mlclab's optimizations failed on was
         # built by TVM's plain pipeline (Program.optimized).
         optimized = getattr(getattr(fn, "program", fn), "optimized", True)
-        for i, (p, after) in enumerate(_steps(self.input, self.target, optimized)):
+        for i, (p, after) in enumerate(pass_steps(self.input, self.target, optimized)):
             changed = not (after.same_as(before) or tvm_ffi.structural_equal(after, before))
             self.steps.append(Step(i, p.info.name, after, changed, self))
             before = after
@@ -103,8 +109,6 @@ class Pipeline:
         # The DSL origin of every value of the high-level IR, by value id: carried to later
         # steps by identity, since lowering drops spans and rewrites the vars.
         self.sources = {}
-        from ..viz.relax_info import relax_function_names
-
         for fname in relax_function_names(self.input):
             for var, vid in value_ids(self.input[fname], fname).items():
                 src = self.subject.source_of(var)
@@ -132,39 +136,29 @@ class Pipeline:
                 if s.name == key:
                     return s
             raise KeyError(f"no pass {key!r} in the pipeline; it has {', '.join(self.names)}")
+        if isinstance(key, bool) or not isinstance(key, int):
+            raise TypeError(f"a step is picked by position or pass name, got {key!r}")
+        if not -len(self.steps) <= key < len(self.steps):
+            raise IndexError(f"no step {key}: the pipeline has {len(self.steps)} steps "
+                             f"(0 to {len(self.steps) - 1})")
         return self.steps[key]
 
     # ---------------------------------------------------------------- identities
     def _subject(self, mod) -> Subject:
         return Subject(mod, self.name, self.subject.bindings, self.subject.source, self.target)
 
-    def _raw_graph(self, index: int):
-        """The dataflow graph of the input (index -1) or of a step, with the IR's own ids."""
-        from ..viz.parser import DataflowParser
-
-        mod = self.input if index < 0 else self.steps[index].mod
-        return DataflowParser().parse(self._subject(mod))
-
     def identities(self) -> list[dict]:
         """For the input and each step: raw value id in that module -> high-level value id."""
         if self._identities is None:
-            first = self._raw_graph(-1)
-            idents = [{n.value: n.value for n in first.nodes.values() if n.value}]
-            prev = first
-            for i in range(len(self.steps)):
-                g = self._raw_graph(i)
-                idents.append(_carry(prev, idents[-1], g))
-                prev = g
-            self._identities = idents
+            mods = [self.input] + [s.mod for s in self.steps]
+            self._identities = track([value_table(self._subject(m)) for m in mods])
         return self._identities
 
     def _graph(self, index: int, view: str = "dataflow", **opts):
-        from ..viz.parser import PARSERS
-        from ..viz.views import GraphView, shape
-
         collapse, depth = opts.pop("collapse", None), opts.pop("depth", None)
+        check_shape_options(collapse, depth)
         mod = self.input if index < 0 else self.steps[index].mod
-        g = PARSERS[view](**opts).parse(self._subject(mod))
+        g = view_kind(view).parser(**opts).parse(self._subject(mod))
         ident = self.identities()[index + 1]
         for node in g.nodes.values():
             orig = ident.get(node.value)
@@ -176,10 +170,16 @@ class Pipeline:
 
     # ---------------------------------------------------------------- diffs
     def diff(self, after: int, before: Optional[int] = None) -> "Diff":
-        """Compare step ``after`` with step ``before`` (default: the one just before it)."""
-        if isinstance(after, str):
-            after = self[after].index
-        before = after - 1 if before is None else before
+        """Compare step ``after`` with step ``before`` (default: the one just before it; -1 is
+        the input). Either may be a position or a pass name."""
+        after = self[after].index
+        if isinstance(before, str):
+            before = self[before].index
+        elif before is None:
+            before = after - 1
+        elif isinstance(before, bool) or not isinstance(before, int) or not -1 <= before < after:
+            raise ValueError(f"before must be a step before {after} (or -1, the input), "
+                             f"got {before!r}")
         return Diff(self, before, after)
 
     # ---------------------------------------------------------------- display
@@ -212,86 +212,6 @@ class Pipeline:
 DIFF_LINES = 300
 
 
-def _carry(prev, prev_ident: dict, g) -> dict:
-    """Identities for graph ``g`` (one step) from ``prev`` (the step before it).
-
-    Nodes are matched in definition order, so a node's inputs are identified before it:
-    1. same name and same inputs: the same value;
-    2. else a previous value computed from the same inputs (FuseOps names a group's result
-       ``gv``, which may be a name another value had: inputs decide, not the name);
-    3. else the same name (a pass changed how it is computed, e.g. its allocation);
-    4. destination-passing style (CallTIRRewrite): ``_ = matmul(x, w, alloc)`` computes what
-       ``lv = call_tir(matmul, (x, w))`` did, into ``alloc``: the buffer takes ``lv``'s identity.
-    """
-    ident: dict = {}
-    taken: set = set()
-
-    def inputs_of(graph, node_id, table):
-        return tuple(table.get(graph.nodes[s].value, graph.nodes[s].value)
-                     for s in graph.inputs(node_id))
-
-    prev_by_value = {n.value: nid for nid, n in prev.nodes.items() if n.value}
-    prev_inputs = {nid: inputs_of(prev, nid, prev_ident) for nid in prev.nodes}
-    by_inputs: dict = {}
-    for nid, node in prev.nodes.items():
-        if node.value and node.kind not in ("param", "const"):
-            by_inputs.setdefault(prev_inputs[nid], []).append(nid)
-
-    # The result of each fused group of ``prev``: the value a fused kernel of ``g`` computes.
-    group_result = {}
-    for cid, c in prev.clusters.items():
-        if c.kind == "fused":
-            inside = {nid for nid, n in prev.nodes.items() if n.group == cid}
-            outs = [nid for nid in inside if nid in prev.outputs
-                    or any(u not in inside for u in prev.users(nid))]
-            if outs:
-                group_result[c.label] = outs[-1]
-
-    def take(raw, prev_nid):
-        orig = prev_ident.get(prev.nodes[prev_nid].value, prev.nodes[prev_nid].value)
-        ident[raw] = orig
-        taken.add(prev_nid)
-
-    for nid, node in g.nodes.items():
-        raw = node.value
-        if not raw:
-            continue
-        result = group_result.get(node.op) if node.kind == "fused" else None
-        if result is not None and result not in taken:
-            take(raw, result)
-            continue
-        same_name = prev_by_value.get(raw)
-        key = inputs_of(g, nid, ident)
-        if same_name is not None and same_name not in taken and prev_inputs[same_name] == key:
-            take(raw, same_name)
-            continue
-        free = [p for p in by_inputs.get(key, ()) if p not in taken] if key else []
-        if free:
-            named = [p for p in free if _short(prev.nodes[p].value) == _short(raw)]
-            take(raw, (named or free)[0])
-        elif same_name is not None and same_name not in taken:
-            take(raw, same_name)
-    # Rule 4, once every node had its chance by rules 1-3.
-    for pid, pnode in prev.nodes.items():
-        if pid in taken or pnode.attrs.get("via") is None:
-            continue
-        want = prev_inputs[pid]
-        for nid, node in g.nodes.items():
-            ins = g.inputs(nid)
-            if node.op == pnode.op and node.value not in ident and len(ins) > len(want) and \
-                    inputs_of(g, nid, ident)[:len(want)] == want:
-                out_buf = g.nodes[ins[-1]].value
-                if out_buf and out_buf not in ident:
-                    take(out_buf, pid)
-                break
-    return ident
-
-
-def _short(value_id: str) -> str:
-    """The binding name in a value id: ``main:lv1`` and ``main:fused_add/lv1`` -> ``lv1``."""
-    return value_id.rsplit(":", 1)[-1].rsplit("/", 1)[-1]
-
-
 def _how(node) -> tuple:
     """What computes a value: a change here is a rewrite (``add`` -> ``call_tir(add)``)."""
     return node.op, node.kind, node.attrs.get("via")
@@ -302,7 +222,7 @@ def _fused_group(graph, node) -> Optional[str]:
     return c.label if c is not None and c.kind == "fused" else None
 
 
-class Diff:
+class Diff(_HoldsIR):
     """What one pass changed: ``text`` (a unified diff) and ``graph`` (nodes marked by status).
 
     ``added`` / ``removed`` list high-level value ids that appear / disappear; ``merged`` maps
@@ -360,9 +280,6 @@ class Diff:
     @property
     def graph(self):
         """The later step's graph, statuses marked, removed/merged-away values as ghosts."""
-        from ..viz.model import Cluster, Node
-        from ..viz.views import GraphView
-
         a, b = self._a, self._b
         g = b.copy()
         by_value = {n.value: n for n in g.nodes.values()}
@@ -374,7 +291,7 @@ class Diff:
             by_value[v].status = GROUPED
         for v in self.merged:
             by_value[v].status = MERGED
-            by_value[v].attrs["merged"] = ", ".join(_short(x) for x in self.merged[v])
+            by_value[v].attrs["merged"] = ", ".join(short_name(x) for x in self.merged[v])
         ghosts = self.removed + [v for vs in self.merged.values() for v in vs]
         a_by_value = {n.value: n for n in a.nodes.values()}
         for v in ghosts:
@@ -406,18 +323,18 @@ class Diff:
             if values:
                 parts.append(f"{len(values)} {word}")
         for v, absorbed in self.merged.items():
-            parts.append(f"{', '.join(_short(x) for x in absorbed)} merged into {_short(v)}")
+            parts.append(f"{', '.join(short_name(x) for x in absorbed)} merged into {short_name(v)}")
         return "; ".join(parts)
 
     def summary(self) -> str:
         def short(vs):
-            return ", ".join(_short(v) for v in vs) or "none"
+            return ", ".join(short_name(v) for v in vs) or "none"
 
         lines = [f"{self.after_name}: {self.before_name} -> {self.after_name}",
                  f"  added: {short(self.added)}", f"  removed: {short(self.removed)}",
                  f"  rewritten: {short(self.rewritten)}", f"  grouped: {short(self.grouped)}"]
         for v, absorbed in self.merged.items():
-            lines.append(f"  merged into {_short(v)}: {short(absorbed)}")
+            lines.append(f"  merged into {short_name(v)}: {short(absorbed)}")
         return "\n".join(lines)
 
     def __repr__(self):

@@ -1,161 +1,22 @@
-"""The program as text, four ways.
+"""The ``relay`` style: Relay's graph-binding text, and the printer the ``let`` style shares.
 
-- ``relax``: TVMScript, what TVM itself prints (each binding annotated with its DSL line).
-- ``relay``: Relay's graph-binding text. Every computed value gets a number (``%0 = log(%x);``),
-  each value is computed once and referred to by number, and the last value is the result.
-- ``let``: Relay's A-normal form. Every value is a ``let`` with its name, in evaluation order,
-  scoped inside ``if`` branches; the tail expression is the result.
-- ``tir``: the TensorIR PrimFuncs the build pipeline lowers the function to.
-
-``render_text`` also returns, for every line, the id of the value it defines (the ids of
-``mlclab.viz.relax_info.value_ids``), so the notebook layer can link a line to graph nodes.
+Every computed value gets a number (``%0 = log(%x);``), each value is computed once and referred
+to by number, and the last value is the result.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from typing import Optional
 
-from ..viz.relax_info import (Subject, call_attrs, call_tir_callee, const_text, format_type,
-                              is_tensor_const, literal, op_name, relax_function_names, resolve,
-                              value_ids)
-
-STYLES = ("relax", "relay", "let", "tir")
-
-
-@dataclass
-class IRText:
-    """A printed text and, for each 1-based line that defines a value, that value's id."""
-
-    style: str
-    text: str
-    line_values: dict = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        return self.text
+from ...viz.relax_info import (Subject, call_attrs, call_tir_callee, const_text, format_type,
+                               is_tensor_const, literal, op_name, value_ids)
+from .common import reachable
+from .registry import IRText, register_style
 
 
-def text(fn, style: str = "relax", *, function: Optional[str] = None, **options) -> str:
-    """The text of ``fn`` (a compiled function, ``relax.Function`` or ``IRModule``) in ``style``."""
-    return render_text(fn, style, function=function, **options).text
+def render(subject: Subject, types: bool = False) -> IRText:
+    return RelayPrinter(subject, types=types).render()
 
 
-def render_text(fn, style: str = "relax", *, function: Optional[str] = None,
-                **options) -> IRText:
-    if style not in STYLES:
-        raise ValueError(f"unknown text style {style!r}; choose one of {', '.join(STYLES)}")
-    subject = resolve(fn, function)
-    if style == "relax":
-        return _relax_text(subject, **options)
-    if style == "tir":
-        return _tir_text(subject)
-    return RelayPrinter(subject, let=(style == "let"), **options).render()
-
-
-def reachable(mod, name: str, also=()) -> list[str]:
-    """``name`` and the Relax functions it calls, directly or not, in call order; then
-    the functions ``also`` names (a whole module), each followed by what it calls."""
-    from tvm import relax
-
-    order, pending, rest = [], [name], list(also)
-    while pending or rest:
-        fname = pending.pop(0) if pending else rest.pop(0)
-        if fname in order:
-            continue
-        order.append(fname)
-        func = mod[fname]
-        if isinstance(func, relax.Function):
-            for gv in relax.analysis.all_global_vars(func):
-                if gv.name_hint in relax_function_names(mod):
-                    pending.append(gv.name_hint)
-    return order
-
-
-# --------------------------------------------------------------------------- relax
-def _relax_text(subject: Subject, annotate: bool = True) -> IRText:
-    import tvm
-
-    names = reachable(subject.mod, subject.name, subject.also)
-    notes = {}
-    if annotate:
-        for fname in names:
-            for binding in _all_bindings(subject.mod[fname]):
-                src = subject.source_of(binding.var, binding.value)
-                if src is not None:
-                    line = src.source_line.strip()
-                    notes[binding] = f"line {src.lineno}: {line}" if line else f"line {src.lineno}"
-    if len(names) == 1:
-        out = subject.mod[subject.name].script(obj_to_annotate=notes, show_meta=False)
-    else:
-        sub = tvm.IRModule({subject.mod.get_global_var(n): subject.mod[n] for n in names})
-        out = sub.script(obj_to_annotate=notes, show_meta=False)
-    # Map printed definition lines back to value ids by name (the printer renames repeats
-    # ``x_1``; a DSL program's names are unique per function, so the name is enough).
-    by_name: dict = {}
-    for fname in names:
-        table = by_name.setdefault(fname, {})
-        for var, vid in value_ids(subject.mod[fname], fname).items():
-            table.setdefault(var.name, vid)
-    line_values = {}
-    fn_name = subject.name
-    for i, line in enumerate(out.splitlines(), 1):
-        m = re.match(r"\s*def (\w+)\(", line)
-        if m:
-            fn_name = m.group(1)
-            continue
-        # ``name: R.Tensor((2, 4), dtype="float32") = ...``: the type ends at the first ``) =``.
-        m = re.match(r"\s*(\w+)(?:: .*?\))? = ", line)
-        vid = by_name.get(fn_name, {}).get(m.group(1)) if m else None
-        if vid is not None:
-            line_values[i] = vid
-    return IRText("relax", out, line_values)
-
-
-def _all_bindings(func):
-    from tvm import relax
-
-    out = []
-
-    def walk(seq):
-        if not isinstance(seq, relax.SeqExpr):
-            return
-        for block in seq.blocks:
-            for b in block.bindings:
-                out.append(b)
-                if isinstance(b.value, relax.If):
-                    walk(b.value.true_branch)
-                    walk(b.value.false_branch)
-
-    walk(func.body)
-    return out
-
-
-# --------------------------------------------------------------------------- tir
-def _tir_text(subject: Subject) -> IRText:
-    """PrimFuncs that the function runs after mlclab's whole Relax build pipeline."""
-    import tvm
-    from tvm import relax, tirx
-
-    from .pipeline import run_passes
-
-    lowered = run_passes(subject.mod, subject.target)
-    wanted, pending = [], [subject.name]
-    while pending:                         # follow calls through Relax functions to PrimFuncs
-        name = pending.pop(0)
-        if name in wanted or name not in [gv.name_hint for gv in lowered.get_global_vars()]:
-            continue
-        wanted.append(name)
-        func = lowered[name]
-        if isinstance(func, relax.Function):
-            pending += [gv.name_hint for gv in relax.analysis.all_global_vars(func)]
-    prims = {lowered.get_global_var(n): lowered[n] for n in wanted
-             if isinstance(lowered[n], tirx.PrimFunc)}
-    if not prims:
-        return IRText("tir", "# no TensorIR: this function computes nothing itself\n")
-    return IRText("tir", tvm.IRModule(prims).script(show_meta=False))
-
-
-# --------------------------------------------------------------------------- relay / let
 class RelayPrinter:
     """Prints Relax as Relay text: graph binding (``%0 = ...``) or A-normal form (``let``).
 
@@ -167,7 +28,9 @@ class RelayPrinter:
     def __init__(self, subject: Subject, let: bool = False, names: str = "ir",
                  types: bool = False):
         if names not in ("ir", "fresh"):
-            raise ValueError("names must be 'ir' or 'fresh'")
+            raise ValueError(f"names must be 'ir' or 'fresh', got {names!r}")
+        if not isinstance(types, bool):
+            raise TypeError(f"types must be True or False, got {types!r}")
         self.subject = subject
         self.mod = subject.mod
         self.let = let
@@ -323,3 +186,7 @@ class RelayPrinter:
             params = ", ".join(f"%{p.name}: {format_type(p.ty)}" for p in value.params)
             return f"fn ({params}) {{ ... }}"
         return self._atom(value)
+
+
+register_style("relay", render, title="relay",
+               description="Relay's graph binding: %0 = op(...), each value computed once")

@@ -1,0 +1,2 @@
+"""The typed program -> Relax (builder), and Relax -> the target's code: the targets, the build
+pipeline and the CPU schedules."""

@@ -1,1 +1,0 @@
-"""Relax construction, the build pipeline, schedules and the IR texts."""

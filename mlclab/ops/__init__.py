@@ -1,0 +1,164 @@
+"""The operator table: one declarative entry per operator.
+
+Each ``Op`` says, once: the operator's name and parameters (each with a kind that parses and
+normalises its argument), its shape/dtype rule, how to build it in Relax, how numpy computes
+it, its Python spelling if it has one, a one-line doc and an example. The front end's symbol
+table, the type checker, literal folding, the numpy reference (``fn.reference``), the error
+messages, the tests of every operator and ``docs/operators.md`` are all read off this table,
+so adding an operator is adding one entry::
+
+    ops.register(ops.Op(
+        name="softplus", params=[ops.tensor("x")], rule=ops.same_as_input(float_only=True),
+        relax=lambda a: R.log(R.add(R.exp(a.x), relax.const(1.0, a.out.dtype))),
+        numpy=lambda a: np.log1p(np.exp(a.x)), doc="log(1 + exp(x))",
+        category="elementwise", example=ops.Example("softplus(x)", x=((8,), "f32"))))
+
+``rule``, ``relax`` and ``numpy`` each receive an ``Args``: ``a.x`` is the argument of
+parameter ``x`` (a ``TensorType``, a Relax expression or a numpy array) or its normalised
+attribute value; ``a.out`` the result type (after the rule); ``a.source("x")`` how the student
+wrote it.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+import numpy as np
+
+from ..lang.typed import TensorType
+from . import elementwise, layers, shapes
+from .entry import Args, Example, Op, arguments
+from .params import (NOT_A_LITERAL, REQUIRED, Axes, Axis, Bool, DType, Float, Int, Kind,
+                     OpTypeError, Padding, Pair, Param, Shape, Tensor, Tensors, Word, axis_index,
+                     optional_tensor, tensor)
+from .rules import (broadcast_shapes, fmt_shape, is_float, need_float, need_numeric,
+                    same_as_input, same_dtype, short)
+
+OPS: dict = {}
+
+#: Python's spelling of each operator symbol the syntax has, binary and unary.
+BINARY_SYNTAX = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+                 ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+                 ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>", ast.Lt: "<", ast.LtE: "<=",
+                 ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+UNARY_SYNTAX = {ast.USub: "-", ast.Invert: "~", ast.Not: "not"}
+
+
+def register(entry: Op) -> Op:
+    """Add ``entry`` to the table (replacing an entry of the same name: a notebook may re-run
+    the cell that declares it)."""
+    if not isinstance(entry, Op):
+        raise TypeError(f"register takes an Op, got {type(entry).__name__}")
+    if entry.symbol:
+        for other in OPS.values():
+            if other.name != entry.name and other.symbol == entry.symbol \
+                    and (other.arity == 1) == (entry.arity == 1):
+                raise ValueError(f"{entry.name}: the symbol {entry.symbol!r} already means "
+                                 f"{other.name}")
+    OPS[entry.name] = entry
+    return entry
+
+
+for _entry in elementwise.ENTRIES + layers.ENTRIES + shapes.ENTRIES:
+    register(_entry)
+
+
+# --------------------------------------------------------------------------- Python syntax
+def _by_symbol(symbol: Optional[str], unary: bool) -> Optional[Op]:
+    return next((o for o in OPS.values()
+                 if symbol and o.symbol == symbol and (o.arity == 1) == unary), None)
+
+
+def for_binary_symbol(node_type: type) -> Optional[Op]:
+    """The entry Python's binary or comparison operator means (``ast.Add`` -> add), or None."""
+    return _by_symbol(BINARY_SYNTAX.get(node_type), unary=False)
+
+
+def for_unary_symbol(node_type: type) -> Optional[Op]:
+    """The entry a unary operator means (``ast.USub`` -> negative), or None."""
+    return _by_symbol(UNARY_SYNTAX.get(node_type), unary=True)
+
+
+def fold(op: Op, *values):
+    """``2 * 3`` or ``-2.5``: numbers meeting numbers, computed at parse time by the entry's
+    own numpy function, in numpy's dtype for Python numbers (int64, or float64 if any is a
+    float). Returns a Python number; raises ``OpTypeError`` when the result is not one."""
+    symbol = op.symbol or op.name
+    if any(isinstance(v, bool) for v in values):
+        if len(values) == 1:
+            raise OpTypeError(f"cannot apply {symbol} to a bool")
+        raise OpTypeError(f"{symbol} needs a tensor operand; these are plain values")
+    if op.category == "comparison":
+        raise OpTypeError(f"{symbol} between two numbers gives a bool, not a tensor",
+                          hint="compare tensors instead")
+    if not op.folds:
+        raise OpTypeError(f"{symbol} needs a tensor operand; these are plain values")
+    tensors = op.tensor_params
+    if any(p.nonzero_literal and v == 0 for p, v in zip(tensors, values)):
+        raise OpTypeError("division by zero")
+    dtype = "float64" if any(isinstance(v, float) for v in values) else "int64"
+    out_of_range = OpTypeError("this literal expression is out of range",
+                               hint=f"computed in {short(dtype)}, as numpy would")
+    try:
+        arrays = {p.name: np.asarray(v, dtype) for p, v in zip(tensors, values)}
+    except OverflowError:               # an int literal beyond int64
+        raise out_of_range from None
+    args = Args(arrays, op.name, out=TensorType((), dtype), out_shape=())
+    try:
+        with np.errstate(all="raise"):
+            result = np.asarray(op.numpy(args))
+    except FloatingPointError:
+        raise out_of_range from None
+    except ValueError:                 # numpy refuses ints to negative int powers
+        raise OpTypeError("an int to a negative int power is not an int (numpy refuses it)",
+                          hint="write a float, e.g. 2.0 ** -1") from None
+    if dtype == "int64":
+        # numpy wraps int64 silently; the same sum in float64 shows whether it had to.
+        with np.errstate(all="ignore"):
+            shadow = np.asarray(op.numpy(Args({n: a.astype("float64") for n, a in arrays.items()},
+                                              op.name, out=TensorType((), "float64"))))
+        if not np.isfinite(shadow) or abs(float(shadow)) >= 2.0 ** 63:
+            raise out_of_range
+    return result.item()
+
+
+# --------------------------------------------------------------------------- docs
+def reference_markdown() -> str:
+    """The operator reference for the docs, generated from the table."""
+    lines = ["# Operator reference", "",
+             "Generated from `mlclab/ops/` by `python -m mlclab.ops`; do not edit by hand.", ""]
+    categories: dict = {}
+    for o in OPS.values():
+        categories.setdefault(o.category, []).append(o)
+    for cat, entries in categories.items():
+        lines += [f"## {cat.capitalize()}", "",
+                  "| operator | also written | what it computes | example |",
+                  "| --- | --- | --- | --- |"]
+        for o in entries:
+            written = "" if not o.symbol else f"`{o.symbol}x`" if o.arity == 1 else f"`{o.symbol}`"
+            lines.append(f"| `{o.signature()}` | {written} | {o.doc} | "
+                         f"`{o.example.call.replace('|', chr(92) + '|')}` |")
+        lines.append("")
+    lines += ["## Parameter kinds", "",
+              "What each kind of argument accepts. Each is checked and normalised once, before "
+              "the operator's rule runs.", "", "| kind | accepts | parameters |",
+              "| --- | --- | --- |"]
+    kinds: dict = {}
+    for o in OPS.values():
+        for p in o.params:
+            kinds.setdefault((p.kind.name, p.kind.accepts), []).append(f"{o.name}'s {p.name}")
+    for (name, accepts), users in kinds.items():
+        shown = ", ".join(users[:4]) + (f" and {len(users) - 4} more" if len(users) > 4 else "")
+        lines.append(f"| `{name}` | {accepts} | {shown} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "OPS", "Op", "Args", "Example", "Param", "OpTypeError", "REQUIRED", "register", "arguments",
+    "for_binary_symbol", "for_unary_symbol", "fold", "reference_markdown", "tensor",
+    "optional_tensor", "Kind", "Tensor", "Tensors", "Int", "Float", "Bool", "DType", "Axis",
+    "Axes", "Pair", "Padding", "Shape", "Word", "NOT_A_LITERAL", "axis_index", "same_as_input",
+    "need_float", "need_numeric", "same_dtype", "broadcast_shapes", "fmt_shape", "short",
+    "is_float", "BINARY_SYNTAX", "UNARY_SYNTAX",
+]

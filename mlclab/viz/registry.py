@@ -1,0 +1,86 @@
+"""The graph views, each registered once.
+
+Every list of views reads this registry: ``fn.graph(view)``, the CLI's ``--view`` choices, the
+``%%tinynn --show`` choices and tab titles, the notebook viewer's view switch and the table in
+docs/visualizer.md. Adding a view is one module holding its parser (a ``RelaxParser`` subclass
+whose ``layout`` tells the plotters how to draw its graph) and one call::
+
+    register_view("toy", ToyParser, title="toy", description="what it shows", show="toy")
+
+The built-in views register at the bottom of ``mlclab.viz.parser``, which ``mlclab.viz``
+imports, so the registry is complete as soon as anything of ``mlclab.viz`` is imported.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .model import LAYOUTS
+
+
+@dataclass(frozen=True)
+class ViewKind:
+    """One registered graph view."""
+
+    name: str                    # fn.graph(name), mlclab viz --view name
+    parser: type                 # makes the Graph: parser().parse(fn, function=, params=)
+    title: str                   # tab title in a %%tinynn cell
+    description: str             # one line, for --help and the docs
+    show: Optional[str] = None   # its %%tinynn --show keyword; None: only in the viewer's switch
+
+    @property
+    def layout(self) -> str:
+        """How plotters lay its graphs out (one of ``mlclab.viz.model.LAYOUTS``)."""
+        return self.parser.layout
+
+
+_VIEWS: dict = {}
+
+
+def register_view(name: str, parser: type, *, title: str, description: str,
+                  show: Optional[str] = None) -> ViewKind:
+    """Add a graph view; registering a name twice is a mistake (``ValueError``)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"view name must be an identifier, got {name!r}")
+    if name in _VIEWS:
+        raise ValueError(f"a view named {name!r} is already registered")
+    if not callable(getattr(parser, "parse", None)):
+        raise TypeError(f"parser of view {name!r} must have a parse(fn, function=, params=) "
+                        f"method, got {parser!r}")
+    if getattr(parser, "layout", None) not in LAYOUTS:
+        raise ValueError(f"parser of view {name!r} must set layout to one of "
+                         f"{', '.join(LAYOUTS)}, got {getattr(parser, 'layout', None)!r}")
+    kind = ViewKind(name, parser, title, description, show)
+    _VIEWS[name] = kind
+    return kind
+
+
+def unregister_view(name: str) -> None:
+    """Remove a view (for tests and notebook experiments)."""
+    _VIEWS.pop(name, None)
+
+
+def view_kinds() -> tuple:
+    """The registered views, in registration order."""
+    return tuple(_VIEWS.values())
+
+
+def view_names() -> tuple:
+    return tuple(_VIEWS)
+
+
+def view_kind(name) -> ViewKind:
+    """The view called ``name``; a ``ValueError`` naming the parameter and the choices if none."""
+    kind = _VIEWS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise ValueError(f"view: unknown view {name!r}; choose one of {', '.join(_VIEWS)}")
+    return kind
+
+
+def markdown_table() -> str:
+    """The registered views as the Markdown table docs/visualizer.md holds (a test compares)."""
+    rows = ["| view | `%%tinynn --show` | layout | what it shows |", "| --- | --- | --- | --- |"]
+    for k in _VIEWS.values():
+        show = f"`{k.show}`" if k.show else "(viewer only)"
+        rows.append(f"| `{k.name}` | {show} | {k.layout} | {k.description} |")
+    return "\n".join(rows) + "\n"
