@@ -127,7 +127,7 @@ def _check_target(target):
         from .backend.passes import resolve_target
 
         return resolve_target(target)
-    except (TypeError, ValueError):  # mlclab.ir.targets names the parameter and the reason
+    except (TypeError, ValueError):  # mlclab.backend.targets names the parameter and the reason
         raise
     except Exception as exc:   # TVM's message names the problem; ours names the parameter
         raise ValueError(f"target: {target!r} is not a target TVM knows "
