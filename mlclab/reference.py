@@ -12,7 +12,7 @@ import numpy as np
 from .lang import dims as D
 from .lang.recursion import run_deep
 from .lang.typed import (Assign, Call, Const, FuncCall, GetItem, If, Ref, Return, TupleExpr,
-                        TypedProgram, Visitor)
+                        TupleType, TypedProgram, Visitor)
 from .ops import arguments
 
 Recorder = Callable[[object, object], None]
@@ -93,8 +93,14 @@ class _Evaluator(Visitor):
         return self.recorded(e, self.function(e.func, args))
 
     def visit_Call(self, e: Call, env, sizes):
-        v = arguments(e, lambda arg: self.visit(arg, env, sizes),
-                      out_shape=tuple(D.evaluate(d, sizes) for d in e.type.shape))
+        def value(arg):
+            return self.visit(arg, env, sizes)
+
+        if isinstance(e.type, TupleType):                 # split: one array per field
+            v = arguments(e, value)
+            return self.recorded(e, tuple(np.asarray(r).astype(t.dtype)
+                                          for r, t in zip(e.op.numpy(v), e.type.fields)))
+        v = arguments(e, value, out_shape=tuple(D.evaluate(d, sizes) for d in e.type.shape))
         return self.recorded(e, np.asarray(e.op.numpy(v)).astype(e.type.dtype, copy=False))
 
     def recorded(self, e, value):

@@ -74,7 +74,7 @@ def _use_count_function():
 
 
 def _tvm():
-    from .compile import tvm
+    from .tvm_setup import tvm
 
     return tvm()
 

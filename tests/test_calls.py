@@ -179,14 +179,14 @@ def g(x: Tensor[(4,), f32]):
 
 
 def test_cache_hits_for_unchanged_source_and_force_rebuilds():
-    mlclab.compile.__globals__["clear_cache"]()
+    mlclab.clear_cache()
     src = SEED.replace("foo", "cached_foo")
     p1 = mlclab.compile(src)
     p2 = mlclab.compile(src + "\n\n   ")
     assert p1 is p2
     p3 = mlclab.compile(src, force=True)
     assert p3 is not p1
-    info = mlclab.compile.__globals__["cache_info"]()
+    info = mlclab.cache_info()
     assert info["hits"] == 1
 
 

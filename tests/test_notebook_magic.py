@@ -2,10 +2,9 @@
 import numpy as np
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
-import mlclab.validation as validate_module
+import mlclab.api.validation as validate_module
 from mlclab.lang.diagnostics import DSLError
 from mlclab.notebook.magic import CheckFailed, TinyNNMagics
 
@@ -19,8 +18,8 @@ def square(a: Tensor[(2, 2), f32]):
 
 
 @pytest.fixture(scope="module")
-def ip():
-    shell = start_ipython()
+def ip(ipython_shell):
+    shell = ipython_shell
     shell.run_line_magic("load_ext", "mlclab")
     return shell
 
@@ -164,13 +163,13 @@ def test_target_and_force_reach_compile(ip, monkeypatch):
     import mlclab
 
     calls = []
-    real = mlclab.compile
+    real = mlclab.api.compile
 
     def spy(source, **kwargs):
         calls.append(kwargs)
         return real(source, **kwargs)
 
-    monkeypatch.setattr(mlclab, "compile", spy)
+    monkeypatch.setattr(mlclab.api, "compile", spy)
     cell = "def tgt(a: Tensor[(1,), f32]):\n    return a\n"
     ip.run_cell_magic("tinynn", "--quiet", cell)
     ip.run_cell_magic("tinynn", '--quiet -f --target {"kind":"llvm"}', cell)

@@ -8,7 +8,7 @@ import mlclab
 from mlclab.notebook.graphs import function_viewer, graph_views
 from mlclab.notebook.viewer import PENDING, GraphViewer, find_binding_line, sanitize_svg
 from mlclab.notebook.widgets import validation_widget, widget_bundle
-from mlclab.validation import validate
+from mlclab.api.validation import validate
 
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">{}</svg>'
 

@@ -278,8 +278,9 @@ def test_python_operators_come_from_the_table():
     assert ops.for_binary_symbol(ast.MatMult) is ops.OPS["matmul"]
     assert ops.for_binary_symbol(ast.LtE) is ops.OPS["less_equal"]
     assert ops.for_unary_symbol(ast.USub) is ops.OPS["negative"]
-    assert ops.for_binary_symbol(ast.BitAnd) is None     # no entry spells itself &
-    assert ops.for_unary_symbol(ast.Invert) is None
+    assert ops.for_binary_symbol(ast.BitAnd) is ops.OPS["logical_and"]   # on bool masks
+    assert ops.for_unary_symbol(ast.Invert) is ops.OPS["logical_not"]
+    assert ops.for_binary_symbol(ast.LShift) is None     # no entry spells itself <<
 
 
 @pytest.mark.parametrize("expr,value", [

@@ -76,7 +76,58 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_process_survives(name):
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(CASES[name])],
+    run(CASES[name])
+
+
+def run(code: str):
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr[-3000:]}"
     assert proc.stdout.strip().endswith("ok")
+
+
+# Every object mlclab hands out that holds IR (TVM's serializer segfaults on any of it).
+IR_HOLDERS = {
+    "fn.mod": "f.mod",
+    "fn.relax_function": "f.relax_function",
+    "fn.bindings": "f.bindings",
+    "a binding's var": "next(iter(f.bindings))",
+    "fn.pipeline()": "f.pipeline()",
+    "one pipeline step": "f.pipeline()[3]",
+    "a pipeline diff": "f.pipeline().diff(3)",
+    "a validation report": "mlclab.validate(f, seed=0)",
+    "a dict holding all of them": "{'mod': f.mod, 'b': f.bindings, 'p': f.pipeline(), 'f': f}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(IR_HOLDERS))
+def test_copy_and_pickle_of_objects_holding_ir(name):
+    """A copy is a real copy (IR nodes are immutable and shared), pickling a clear TypeError."""
+    run(f"""
+        import copy, pickle, mlclab
+        f = mlclab.compile("def f(a: Tensor[(2, 2), f32]):\\n    b = exp(a)\\n    return b @ a + 1.0")["f"]
+        obj = {IR_HOLDERS[name]}
+        copied = copy.deepcopy(obj)
+        assert type(copied) is type(obj)
+        copy.copy(obj)
+        assert copy.deepcopy([obj, obj])[0] is not None
+        try:
+            pickle.dumps(obj)
+        except TypeError as e:
+            assert "pickle" in str(e), e
+        else:
+            raise AssertionError("pickled")
+        print("ok")
+    """)
+
+
+def test_copied_ir_is_the_same_ir():
+    run("""
+        import copy, mlclab
+        f = mlclab.compile("def f(a: Tensor[(2,), f32]):\\n    return exp(a)")["f"]
+        assert copy.deepcopy(f.mod).same_as(f.mod)
+        copied = copy.deepcopy(dict(f.bindings))
+        assert [v.name for v in copied] == [v.name for v in f.bindings]
+        assert list(copied.values()) == list(f.bindings.values())
+        print("ok")
+    """)

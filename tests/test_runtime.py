@@ -216,7 +216,7 @@ def test_a_constant_result_is_never_shared_between_calls():
 
 
 def test_each_thread_stages_into_its_own_buffers():
-    # The VM itself is not safe to call from two threads at once, so compile.py must
+    # The VM itself is not safe to call from two threads at once, so mlclab.api must
     # serialize calls; the marshaller must not make that harder by sharing buffers.
     m = Marshaller(["float32"])
     seen = {}

@@ -14,7 +14,7 @@ from hypothesis.extra.numpy import arrays
 
 from mlclab.lang.typed import BindingInfo, Span
 from mlclab.notebook.report_html import heatmap_svg, report_html
-from mlclab.validation import compare, default_tolerances, random_inputs, time_per_call, validate
+from mlclab.api.validation import compare, default_tolerances, random_inputs, time_per_call, validate
 
 
 def param(name, shape, dtype="float32"):

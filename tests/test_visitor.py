@@ -11,10 +11,11 @@ import pytest
 from mlclab import reference
 from mlclab.lang import typed
 from mlclab.frontend.parser import parse_program
+from mlclab.api import shapes
 from mlclab.backend import builder
 
 # Every visitor over the typed program; a new one is added here.
-WALKERS = [builder._FunctionBuilder, reference._Evaluator]
+WALKERS = [builder._FunctionBuilder, reference._Evaluator, shapes._ShapeWalker]
 
 SOURCE = """\
 def g(x: Tensor[(4,), f32]):
@@ -106,6 +107,14 @@ def test_the_reference_refuses_an_unknown_node(kind):
     name = "Repeat" if kind == "statement" else "Mystery"
     with pytest.raises(NotImplementedError, match=f"visit_{name}"):
         reference.evaluate(program, "f", [np.ones(4, np.float32)])
+
+
+@pytest.mark.parametrize("kind", UNKNOWN)
+def test_the_size_check_refuses_an_unknown_node(kind):
+    program = program_with(UNKNOWN[kind])
+    name = "Repeat" if kind == "statement" else "Mystery"
+    with pytest.raises(NotImplementedError, match=f"visit_{name}"):
+        shapes.check_sizes(program, "f", {}, {})
 
 
 def test_the_builder_is_left_usable_after_refusing(capfd):

@@ -343,8 +343,10 @@ class _FunctionBuilder(Visitor):
         return self.bound(e, self.relax.Call(gv, args), name, dsl_name, output)
 
     def visit_Call(self, e: Call, name, dsl_name, output):
+        shape = getattr(e.type, "shape", None)          # None: a tuple result (split)
         v = arguments(e, self.value, group=self.relax.Tuple,
-                      out_shape=[D.to_prim(d, self.symbol_vars) for d in e.type.shape])
+                      out_shape=None if shape is None else
+                      [D.to_prim(d, self.symbol_vars) for d in shape])
         self.current_span = e.span
         return self.bound(e, e.op.build(v), name, dsl_name, output)
 

@@ -174,7 +174,7 @@ def _llvm_passes(target, optimized: bool) -> list:
 
     from .schedules import schedule_cpu
 
-    legalize = cpu_generic.legalize_passes(target)
+    legalize = _legalize_passes(target)
     if optimized:
         legalize = [_bounded_fuse_ops() if p.info.name == "FuseOps" else p for p in legalize]
     return [
@@ -187,6 +187,19 @@ def _llvm_passes(target, optimized: bool) -> list:
         *dataflow_lower_passes(target),
         *cpu_generic.finalize_passes(target),
     ]
+
+
+def _legalize_passes(target) -> list:
+    """TVM's CPU legalization, with the operator table's numpy-faithful lowerings (relu
+    keeps NaN) in place of TVM's own -- in both pipelines, as they are about results."""
+    from tvm import relax
+    from tvm.relax.backend import cpu_generic
+
+    from ..ops.lowering import LEGALIZE
+
+    first, *rest = cpu_generic.legalize_passes(target)
+    assert first.info.name == "LegalizeOps", first.info.name
+    return [relax.transform.LegalizeOps(customize_legalize_map=LEGALIZE), *rest]
 
 
 # The most operators FuseOps puts in one fused function when mlclab schedules them (TVM's

@@ -722,10 +722,19 @@ class _FunctionChecker(ast.NodeVisitor):
         if not tensors:
             raise self.p.error(f"{op.symbol or op.name} needs at least one tensor operand; "
                                "these are all numbers", node)
+        # A literal takes the dtype of the operands it stands for (where's branches, never
+        # its bool condition): the tensors among the parameters that accept a number.
+        peers = [values[n] for n in tensor_names if op.param(n).scalar_ok
+                 and values[n] is not None and not isinstance(values[n], Literal)]
+        if not peers and any(op.param(n).scalar_ok for n in tensor_names):
+            raise self.p.error(f"{op.name}'s {' and '.join(literals)} are both numbers: one must "
+                               "be a tensor to give the result its shape and dtype", node,
+                               hint="e.g. full_like(x, 1.0) for a tensor of ones like x")
+        tensors = peers or tensors
+        dtype = tensors[0].type.dtype
         for n in literals:
             lit = values[n]
             v = self.literal_value(lit.value, tensors[0], arg_nodes[n])
-            dtype = tensors[0].type.dtype
             if op.param(n).nonzero_literal and O.is_float(dtype) and v == 0:
                 as_zero = "" if lit.value == 0 else f", which is 0 in {O.short(dtype)}"
                 raise self.p.error(f"division by the literal {lit.value!r}{as_zero}: every "

@@ -98,7 +98,7 @@ class FunctionViews:
 
     def validation(self):
         if self.report is None:
-            from mlclab.validation import validate
+            from mlclab.api.validation import validate
 
             return self._get("validate", lambda: validate(self.fn, seed=self.seed))
         return True, self.report

@@ -1,6 +1,6 @@
 """``%load_ext mlclab`` and the ``%%tinynn`` cell magic.
 
-The cell holds DSL functions. The magic hands the cell text to ``mlclab.compile`` (the text is
+The cell holds DSL functions. The magic hands the cell text to ``mlclab.api.compile`` (the text is
 parsed, never run by Python), binds each compiled function in the notebook under its own name
 and shows the views in one display. A rejected program fails the cell, so Run All stops, and
 shows only the compact diagnostic (file, line, the source line with a caret): the traceback of
@@ -79,7 +79,7 @@ def _parse_target(text):
             raise UsageError(f"--target: not valid JSON: {err}") from None
     else:
         target = text
-    from mlclab.backend.passes import resolve_target
+    from ..backend.passes import resolve_target
 
     try:                               # refused here, as a usage error, not as a traceback
         resolve_target(target)
@@ -122,9 +122,9 @@ class TinyNNMagics(Magics):
             def mlp(x: Tensor[("n", 784), f32], w: Tensor[(10, 784), f32]):
                 return relu(linear(x, w))
         """
-        import mlclab
-        from mlclab.lang.diagnostics import DSLError
-        from mlclab.validation import validate
+        from .. import api
+        from ..api import validation
+        from ..lang.diagnostics import DSLError
 
         args = _parse_line(self.tinynn, line)
         show = _parse_show(args.show, self.show)
@@ -140,7 +140,7 @@ class TinyNNMagics(Magics):
         if target is not None:
             options["target"] = target
         try:
-            program = mlclab.compile(source, **options)
+            program = api.compile(source, **options)
         except DSLError as err:
             raise _suppress_traceback(err, "DSLError")
 
@@ -149,7 +149,7 @@ class TinyNNMagics(Magics):
 
         reports = {}
         if args.check:
-            reports = {name: validate(fn, seed=args.seed) for name, fn in program.items()}
+            reports = {name: validation.validate(fn, seed=args.seed) for name, fn in program.items()}
         if not args.quiet:
             display(CellDisplay(program, show, reports, target=target or "llvm", seed=args.seed))
         failed = [r for r in reports.values() if not r.ok]

@@ -26,11 +26,11 @@ from typing import Optional
 import numpy as np
 
 from ..lang.typed import TensorType
-from . import elementwise, layers, shapes
+from . import creation, elementwise, layers, reductions, shapes
 from .entry import Args, Example, Op, arguments
-from .params import (NOT_A_LITERAL, REQUIRED, Axes, Axis, Bool, DType, Float, Int, Kind,
-                     OpTypeError, Padding, Pair, Param, Shape, Tensor, Tensors, Word, axis_index,
-                     optional_tensor, tensor)
+from .params import (NOT_A_LITERAL, REQUIRED, Axes, Axis, Bool, Counts, DType, Float, Int,
+                     Kind, Number, OpTypeError, Padding, PadWidth, Pair, Param, Sections, Shape,
+                     Tensor, Tensors, Text, Word, axis_index, optional_tensor, tensor)
 from .rules import (broadcast_shapes, fmt_shape, is_float, need_float, need_numeric,
                     same_as_input, same_dtype, short)
 
@@ -59,7 +59,8 @@ def register(entry: Op) -> Op:
     return entry
 
 
-for _entry in elementwise.ENTRIES + layers.ENTRIES + shapes.ENTRIES:
+for _entry in (elementwise.ENTRIES + layers.ENTRIES + shapes.ENTRIES + reductions.ENTRIES
+               + creation.ENTRIES):
     register(_entry)
 
 
@@ -123,6 +124,11 @@ def fold(op: Op, *values):
 
 
 # --------------------------------------------------------------------------- docs
+def _cells(*cells) -> str:
+    """One markdown table row; a ``|`` inside a cell (``x1 | x2``) is escaped."""
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
 def reference_markdown() -> str:
     """The operator reference for the docs, generated from the table."""
     lines = ["# Operator reference", "",
@@ -136,8 +142,7 @@ def reference_markdown() -> str:
                   "| --- | --- | --- | --- |"]
         for o in entries:
             written = "" if not o.symbol else f"`{o.symbol}x`" if o.arity == 1 else f"`{o.symbol}`"
-            lines.append(f"| `{o.signature()}` | {written} | {o.doc} | "
-                         f"`{o.example.call.replace('|', chr(92) + '|')}` |")
+            lines.append(_cells(f"`{o.signature()}`", written, o.doc, f"`{o.example.call}`"))
         lines.append("")
     lines += ["## Parameter kinds", "",
               "What each kind of argument accepts. Each is checked and normalised once, before "
@@ -158,7 +163,8 @@ __all__ = [
     "OPS", "Op", "Args", "Example", "Param", "OpTypeError", "REQUIRED", "register", "arguments",
     "for_binary_symbol", "for_unary_symbol", "fold", "reference_markdown", "tensor",
     "optional_tensor", "Kind", "Tensor", "Tensors", "Int", "Float", "Bool", "DType", "Axis",
-    "Axes", "Pair", "Padding", "Shape", "Word", "NOT_A_LITERAL", "axis_index", "same_as_input",
+    "Axes", "Pair", "Padding", "Shape", "Word", "Number", "Text", "Counts", "PadWidth",
+    "Sections", "NOT_A_LITERAL", "axis_index", "same_as_input",
     "need_float", "need_numeric", "same_dtype", "broadcast_shapes", "fmt_shape", "short",
     "is_float", "BINARY_SYNTAX", "UNARY_SYNTAX",
 ]

@@ -7,8 +7,8 @@ import numpy as np
 from ..lang.typed import TensorType
 from .entry import Args, Example, Op
 from .numpy_ref import errors_ignored
-from .params import OpTypeError, Param, DType, tensor
-from .rules import (R, broadcast_shapes, is_float, is_unsigned, need_numeric, relax,
+from .params import DType, Number, OpTypeError, Param, tensor
+from .rules import (R, broadcast_shapes, is_float, is_unsigned, keep_nan, need_numeric, relax,
                     same_as_input, same_dtype, short)
 
 X = [tensor("x")]
@@ -26,9 +26,10 @@ def _negative_relax(a: Args):
 
 
 UNARY = [
-    Op(name="relu", params=X, rule=same_as_input(), relax=lambda a: R().nn.relu(a.x),
+    Op(name="relu", params=X, rule=same_as_input(),
+       relax=lambda a: R().nn.relu(a.x),         # NaN kept by its lowering (ops/lowering.py)
        numpy=lambda a: np.maximum(a.x, np.zeros((), a.x.dtype)),
-       doc="max(x, 0), element by element", category="elementwise",
+       doc="max(x, 0), element by element; NaN stays NaN", category="elementwise",
        example=Example("relu(x)", x=F23)),
     Op(name="sigmoid", params=X, rule=same_as_input(float_only=True),
        relax=lambda a: R().sigmoid(a.x),
@@ -161,11 +162,13 @@ ARITHMETIC = [
        relax=lambda a: R().power(a.x1, a.x2), numpy=_both(np.power),
        doc="x1 ** x2 (floating point)", category="elementwise", symbol="**", folds=True,
        example=Example("x1 ** 2.0 + x1 ** x2", x1=F23, x2=F23, low=0.5)),
-    Op(name="maximum", params=XX, rule=arithmetic(), relax=lambda a: R().maximum(a.x1, a.x2),
-       numpy=_both(np.maximum), doc="element-wise larger of x1 and x2", category="elementwise",
+    Op(name="maximum", params=XX, rule=arithmetic(),
+       relax=lambda a: R().maximum(a.x1, a.x2), numpy=_both(np.maximum),  # NaN: ops/lowering
+       doc="element-wise larger of x1 and x2 (NaN if either is)", category="elementwise",
        example=Example("maximum(x1, x2)", **A_B)),
-    Op(name="minimum", params=XX, rule=arithmetic(), relax=lambda a: R().minimum(a.x1, a.x2),
-       numpy=_both(np.minimum), doc="element-wise smaller of x1 and x2", category="elementwise",
+    Op(name="minimum", params=XX, rule=arithmetic(),
+       relax=lambda a: R().minimum(a.x1, a.x2), numpy=_both(np.minimum),  # NaN: ops/lowering
+       doc="element-wise smaller of x1 and x2 (NaN if either is)", category="elementwise",
        example=Example("minimum(x1, 0.0)", x1=F23)),
     Op(name="floor_divide", params=DIVISOR, rule=arithmetic("//"), relax=_int_safe("floor_divide"),
        numpy=errors_ignored(_both(np.floor_divide)),
@@ -217,4 +220,168 @@ COMPARISONS = [
     _compare("greater_equal", ">=", np.greater_equal),
 ]
 
-ENTRIES = UNARY + ARITHMETIC + COMPARISONS + CHOICE
+
+
+# --------------------------------------------------------------------------- more math
+def _float_unary(name, relax_fn, np_fn, doc, **example):
+    return Op(name=name, params=X, rule=same_as_input(float_only=True), relax=relax_fn,
+              numpy=np_fn, doc=doc, category="elementwise",
+              example=Example(f"{name}(x)", x=example.pop("x", F23), **example))
+
+
+def _log1p_relax(a: Args):
+    # Relax has no log1p; log(1 + x) loses every digit for |x| < 1e-7. Goldberg's trick:
+    # u = 1 + x is exact up to rounding, and log(u) * x / (u - 1) cancels that rounding.
+    op, one = R(), relax().const(1.0, a.out.dtype)
+    u = op.add(a.x, one)
+    d = op.subtract(u, one)
+    goldberg = op.where(op.isinf(u), u, op.divide(op.multiply(op.log(u), a.x), d))
+    return op.where(op.equal(d, relax().const(0.0, a.out.dtype)), a.x, goldberg)
+
+
+def _expm1_relax(a: Args):
+    # Kahan's trick: (u - 1) * x / log(u) with u = exp(x) is accurate near 0, where
+    # exp(x) - 1 cancels; u == 1 means x is below rounding, and then expm1(x) is x.
+    op, rx = R(), relax()
+    one = rx.const(1.0, a.out.dtype)
+    u = op.exp(a.x)
+    d = op.subtract(u, one)
+    kahan = op.divide(op.multiply(d, a.x), op.log(u))
+    safe = op.where(op.isinf(u), u, kahan)                      # exp overflowed: inf, as numpy
+    safe = op.where(op.equal(d, op.negative(one)), d, safe)     # exp underflowed: -1
+    return op.where(op.equal(d, rx.const(0.0, a.out.dtype)), a.x, safe)
+
+
+def _erf_numpy(x):
+    from math import erf
+
+    return np.vectorize(erf, otypes=[x.dtype])(x) if x.size else x.copy()
+
+
+def _gelu_numpy(a: Args):
+    x = a.x
+    return (0.5 * x * (1.0 + _erf_numpy(x / np.sqrt(2.0).astype(x.dtype)))).astype(x.dtype)
+
+
+def _sign_rule(a: Args) -> TensorType:
+    need_numeric(a, "x", "sign")
+    return a.x
+
+
+MATH = [
+    _float_unary("round", lambda a: R().round(a.x), lambda a: np.round(a.x),
+                 "nearest integer, halves to even (numpy's round)", low=-4.0, high=4.0),
+    _float_unary("floor", lambda a: R().floor(a.x), lambda a: np.floor(a.x),
+                 "largest integer <= x"),
+    _float_unary("ceil", lambda a: R().ceil(a.x), lambda a: np.ceil(a.x),
+                 "smallest integer >= x"),
+    Op(name="sign", params=X, rule=_sign_rule,
+       relax=lambda a: keep_nan(R().sign(a.x), a.x), numpy=lambda a: np.sign(a.x),
+       doc="-1, 0 or 1 by the sign of x (NaN stays NaN)", category="elementwise",
+       example=Example("sign(x) * x", x=F23)),
+    _float_unary("erf", lambda a: R().erf(a.x), lambda a: _erf_numpy(a.x),
+                 "the error function (math.erf)"),
+    _float_unary("gelu", lambda a: R().nn.gelu(a.x), _gelu_numpy,
+                 "x * Phi(x) with the exact erf, PyTorch's default GELU"),
+    _float_unary("sin", lambda a: R().sin(a.x), lambda a: np.sin(a.x), "sine (radians)"),
+    _float_unary("cos", lambda a: R().cos(a.x), lambda a: np.cos(a.x), "cosine (radians)"),
+    _float_unary("softplus", lambda a: R().nn.softplus(a.x),
+                 lambda a: np.logaddexp(np.zeros((), a.x.dtype), a.x),
+                 "log(1 + exp(x)), without overflow for large x", low=-30.0, high=30.0),
+    _float_unary("silu", lambda a: R().nn.silu(a.x),
+                 lambda a: (a.x / (1 + np.exp(-a.x))).astype(a.x.dtype),
+                 "x * sigmoid(x) (also called swish)"),
+    _float_unary("log1p", _log1p_relax, lambda a: np.log1p(a.x),
+                 "log(1 + x), accurate for tiny x", low=-0.9, high=2.0),
+    _float_unary("expm1", _expm1_relax, lambda a: np.expm1(a.x),
+                 "exp(x) - 1, accurate for tiny x"),
+]
+
+
+def _clip_rule(a: Args) -> TensorType:
+    need_numeric(a, "x", "clip")
+    if a.a_min is None and a.a_max is None:
+        raise OpTypeError("clip needs a_min or a_max (or both)", param="a_min")
+    for n in ("a_min", "a_max"):
+        v = a[n]
+        if type(v) is bool:
+            raise OpTypeError(f"clip's {n} must be a number, not {v}", param=n)
+        if v is not None and type(v) is float and not is_float(a.x.dtype):
+            raise OpTypeError(f"clip's {n} {v!r} is a float but {a.source('x')} is "
+                              f"{short(a.x.dtype)}; mlclab does not promote dtypes silently",
+                              param=n, hint="use an integer bound")
+        if v is not None and not is_float(a.x.dtype):
+            info = np.iinfo(a.x.dtype)
+            if not info.min <= v <= info.max:
+                raise OpTypeError(f"{v} does not fit in {short(a.x.dtype)}", param=n)
+    return a.x
+
+
+def _clip_relax(a: Args):
+    # minimum(maximum(x, a_min), a_max): numpy's order, so a_min > a_max gives a_max.
+    op, rx = R(), relax()
+    out = a.x
+    if a.a_min is not None:
+        out = op.maximum(out, rx.const(a.a_min, a.out.dtype))
+    if a.a_max is not None:
+        out = op.minimum(out, rx.const(a.a_max, a.out.dtype))
+    return keep_nan(out, a.x)
+
+
+def _clip_numpy(a: Args):
+    x = a.x
+    bound = lambda v: None if v is None else np.asarray(v, x.dtype)  # noqa: E731
+    out = x
+    if a.a_min is not None:
+        out = np.maximum(out, bound(a.a_min))
+    if a.a_max is not None:
+        out = np.minimum(out, bound(a.a_max))
+    return out
+
+
+CLIP = [
+    Op(name="clip", params=[tensor("x"), Param("a_min", Number(), None),
+                            Param("a_max", Number(), None)],
+       rule=_clip_rule, relax=_clip_relax, numpy=_clip_numpy,
+       doc="x limited to [a_min, a_max] (either may be None); relu6 is clip(x, 0.0, 6.0)",
+       category="elementwise", example=Example("clip(x, -0.5, 1.0) + clip(x, None, 0.0)", x=F23)),
+]
+
+
+def _logical_rule(symbol):
+    def rule(a: Args) -> TensorType:
+        names = [p for p in ("x1", "x2", "x") if p in a.values]
+        for n in names:
+            if a[n].dtype != "bool":
+                w = a.source(n)
+                raise OpTypeError(
+                    f"{_spelled(a, symbol)} combines bool masks, but {w} is {short(a[n].dtype)}",
+                    param=n, hint=f"compare first, e.g. {w} > 0; bitwise ops on integers are "
+                                  "not supported")
+        return TensorType(broadcast_shapes([a[n].shape for n in names], _spelled(a, symbol)),
+                          "bool")
+
+    return rule
+
+
+BB = {"x1": ((2, 3), "bool"), "x2": ((3,), "bool")}
+LOGICAL = [
+    Op(name="logical_and", params=XX, rule=_logical_rule("&"),
+       relax=lambda a: R().logical_and(a.x1, a.x2), numpy=_both(np.logical_and),
+       doc="true where both are true (bool masks)", category="logical", symbol="&",
+       example=Example("x1 & x2", **BB)),
+    Op(name="logical_or", params=XX, rule=_logical_rule("|"),
+       relax=lambda a: R().logical_or(a.x1, a.x2), numpy=_both(np.logical_or),
+       doc="true where either is true (bool masks)", category="logical", symbol="|",
+       example=Example("x1 | x2", **BB)),
+    Op(name="logical_xor", params=XX, rule=_logical_rule("^"),
+       relax=lambda a: R().logical_xor(a.x1, a.x2), numpy=_both(np.logical_xor),
+       doc="true where exactly one is true (bool masks)", category="logical", symbol="^",
+       example=Example("x1 ^ x2", **BB)),
+    Op(name="logical_not", params=X, rule=_logical_rule("~"),
+       relax=lambda a: R().logical_not(a.x), numpy=lambda a: np.logical_not(a.x),
+       doc="true where x is false (a bool mask)", category="logical", symbol="~",
+       example=Example("~x", x=((2, 3), "bool"))),
+]
+
+ENTRIES = UNARY + ARITHMETIC + COMPARISONS + CHOICE + MATH + CLIP + LOGICAL

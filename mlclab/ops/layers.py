@@ -7,9 +7,10 @@ from ..lang import dims as D
 from ..lang.typed import TensorType
 from . import numpy_ref
 from .entry import Args, Example, Op
-from .params import Axis, Float, Int, OpTypeError, Padding, Pair, Param, optional_tensor, tensor
-from .rules import (R, fmt_shape, need_float, need_numeric, need_rank, relax, same_dtype,
-                    spatial_out, broadcast_shapes)
+from .params import (Axis, Float, Int, OpTypeError, Padding, Pair, Param, Text, optional_tensor,
+                     tensor)
+from .rules import (R, broadcast_shapes, fmt_shape, need_float, need_numeric, need_rank, relax,
+                    same_dtype, spatial_out)
 
 
 # --------------------------------------------------------------------------- linear algebra
@@ -61,6 +62,56 @@ def _linear_numpy(a: Args):
     return out if a.bias is None else out + a.bias
 
 
+def _einsum_terms(a: Args):
+    """The subscripts split into (input terms, output term), checked against the operands."""
+    spec = a.subscripts.replace(" ", "")
+    if "." in spec:
+        raise OpTypeError("einsum: '...' (ellipsis) is not supported; name every axis",
+                          param="subscripts", hint="e.g. \"bij,bjk->bik\"")
+    lhs, arrow, out = spec.partition("->")
+    terms = lhs.split(",")
+    operands = [n for n in ("x1", "x2") if a[n] is not None]
+    if len(terms) != len(operands):
+        raise OpTypeError(f"einsum: {a.subscripts!r} names {len(terms)} operand(s) but "
+                          f"{len(operands)} are given", param="subscripts")
+    for term in terms + [out]:
+        if not all("a" <= c <= "z" or "A" <= c <= "Z" for c in term):
+            raise OpTypeError(f"einsum: subscripts are letters, ',' and '->'; got "
+                              f"{a.subscripts!r}", param="subscripts")
+    for term, n in zip(terms, operands):
+        if len(set(term)) != len(term):
+            raise OpTypeError(f"einsum: {term!r} repeats a letter (a diagonal); not supported",
+                              param="subscripts")
+        if len(term) != a[n].ndim:
+            raise OpTypeError(f"einsum: {term!r} names {len(term)} axes but {a.source(n)} has "
+                              f"rank {a[n].ndim}", param=n)
+    if not arrow:         # numpy's implicit output: the letters used once, in order
+        letters = "".join(terms)
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    elif len(set(out)) != len(out) or set(out) - set("".join(terms)):
+        raise OpTypeError(f"einsum: the output {out!r} must use each input letter at most once",
+                          param="subscripts")
+    return list(zip(terms, operands)), out
+
+
+def _einsum_rule(a: Args) -> TensorType:
+    dtype = same_dtype(a, ("x1", "x2"), "einsum")
+    need_numeric(a, "x1", "einsum")
+    terms, out = _einsum_terms(a)
+    sizes: dict = {}
+    for term, n in terms:
+        for c, d in zip(term, a[n].shape):
+            if c in sizes and sizes[c] != d:
+                raise OpTypeError(f"einsum: axis {c!r} is {D.format_dim(sizes[c])} in one place "
+                                  f"and {D.format_dim(d)} in {a.source(n)}", param=n)
+            sizes[c] = d
+    return TensorType(tuple(sizes[c] for c in out), dtype)
+
+
+def _einsum_operands(a: Args) -> list:
+    return [v for v in (a.x1, a.x2) if v is not None]
+
+
 LINEAR_ALGEBRA = [
     Op(name="matmul", params=[tensor("x1"), tensor("x2")], rule=_matmul_rule,
        relax=lambda a: R().matmul(a.x1, a.x2), numpy=lambda a: np.matmul(a.x1, a.x2),
@@ -72,6 +123,13 @@ LINEAR_ALGEBRA = [
        category="linear algebra",
        example=Example("linear(x, w, b)", x=((5, 8), "f32"), w=((3, 8), "f32"),
                        b=((3,), "f32"))),
+    Op(name="einsum", params=[Param("subscripts", Text()), tensor("x1"), optional_tensor("x2")],
+       rule=_einsum_rule, relax=lambda a: R().einsum(_einsum_operands(a), a.subscripts),
+       numpy=lambda a: np.einsum(a.subscripts, *_einsum_operands(a)),
+       doc="numpy's einsum for one or two operands, letters only (\"bij,bjk->bik\")",
+       category="linear algebra",
+       example=Example("einsum(\"bhqd,bhkd->bhqk\", q, k)", q=((2, 3, 4, 5), "f32"),
+                       k=((2, 3, 6, 5), "f32"))),
 ]
 
 
@@ -217,8 +275,9 @@ LAYERS = [
                        x=((2, 4, 9, 8), "f32"), w=((6, 2, 3, 3), "f32"), b=((6,), "f32"))),
     Op(name="max_pool2d", params=POOL_PARAMS, rule=_pool_rule,
        relax=lambda a: R().nn.max_pool2d(a.x, pool_size=a.pool_size, strides=a.strides,
-                                         padding=a.padding),
-       numpy=_max_pool_numpy, doc="largest value of each pool_size window (NCHW)",
+                                         padding=a.padding),      # NaN: see ops/lowering.py
+       numpy=_max_pool_numpy,
+       doc="largest value of each pool_size window (NCHW); NaN if the window holds one",
        category="neural network",
        example=Example("max_pool2d(x, 3, strides=2, padding=1)", x=NCHW)),
     Op(name="avg_pool2d", params=POOL_PARAMS, rule=_pool_rule,

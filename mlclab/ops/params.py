@@ -17,6 +17,11 @@ axes      ``1``, ``(0, 2)``            ``(1,)``, ``(0, 2)``, checked against the
 pair      ``2``, ``(2, 1)``            ``(2, 2)``, ``(2, 1)``
 padding   ``1``, ``(1, 2)``, 4-tuple   ``(top, left, bottom, right)``
 shape     ``(4, -1)``, ``("n", 3)``    a tuple of ints and symbolic sizes
+number    ``1.5``, ``7``, ``True``     as written; the rule checks it fits the dtype
+string    ``"ij,jk->ik"``              the string
+counts    ``2``, ``(2, 1)``            ``(2,)``, ``(2, 1)``
+pad_width ``1``, ``(1, 2)``, pairs     one ``(before, after)`` pair per axis (numpy's)
+sections  ``3``, ``(2, 5)``            ``3`` (equal parts) or the split points
 ========  ===========================  =================================================
 
 Axes keep the sign the student wrote (``axis=-1`` stays ``-1``) so the Relax text shows the
@@ -351,3 +356,85 @@ def tensor(name: str, scalar_ok: bool = False, nonzero_literal: bool = False) ->
 
 def optional_tensor(name: str) -> Param:
     return Param(name, Tensor(optional=True), None)
+
+
+@dataclass(frozen=True, repr=False)
+class Number(Kind):
+    """A number literal kept as written (an int stays an int): the rule checks it against
+    the dtype it fills (``full(..., 1.5, i32)`` is refused, not truncated)."""
+
+    name = "number"
+    accepts = "a number literal (True/False for bool tensors)"
+
+    def parse(self, value, op, param, symbols=frozenset()):
+        if type(value) not in (int, float, bool):
+            raise OpTypeError(f"{op}'s {param} must be a number literal", param=param)
+        return value
+
+
+@dataclass(frozen=True, repr=False)
+class Text(Kind):
+    """A string literal (``einsum``'s subscripts)."""
+
+    name = "string"
+    accepts = "a string literal, \"ij,jk->ik\""
+
+    def parse(self, value, op, param, symbols=frozenset()):
+        if type(value) is not str or isinstance(value, Word):
+            raise OpTypeError(f"{op}'s {param} must be a string literal in quotes", param=param)
+        return str(value)
+
+
+@dataclass(frozen=True, repr=False)
+class Counts(Kind):
+    """How many times: an int or a tuple of ints (``tile``'s reps), kept as written; the
+    rule checks they are non-negative."""
+
+    name = "counts"
+    accepts = "a non-negative int, or a tuple of them"
+
+    def parse(self, value, op, param, symbols=frozenset()):
+        return _int_tuple(value, op, param)
+
+
+@dataclass(frozen=True, repr=False)
+class PadWidth(Kind):
+    """numpy's ``pad_width`` forms, normalised to one (before, after) pair per axis of ``of``:
+    ``n`` (everywhere), ``(before, after)`` (every axis), or one pair per axis."""
+
+    of: str = "x"
+    name = "pad_width"
+    accepts = "n, (before, after) for every axis, or ((before, after), ...) one per axis"
+
+    def parse(self, value, op, param, symbols=frozenset()):
+        items = value if isinstance(value, tuple) else (value,)
+        for i, item in enumerate(items):
+            pair = item if isinstance(item, tuple) else (item,)
+            if not (1 <= len(pair) <= 2 and all(_is_int(p) and p >= 0 for p in pair)):
+                raise OpTypeError(f"{op}: {param} holds non-negative ints or (before, after) "
+                                  f"pairs, got {item!r}", param=param,
+                                  item=i if isinstance(value, tuple) else None)
+        return value
+
+    def check(self, value, args, op, param):
+        import numpy as np
+
+        ndim = args[self.of].ndim
+        try:          # numpy's own reading: broadcast to one (before, after) row per axis
+            rows = np.broadcast_to(np.asarray(value, dtype=np.int64), (ndim, 2))
+        except ValueError:
+            raise OpTypeError(f"{op}: {param} {value!r} does not fit a tensor of rank {ndim}",
+                              param=param, hint="n, (before, after), or one (before, after) "
+                                                "pair per axis") from None
+        return tuple((int(b), int(e)) for b, e in rows)
+
+
+@dataclass(frozen=True, repr=False)
+class Sections(Kind):
+    """``split``'s: a number of equal parts, or a tuple of split points (numpy's forms)."""
+
+    name = "sections"
+    accepts = "a positive int (equal parts) or a tuple of split points"
+
+    def parse(self, value, op, param, symbols=frozenset()):
+        return value if _is_int(value) else _int_tuple(value, op, param)

@@ -116,3 +116,20 @@ def relax():
     from tvm import relax as module
 
     return module
+
+
+def keep_nan(result, *inputs):
+    """``result`` with NaN wherever an input is NaN, as numpy's maximum/minimum/relu give.
+
+    TVM lowers max/min to ``select(a > b, a, b)``, so ``maximum(nan, 1.0)`` is 1.0 there but
+    NaN in numpy, and ``validate`` would blame a correct program. A select on ``isnan`` is
+    element-wise, so it fuses into the same vectorised loop. Constants (``0.0`` in
+    ``minimum(x, 0.0)``) cannot be NaN and add nothing.
+    """
+    from tvm.ir.expr import Constant
+
+    op = R()
+    for x in reversed(inputs):
+        if not isinstance(x, Constant) and is_float(str(x.ty.dtype)):
+            result = op.where(op.isnan(x), x, result)
+    return result

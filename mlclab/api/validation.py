@@ -8,6 +8,7 @@ highlights it in the graph.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -15,7 +16,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .lang import dims
+from ..lang import dims
+from . import displays
+from .errors import boundary, from_user_code
+from .shapes import check_sizes
 
 # Default tolerances per dtype kind. float32 leaves room for a different summation order in
 # reductions and matmul (TVM's schedules vs numpy's BLAS); integers and booleans must match.
@@ -25,8 +29,12 @@ _TOLERANCES = {
     "float64": (1e-9, 1e-12),
 }
 _SYMBOL_SIZES = (2, 5)          # a symbolic size gets a random size in this closed range
-# Random inputs are for checking, not load: a signature that would need more memory than this
-# is refused up front (allocating it could get the kernel killed by the OOM killer).
+# When a draw does not fit the program (a size smaller than a conv kernel), the range grows
+# this many times, doubling its top each time (5, 10, ..., 640).
+_SIZE_RETRIES = 8
+# Random inputs are for checking, not load: sizes whose inputs, or whose largest operator,
+# would need more memory than this are refused up front (allocating it could get the kernel
+# killed by the OOM killer).
 MAX_RANDOM_INPUT_BYTES = 256 * 2**20
 
 
@@ -102,19 +110,19 @@ def compare(actual, expected, rtol: Optional[float] = None, atol: Optional[float
 
 
 # --------------------------------------------------------------------------- inputs
-def random_inputs(params, seed: Optional[int] = None) -> tuple[list[np.ndarray], dict[str, int]]:
+def random_inputs(params, seed: Optional[int] = None,
+                  fits: Optional[Callable[[dict], int]] = None) -> tuple[list[np.ndarray], dict[str, int]]:
     """Random arguments for parameters with ``.name`` and ``.type.shape``/``.type.dtype``.
 
-    Every symbolic size gets one random size shared by all parameters that use it. Floats are
-    standard normal; integers are small (so ``//`` and ``%`` meet zero divisors now and then,
-    which the DSL defines as numpy does); booleans are fair coins.
+    Every symbolic size gets one random size shared by all parameters that use it. ``fits``
+    (sizes -> bytes the largest operator needs, raising ``ValueError`` when some value's shape
+    is not positive for them) makes the draw keep to sizes the program accepts: a draw that
+    does not fit is drawn again from a wider range. Floats are standard normal; integers are
+    small (so ``//`` and ``%`` meet zero divisors now and then, which the DSL defines as numpy
+    does); booleans are fair coins.
     """
     rng = np.random.default_rng(seed)
-    sizes: dict[str, int] = {}
-    for p in params:
-        for d in p.type.shape:
-            for name in sorted(dims.symbols(d)):
-                sizes.setdefault(name, int(rng.integers(_SYMBOL_SIZES[0], _SYMBOL_SIZES[1] + 1)))
+    sizes = _draw_sizes(params, rng, fits)
     shapes = [tuple(dims.evaluate(d, sizes) for d in p.type.shape) for p in params]
     dtypes = [np.dtype(str(p.type.dtype)) for p in params]
     need = sum(math.prod(s) * d.itemsize for s, d in zip(shapes, dtypes))
@@ -136,6 +144,33 @@ def random_inputs(params, seed: Optional[int] = None) -> tuple[list[np.ndarray],
             value = rng.integers(-8, 9, size=shape).astype(dtype)
         args.append(np.asarray(value))
     return args, sizes
+
+
+def _draw_sizes(params, rng, fits) -> dict[str, int]:
+    # First-appearance order, as before sizes were checked: a seed keeps giving the same sizes.
+    names = list(dict.fromkeys(name for p in params for d in p.type.shape
+                               for name in sorted(dims.symbols(d))))
+    low, high = _SYMBOL_SIZES
+    for _ in range(_SIZE_RETRIES):
+        sizes = {name: int(rng.integers(low, high + 1)) for name in names}
+        if fits is None:
+            return sizes
+        try:
+            need = fits(sizes)
+        except ValueError as exc:          # a value's shape is not positive for these sizes
+            if not names:
+                raise
+            problem = str(exc)
+            high *= 2
+            continue
+        if need > MAX_RANDOM_INPUT_BYTES:
+            raise ValueError(f"random inputs{f' of sizes {sizes}' if sizes else ''} would need "
+                             f"{need / 2**20:,.0f} MiB for one operator (limit "
+                             f"{MAX_RANDOM_INPUT_BYTES // 2**20} MiB); pass your own arguments "
+                             "to validate()")
+        return sizes
+    raise ValueError(f"validate() found no random sizes for {', '.join(names)} that this "
+                     f"program accepts (up to {high // 2}): {problem}; pass your own arguments")
 
 
 # --------------------------------------------------------------------------- timing
@@ -238,27 +273,34 @@ class ValidationReport:
         return self.ok
 
     # ----------------------------------------------------------------- displays
+    # The notebook layer provides them (registered by the facade, see mlclab.api.displays).
     def _repr_html_(self) -> str:
-        from .notebook.report_html import report_html
-
-        return report_html(self)
+        return displays.lookup("validation_html")(self)
 
     def widget(self):
         """The interactive display: the report above the graph, the divergent node marked."""
-        from .notebook.widgets import validation_widget
-
-        return validation_widget(self)
+        return displays.lookup("validation_widget")(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from .notebook.widgets import widget_bundle
-
-        return widget_bundle(self.widget(), self._repr_html_())
+        return displays.lookup("widget_bundle")(self.widget(), self._repr_html_())
 
 
 def _as_list(value) -> list:
     if isinstance(value, (tuple, list)):
         return list(value)
     return [value]
+
+
+def _fits(f) -> Optional[Callable[[dict], int]]:
+    """Sizes -> bytes f's largest operator needs, raising ValueError when they do not fit
+    (None for a function that is not a compiled program's)."""
+    if not hasattr(getattr(f, "program", None), "typed"):
+        return None
+
+    def fits(sizes: dict) -> int:
+        return check_sizes(f.program.typed, f.name, sizes, {})
+
+    return fits
 
 
 def _copies(args: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -294,6 +336,36 @@ def _binding_checks(fn, args, rtol, atol, notes: list[str]) -> list[BindingCheck
     return checks
 
 
+def _check_options(f, reference, rtol, atol, seed) -> None:
+    if not (hasattr(f, "typed") and hasattr(f, "reference") and callable(f)):
+        raise TypeError(f"validate(): f must be a compiled mlclab function (from @mlclab.function "
+                        f"or mlclab.compile), got {type(f).__name__}")
+    if reference is not None and not callable(reference):
+        raise TypeError(f"validate(): reference must be a function taking the same arguments, "
+                        f"got {type(reference).__name__}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"validate(): {name} must be a number, got {type(value).__name__} "
+                            f"{value!r}")
+        if not (math.isfinite(float(value)) and value >= 0):
+            raise ValueError(f"validate(): {name} must be a finite number >= 0, got {value!r}")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"validate(): seed must be an int, got {type(seed).__name__} {seed!r}")
+        if seed < 0:
+            raise ValueError(f"validate(): seed must be >= 0, got {seed}")
+
+
+def _call_reference(ref, *args):
+    try:
+        return ref(*args)
+    except Exception as exc:  # the student's own function: its error is theirs, unchanged
+        raise from_user_code(exc)
+
+
+@boundary("validating")
 def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[float] = None,
              atol: Optional[float] = None, seed: Optional[int] = None) -> ValidationReport:
     """Run ``f`` (a compiled DSL function) and a numpy reference on the same inputs; compare.
@@ -303,16 +375,21 @@ def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[floa
     taking the same arguments; by default it is the program's own numpy evaluation,
     ``f.reference``. ``rtol``/``atol`` default per dtype (see :func:`default_tolerances`).
     """
+    _check_options(f, reference, rtol, atol, seed)
     sizes: dict[str, int] = {}
     used_seed = None
     params = list(f.typed.params)
     if not args:
         used_seed = seed if seed is not None else int(np.random.SeedSequence().entropy % (2**32))
-        args, sizes = random_inputs(params, used_seed)
+        args, sizes = random_inputs(params, used_seed, _fits(f))
+    elif hasattr(f, "bind"):
+        # What f(...) accepts -- lists, scalars -- converted once, with f's own checks.
+        bound = f.bind(args, "validate")
+        args, sizes = bound.arrays, dict(bound.sizes)
     args = list(args)
 
     actual = _as_list(f(*_copies(args)))
-    ref = reference if reference is not None else f.reference
+    ref = functools.partial(_call_reference, reference) if reference is not None else f.reference
     expected = _as_list(ref(*_copies(args)))
     notes: list[str] = []
     if len(actual) != len(expected):

@@ -1,0 +1,113 @@
+"""Building a typed program for a target: the Relax module, the executable (mlclab's
+pipeline, or TVM's plain one if that fails), and what is made from them on demand (the VM,
+traced builds). Renamed programs (a cache hit under another filename) share one ``Built``.
+"""
+from __future__ import annotations
+
+import threading
+
+from ..lang.diagnostics import DSLError
+from ..lang.typed import TypedProgram
+from ..tvm_setup import tvm
+
+
+def check_target(target):
+    """The ``tvm.target.Target`` for ``target``, or a ``ValueError`` naming the parameter.
+
+    Only this CPU is accepted: mlclab runs what it compiles in this process, and a program
+    built for another device or architecture compiles fine and then fails inside TVM at call
+    time."""
+    from ..backend.passes import resolve_target
+
+    tvm()
+    try:
+        resolved = resolve_target(target)
+    except (TypeError, ValueError):  # mlclab.backend.targets names the parameter and the reason
+        raise
+    except Exception as exc:   # TVM's message names the problem; ours names the parameter
+        first = (str(exc).splitlines() or [""])[0] or type(exc).__name__
+        raise ValueError(f"target: {target!r} is not a target TVM knows ({first}); "
+                         f"use \"llvm\" for this CPU") from None
+    kind = resolved.kind.name
+    if kind != "llvm":
+        raise ValueError(f"target: {target!r} is a {kind} target, but mlclab runs what it "
+                         f"compiles here, on the CPU: use \"llvm\"")
+    triple = dict(resolved.attrs).get("mtriple")
+    if triple:
+        from tvm.target import codegen
+
+        host = str(codegen.llvm_get_system_triple())
+        if str(triple).split("-")[0] != host.split("-")[0]:
+            raise ValueError(f"target: {target!r} compiles for {triple}, but this machine is "
+                             f"{host} and mlclab runs what it compiles here: use \"llvm\"")
+    return resolved
+
+
+def build_executable(mod, target):
+    """Compile ``mod`` with mlclab's pipeline, or with TVM's plain one if that fails.
+
+    Returns the executable and whether the optimized pipeline built it.
+    """
+    from ..backend.builder import clean_tvm_message
+    from ..backend.passes import build_passes
+
+    t = tvm()
+    resolved = check_target(target)
+    error = None
+    for optimized in (True, False):
+        passes = t.transform.Sequential(build_passes(target, optimized=optimized),
+                                        name="mlclab.build")
+        try:
+            return t.compile(mod, target=resolved, relax_pipeline=passes), optimized
+        except Exception as exc:
+            error = error or exc
+    raise DSLError(f"TVM could not compile this program: {clean_tvm_message(error)}",
+                   internal=True, hint="this program passed mlclab's checks, so this is an "
+                   "mlclab bug: please report it")
+
+
+class Built:
+    """Everything compiled from one typed program for one target.
+
+    Holds no reference back to a ``Program`` or a function, so when the cache evicts a
+    program and its users let go, reference counting frees the native code at once instead of
+    leaving it to the cyclic garbage collector.
+    """
+
+    def __init__(self, typed: TypedProgram, target):
+        from ..backend.builder import build_module
+
+        self.typed = typed
+        self.target = target
+        module = build_module(typed)
+        self.mod = module.mod
+        self.bindings = module.bindings
+        # ``optimized`` is False when mlclab's own passes failed and TVM's plain CPU pipeline
+        # built the program instead; fn.pipeline() then shows that pipeline.
+        self.executable, self.optimized = build_executable(self.mod, target)
+        # One VM per program, and a VM is not thread-safe: calls take turns on this lock.
+        self.lock = threading.RLock()
+        self._vm = None
+        self._traces: dict = {}
+
+    @property
+    def vm(self):
+        with self.lock:
+            if self._vm is None:
+                from tvm import relax
+
+                self._vm = relax.VirtualMachine(self.executable, tvm().cpu())
+            return self._vm
+
+    def traced(self, name: str):
+        """``name`` rebuilt so that it also returns every top-level binding (cached)."""
+        with self.lock:
+            if name not in self._traces:
+                from tvm import relax
+
+                from ..backend.builder import build_module
+
+                module = build_module(self.typed, trace=name)
+                executable, _ = build_executable(module.mod, self.target)
+                self._traces[name] = (module, relax.VirtualMachine(executable, tvm().cpu()))
+            return self._traces[name]

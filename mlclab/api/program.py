@@ -1,0 +1,138 @@
+"""``compile()``, ``Program`` and the ``@function`` decorator: tinynn source in, compiled
+functions out, through the compile cache."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import textwrap
+import threading
+import weakref
+from collections.abc import Mapping
+
+from ..frontend.parser import parse_program
+from ..lang.typed import TypedProgram
+from . import cache
+from .build import Built, check_target
+from .errors import boundary
+from .function import CompiledFunction
+from .holds_ir import HoldsIR
+
+
+@boundary("compiling")
+def compile(source: str, *, target="llvm", filename: str = "<string>",
+            force: bool = False) -> "Program":
+    """Compile every tinynn function in ``source``; returns a ``Program`` (name -> function).
+
+    Compiling the same text again for the same target is a cache hit, whatever the filename
+    (``force=True`` rebuilds). A rejected program raises ``DSLError``.
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"compile(): source must be a str of tinynn code, got "
+                        f"{type(source).__name__}")
+    if not isinstance(filename, str):
+        raise TypeError("compile(): filename must be a str")
+    check_target(target)
+    key = cache.key(source, target)
+    hit = None if force else cache.CACHE.get(key)
+    if hit is not None:
+        return hit.renamed(filename, source)
+    prog = Program(parse_program(source, filename), target)
+    cache.CACHE.put(key, prog)
+    return prog
+
+
+class Program(HoldsIR, Mapping):
+    """Every function of one compiled tinynn source, in source order, plus the module."""
+
+    def __init__(self, typed: TypedProgram, target, built: Built = None):
+        self.typed = typed
+        self.source = typed.source
+        self.filename = typed.filename
+        self.target = target
+        self.built = built if built is not None else Built(typed, target)
+        # Functions are made on demand and held weakly: a function points at its program, so
+        # a strong table here would be a reference cycle, and an evicted program's native code
+        # would wait for the cyclic garbage collector.
+        self._functions = weakref.WeakValueDictionary()
+        self._functions_lock = threading.Lock()
+
+    def renamed(self, filename: str, source: str) -> "Program":
+        """This program as compiled from ``source`` in ``filename`` (the same text up to
+        trailing blanks): a cache hit from another cell shares the compiled code but has its
+        own filename and text for errors and views. (The IR's spans keep the first name.)"""
+        if filename == self.filename:
+            return self
+        typed = dataclasses.replace(self.typed, filename=filename, source=source)
+        return Program(typed, self.target, self.built)
+
+    # the compiled artefacts, shared with renamed programs
+    @property
+    def mod(self):
+        return self.built.mod
+
+    @property
+    def executable(self):
+        return self.built.executable
+
+    @property
+    def optimized(self) -> bool:
+        return self.built.optimized
+
+    @property
+    def lock(self):
+        return self.built.lock
+
+    @property
+    def vm(self):
+        return self.built.vm
+
+    def traced(self, name: str):
+        return self.built.traced(name)
+
+    # Mapping
+    def __getitem__(self, name):
+        if name not in self.typed.functions:
+            raise KeyError(f"no function {name!r} in this program; it has "
+                           f"{', '.join(self.typed.functions)}")
+        with self._functions_lock:
+            fn = self._functions.get(name)
+            if fn is None:
+                fn = self._functions[name] = CompiledFunction(self, name)
+            return fn
+
+    def __iter__(self):
+        return iter(self.typed.functions)
+
+    def __len__(self):
+        return len(self.typed.functions)
+
+    def __repr__(self):
+        return f"<mlclab.Program {', '.join(self.typed.functions)} ({self.target})>"
+
+
+def function(fn=None, *, target="llvm"):
+    """Compile a Python function written in tinynn: ``@mlclab.function`` or
+    ``@mlclab.function(target="llvm")``. The body is read from the source, never run."""
+    if fn is None:
+        return functools.partial(function, target=target)
+    return _decorate(fn, target)
+
+
+@boundary(lambda fn, target, *_: f"compiling {getattr(fn, '__name__', 'a function')}")
+def _decorate(fn, target):
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        raise TypeError(f"mlclab.function decorates a def, got {type(fn).__name__}")
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    except (OSError, TypeError):
+        raise TypeError(f"mlclab.function cannot read the source of {fn.__name__!r} (was it made "
+                        f"with exec?); pass the source text to mlclab.compile instead") from None
+    # Pad with blank lines so line numbers in errors are the file's own.
+    text = "\n" * (start - 1) + textwrap.dedent("".join(lines))
+    compiled = compile(text, target=target, filename=filename)[fn.__name__]
+    compiled.__doc__ = fn.__doc__
+    compiled.__module__ = fn.__module__
+    compiled.__wrapped__ = fn
+    return compiled

@@ -1,0 +1,222 @@
+"""Every value's shape for one call's symbolic sizes, checked before anything runs.
+
+Types in the typed program carry symbolic dimensions (``"h - 2"`` after a 3x3 ``conv2d``).
+Bound to a call's sizes, a dimension can come out negative or zero (a kernel larger than its
+input) -- TVM then returns uninitialised memory or fails allocating -- and a small input can
+ask for a huge result (``(65536, 1) + (1, 65536)`` in f32 is 16 GiB). So before a call every
+operator's result is sized: a size that does not fit is a ``ValueError`` naming the operator,
+its line and the argument that gave the size; a max/min over nothing is numpy's ``ValueError``;
+more memory than the machine has available is a ``MemoryError`` with the figure.
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Optional
+
+import numpy as np
+
+from ..lang import dims as D
+from ..lang import typed as T
+from ..lang.recursion import run_deep
+
+# How far ``needs h >= N`` searches for the smallest size that fits.
+_SEARCH_LIMIT = 1 << 40
+# Below this, a call does not ask the system how much memory is free (reading /proc/meminfo
+# costs ~20 us a call): any machine that runs TVM has it.
+_ALWAYS_AVAILABLE = 64 * 2**20
+
+
+def check_sizes(program: T.TypedProgram, name: str, sizes: dict, origins: dict) -> int:
+    """Check every value of function ``name`` for ``sizes``; the bytes its largest operator
+    needs (the result plus its tensor arguments), for the memory check."""
+    walker = _ShapeWalker(program)
+    # A long sum nests as deep as it has terms: walk where that much recursion fits.
+    run_deep(walker.function, program.functions[name], sizes, _describe(origins, sizes))
+    return walker.peak_bytes
+
+
+def check_memory(need: int, caller: str) -> None:
+    """A ``MemoryError`` when ``need`` bytes exceed what the machine has available now."""
+    if need <= _ALWAYS_AVAILABLE:
+        return
+    have = available_memory()
+    if have is not None and need > have:
+        raise MemoryError(f"{caller}(): these sizes need about {_gib(need)} for one operator "
+                          f"but the machine has {_gib(have)} available")
+
+
+def available_memory() -> Optional[int]:
+    """Bytes the kernel could give now without swapping (MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"
+
+
+def _describe(origins: dict, sizes: dict) -> dict:
+    """symbolic size -> (the parameter that gave it, the size's name there)"""
+    return {s: (origins[s], s) for s in origins}
+
+
+class _ShapeWalker(T.Visitor):
+    """Visits a typed function's statements and expressions; an expression's visit returns the
+    byte sizes of its tensors, after checking everything inside it."""
+
+    def __init__(self, program: T.TypedProgram):
+        self.program = program
+        self.env: dict = {}          # symbolic size -> value, in the function being walked
+        self.origins: dict = {}      # symbolic size -> (parameter that gave it, its name there)
+        self.peak_bytes = 0
+        self.callees_seen: set = set()   # (function, its sizes): a callee is walked once per sizes
+
+    def function(self, fn: T.Function, env: dict, origins: dict) -> None:
+        saved = self.env, self.origins
+        self.env, self.origins = env, origins
+        for p in fn.params:
+            self.size(p.type)
+        self.body(fn.body)
+        self.env, self.origins = saved
+
+    def body(self, stmts) -> None:
+        for stmt in stmts:
+            self.visit(stmt)
+
+    # ------------------------------------------------------------------ statements
+    def visit_Assign(self, stmt: T.Assign) -> None:
+        self.visit(stmt.value)
+
+    def visit_Return(self, stmt: T.Return) -> None:
+        self.visit(stmt.value)
+
+    def visit_If(self, stmt: T.If) -> None:
+        self.visit(stmt.cond)
+        self.body(stmt.then_body)
+        self.body(stmt.else_body)
+
+    # ------------------------------------------------------------------ expressions
+    def visit_Const(self, e: T.Const) -> list:
+        return [0]
+
+    def visit_Ref(self, e: T.Ref) -> list:
+        return self.size(e.type)
+
+    def visit_Call(self, e: T.Call) -> list:
+        inputs = 0
+        for arg in e.args:
+            for item in (arg if isinstance(arg, list) else [] if arg is None else [arg]):
+                inputs += sum(self.visit(item))
+        out = self.size(e.type, e)
+        self._empty_reduction(e)
+        self.peak_bytes = max(self.peak_bytes, sum(out) + inputs)
+        return out
+
+    def visit_FuncCall(self, e: T.FuncCall) -> list:
+        for arg in e.args:
+            self.visit(arg)
+        self._callee(e)
+        return self.size(e.type, e)
+
+    def visit_TupleExpr(self, e: T.TupleExpr) -> list:
+        out = []
+        for item in e.items:
+            out += self.visit(item)
+        return out
+
+    def visit_GetItem(self, e: T.GetItem) -> list:
+        self.visit(e.value)
+        return self.size(e.type, e)
+
+    # ------------------------------------------------------------------ sizes
+    def size(self, ty, where=None) -> list:
+        """Bytes of each tensor of type ``ty``, after checking its dimensions fit."""
+        if isinstance(ty, T.TupleType):
+            return [b for f in ty.fields for b in self.size(f, where)]
+        shape = [D.evaluate(d, self.env) for d in ty.shape]
+        bad = [d for d, n in zip(ty.shape, shape) if not self._fits(d, n)]
+        if bad:
+            raise ValueError(self._too_small(bad, where))
+        return [math.prod(shape) * np.dtype(ty.dtype).itemsize]
+
+    def _fits(self, d, value: int) -> bool:
+        if isinstance(d, int) or value > 0:
+            return True
+        # An empty input gives an empty result: that is fine; a negative size never is.
+        return value == 0 and any(self.env[s] == 0 for s in D.symbols(d))
+
+    def _too_small(self, bad: list, where) -> str:
+        needs, given = [], {}
+        for d in bad:
+            for s in sorted(D.symbols(d)):
+                n = self._smallest(d, s)
+                if n is not None and f"{s} >= {n}" not in needs:
+                    needs.append(f"{s} >= {n}")
+                who, label = self.origins.get(s, (None, s))
+                given.setdefault(who, []).append(f"{label}={self.env[s]}")
+        told = "; ".join(f"{who} has {', '.join(dict.fromkeys(v))}" if who else
+                         ", ".join(dict.fromkeys(v)) for who, v in given.items())
+        if needs:
+            return f"{self._where(where)} needs {' and '.join(needs)}; {told}"
+        dims = ", ".join(f"{D.format_dim(d)} = {D.evaluate(d, self.env)}" for d in bad)
+        return f"{self._where(where)} would have a negative size ({dims}); {told}"
+
+    def _smallest(self, d, symbol: str) -> Optional[int]:
+        """The smallest value of ``symbol`` (the others fixed) for which ``d`` is positive."""
+        def fits(v):
+            return D.evaluate(d, {**self.env, symbol: v}) > 0
+
+        low = self.env[symbol]
+        high = max(low, 1)
+        while not fits(high):
+            if high > _SEARCH_LIMIT:
+                return None
+            low, high = high, high * 2
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (low, mid) if fits(mid) else (mid, high)
+        return high
+
+    def _where(self, e) -> str:
+        if e is None:
+            return "a parameter"
+        name = e.op.name if isinstance(e, T.Call) else getattr(e, "func", "a value")
+        return f"{name} at line {e.span.lineno}"
+
+    def _empty_reduction(self, e: T.Call) -> None:
+        if e.op.name not in ("max", "min") or not e.args:
+            return
+        shape = [D.evaluate(d, self.env) for d in e.args[0].type.shape]
+        axis = e.attrs.get("axis")
+        axes = range(len(shape)) if axis is None else (
+            [axis] if isinstance(axis, int) else list(axis))
+        if any(shape[a % len(shape)] == 0 for a in axes):
+            numpy_name = {"max": "maximum", "min": "minimum"}[e.op.name]
+            raise ValueError(f"{self._where(e)}: zero-size array to reduction operation "
+                             f"{numpy_name} which has no identity (its input has shape "
+                             f"{tuple(shape)})")
+
+    def _callee(self, e: T.FuncCall) -> None:
+        """Check the called function's own values with its parameters' sizes."""
+        callee = self.program.functions[e.func]
+        env: dict = {}
+        origins: dict = {}
+        for p, arg in zip(callee.params, e.args):
+            for d, actual in zip(p.type.shape, arg.type.shape):
+                if isinstance(d, str) and d.isidentifier() and d not in env:
+                    env[d] = D.evaluate(actual, self.env)
+                    origins[d] = self.origins.get(actual, (f"{e.func}'s {p.name}", d))
+        seen = (e.func, tuple(sorted(env.items())))
+        if seen not in self.callees_seen:
+            self.callees_seen.add(seen)
+            self.function(callee, env, origins)

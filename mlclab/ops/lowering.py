@@ -1,0 +1,129 @@
+"""TVM legalizations replaced where TVM's answer differs from numpy's.
+
+TVM lowers ``max``-like operators to ``select(a > b, a, b)``: NaN > b is false, so
+``relu(nan)`` is 0, ``maximum(nan, 1.0)`` is 1.0 and ``max`` of a row holding NaN is a number,
+where numpy says NaN, and ``validate`` would blame a correct program. Wrapping the Relax calls in
+``where(isnan(x), ...)`` fixes the values but adds bindings to every relu
+(``fused_matmul_add_relu`` would become ``fused_matmul_add_isnan_relu_where``, lesson 8's
+traffic count would change, lesson 4's softmax would print five more lines). So these operators
+keep their one Relax binding, as the student wrote them, and get a NaN-aware lowering here, with
+TVM's PrimFunc names: relu is ``select(x <= 0, 0, x)``, maximum/minimum one broadcasting
+select, max/min one reduction whose combiner lets NaN win, max_pool2d pools the NaN mask too.
+Integer tensors take TVM's own lowering. ``mlclab.backend.passes`` hands ``LEGALIZE`` to LegalizeOps.
+"""
+from __future__ import annotations
+
+
+def _relu(bb, call):
+    from tvm import te, tirx
+
+    def compute(x):
+        zero = tirx.const(0, x.dtype)
+        return te.compute(x.shape, lambda *i: tirx.Select(x(*i) <= zero, zero, x(*i)),
+                          name="compute", tag="elemwise")
+
+    return bb.call_te(compute, call.args[0], primfunc_name_hint="relu")
+
+
+def _max_pool2d(bb, call):
+    """TVM's max pool, and the same pool over the NaN mask: a window that holds a NaN gives
+    NaN, as numpy's max does. One PrimFunc, so max_pool2d stays one Relax binding."""
+    from tvm import te, tirx, topi
+
+    a = call.attrs
+    if a.out_layout != a.layout:
+        return call                        # TVM's legalization refuses this case too
+
+    def compute(x):
+        def pool(v):
+            return topi.nn.pool2d(v, kernel=a.pool_size, stride=a.strides, dilation=a.dilation,
+                                  padding=a.padding, pool_type="max", ceil_mode=a.ceil_mode,
+                                  layout=a.layout)
+
+        out = pool(x)
+        if not str(x.dtype).startswith("float"):
+            return out
+        nans = pool(topi.cast(topi.isnan(x), x.dtype))
+        nan = tirx.const(float("nan"), x.dtype)
+        return te.compute(out.shape, lambda *i: tirx.Select(nans(*i) > tirx.const(0, x.dtype),
+                                                            nan, out(*i)), name="keep_nan")
+
+    return bb.call_te(compute, call.args[0], primfunc_name_hint="max_pool2d")
+
+
+def _nan_reduction(name: str):
+    """max/min over axes as one reduction whose combiner lets NaN win, as numpy's does.
+    TVM's reducer is ``max(acc, v)`` (NaN lost) and starts from the lowest finite float, so
+    ``max`` of an all ``-inf`` slice was -3.4e38; this one starts from -inf (+inf for min)."""
+
+    def legalize(bb, call):
+        from tvm import te, tirx, topi
+
+        axis = None if call.attrs.axis is None else [int(a) for a in call.attrs.axis]
+        keepdims = bool(call.attrs.keepdims)
+
+        def compute(x):
+            if not str(x.dtype).startswith("float"):
+                return getattr(topi, name)(x, axis=axis, keepdims=keepdims)
+            ndim = len(x.shape)
+            axes = set(range(ndim)) if axis is None else {a % ndim for a in axis}
+            wins = (lambda v, acc: v > acc) if name == "max" else (lambda v, acc: v < acc)
+            start = float("-inf") if name == "max" else float("inf")
+            reducer = te.comm_reducer(
+                lambda acc, v: tirx.Select(tirx.Or(tirx.isnan(v), wins(v, acc)), v, acc),
+                lambda dtype: tirx.const(start, dtype), name=f"nan_{name}")
+            k = {a: te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in sorted(axes)}
+            kept = [i for i in range(ndim) if keepdims or i not in axes]
+
+            def body(*out):
+                at = dict(zip(kept, out))
+                return reducer(x[tuple(k[i] if i in axes else at[i] for i in range(ndim))],
+                               axis=list(k.values()))
+
+            shape = [1 if i in axes else x.shape[i] for i in kept]
+            return te.compute(shape, body, name=f"{x.name}_red")
+
+        return bb.call_te(compute, call.args[0], primfunc_name_hint=name)
+
+    return legalize
+
+
+def _nan_binary(name: str):
+    """maximum/minimum with numpy's broadcasting, NaN if either operand is: one element-wise
+    loop, as TVM's own (which is ``select(a > b, a, b)`` and drops a NaN in ``a``)."""
+
+    def legalize(bb, call):
+        from tvm import te, tirx, topi
+
+        def compute(a, b):
+            if not str(a.dtype).startswith("float"):
+                return getattr(topi, name)(a, b)
+            ndim = max(len(a.shape), len(b.shape))
+            one = lambda d: isinstance(d, tirx.IntImm) and d.value == 1  # noqa: E731
+            pa = [None] * (ndim - len(a.shape)) + list(a.shape)
+            pb = [None] * (ndim - len(b.shape)) + list(b.shape)
+            shape = [q if p is None or (one(p) and q is not None) else p for p, q in zip(pa, pb)]
+
+            def at(t, idx):
+                off = ndim - len(t.shape)
+                return t[tuple(tirx.const(0, "int64") if one(d) else idx[k + off]
+                               for k, d in enumerate(t.shape))]
+
+            wins = (lambda u, v: u > v) if name == "maximum" else (lambda u, v: u < v)
+
+            def body(*idx):
+                u, v = at(a, idx), at(b, idx)
+                picked = tirx.Select(tirx.Or(tirx.isnan(u), wins(u, v)), u, v)
+                return picked
+
+            return te.compute(shape, body, name=f"T_{name}", tag="broadcast")
+
+        return bb.call_te(compute, *call.args, primfunc_name_hint=name)
+
+    return legalize
+
+
+#: Relax operator name -> legalization, for ``LegalizeOps(customize_legalize_map=...)``.
+LEGALIZE = {"relax.nn.relu": _relu, "relax.nn.max_pool2d": _max_pool2d,
+            "relax.max": _nan_reduction("max"), "relax.min": _nan_reduction("min"),
+            "relax.maximum": _nan_binary("maximum"), "relax.minimum": _nan_binary("minimum")}

@@ -1,0 +1,62 @@
+"""TVM's one-time import and set-up, shared by the build and the runtime.
+
+TVM is imported on first use, never at ``import mlclab``: it costs seconds (and imports torch).
+"""
+from __future__ import annotations
+
+import gc
+import os
+
+_READY = False
+
+
+def tvm():
+    """The ``tvm`` module, imported once with mlclab's settings applied."""
+    global _READY
+    # Every core at work (TVM defaults to half of them on x86).
+    os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
+    # TVM's workers busy-wait after each kernel, as OpenBLAS's do; when numpy and mlclab
+    # alternate (validate, the lessons' timings) the two pools starve each other on few cores.
+    os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
+    import tvm as _tvm
+
+    if not _READY:
+        _guard_ir_copies(_tvm)
+        # Importing TVM leaves garbage reference cycles that hold the import's frames, and so
+        # every frame of the caller's stack with its local variables (the first compiled
+        # Program among them) until the cyclic collector runs: collect them now, once.
+        gc.collect()
+        _READY = True
+    return _tvm
+
+
+def _refuse_pickle(self):
+    raise TypeError(f"a TVM {type(self).__name__} cannot be pickled: TVM 0.27's serializer "
+                    "crashes the process on IR; keep the tinynn source and compile it again")
+
+
+def _same_object(self, memo=None):
+    return self
+
+
+def _guard_ir_copies(tvm_module) -> None:
+    """Make copying TVM IR safe and pickling it a ``TypeError`` instead of a segfault.
+
+    ``copy.copy``, ``copy.deepcopy`` and ``pickle.dumps`` of an IR node go through TVM-FFI's
+    JSON graph serializer, which kills the process when it writes an object's DataType
+    *field*: ``tvm.ir.save_json(tvm.ir.PrimType("int32"))`` alone is a SIGSEGV, while a bare
+    ``DataType``, a ``Span``, an empty ``TupleType`` or a ``GlobalVar`` serialize fine. So it is
+    neither spans nor mlclab's attributes but a bug inside TVM 0.27, and every Relax
+    expression, type and module holds dtypes: ``fn.mod``, a binding's var, a pipeline step.
+
+    IR nodes are immutable, so a copy may share them: ``copy``/``deepcopy`` return the node
+    itself (a container of them -- a dict, a pipeline -- then copies for real), and pickling
+    raises a ``TypeError`` saying why. Runtime tensors and modules are not IR nodes and keep
+    their own pickling.
+    """
+    for cls in (tvm_module.ir.Node, tvm_module.ir.Attrs, tvm_module.ir.Span,
+                tvm_module.ir.SourceName):
+        cls.__copy__ = _same_object
+        cls.__deepcopy__ = _same_object
+        cls.__reduce__ = _refuse_pickle
+        cls.__reduce_ex__ = lambda self, protocol: _refuse_pickle(self)
