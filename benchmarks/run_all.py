@@ -27,6 +27,7 @@ BENCHMARKS = [
     ("kernels.py", "mlclab vs numpy through the public call path"),
     ("compile_latency.py", "compile latency and cache hits"),
     ("graph_render.py", "drawing time against graph size, for fan-out shapes"),
+    ("scale.py", "each stage's time against program depth"),
 ]
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
@@ -81,7 +82,8 @@ def main(argv=None) -> int:
         if not path.exists():
             print("   (not present in this checkout: skipped)")
             continue
-        cmd = [sys.executable, str(path)] + (["--quick"] if args.quick and script == "kernels.py" else [])
+        quick = args.quick and script in ("kernels.py", "scale.py")
+        cmd = [sys.executable, str(path)] + (["--quick"] if quick else [])
         sys.stdout.flush()
         started = time.perf_counter()
         rc = subprocess.run(cmd, env=env, cwd=HERE.parent).returncode

@@ -22,6 +22,8 @@ def check_target(target):
     tvm()
     try:
         resolved = resolve_target(target)
+    except (TypeError, ValueError):  # mlclab.backend.targets names the parameter and the reason
+        raise
     except Exception as exc:   # TVM's message names the problem; ours names the parameter
         first = (str(exc).splitlines() or [""])[0] or type(exc).__name__
         raise ValueError(f"target: {target!r} is not a target TVM knows ({first}); "

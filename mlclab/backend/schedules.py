@@ -6,8 +6,10 @@ instructions, a 512x512 matmul walking B column by column (~100x slower than num
 choosing a rule by the function's blocks:
 
 * **only spatial blocks** (elementwise chains, broadcasts, transposes, padding): the
-  intermediate blocks are inlined so a chain is one pass over memory; the loop nest is
-  fused, its innermost whole SIMD vectors are vectorized and the rest runs in parallel;
+  intermediate blocks are inlined so a chain is one pass over memory -- except a value
+  read more than once per element, which is stored rather than recomputed at each read
+  (so compile time stays linear in the program's depth); each loop nest is fused, its
+  innermost whole SIMD vectors are vectorized and the rest runs in parallel;
 * **one reduction whose innermost output axis is contiguous in memory** (matmul, linear,
   batched matmul, conv2d with unit stride): a register tile of ``ROWS x (2 * lanes)``
   outputs is accumulated in a tile-sized buffer that LLVM keeps in vector registers while
@@ -32,6 +34,7 @@ made it.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -131,39 +134,180 @@ def _is_scheduled(func) -> bool:
 
 
 def _schedule_function(sch, lanes: int, ambition: int = TILE_AND_PACK) -> None:
+    """Inline what is free to inline, then register-tile the one reduction if the function
+    has that form and ``ambition`` allows, else schedule block by block."""
     blocks = _blocks(sch)
     if not blocks:
         raise ValueError("no blocks to schedule")
-    first_reduction = next((k for k, b in enumerate(blocks) if _is_reduction(sch, b)), None)
-    # Inline spatial blocks that feed later blocks (an elementwise chain, an epilogue)
-    # so each is computed where it is used.  Blocks before the first reduction stay: an
-    # inlined padding block would put a bounds check in the innermost reduction loop.
-    start = 0 if first_reduction is None else first_reduction + 1
-    for b in blocks[start:-1]:
-        if not _is_reduction(sch, b):
-            _try_inline(sch, b)
+    _inline_producers(sch, blocks)
     blocks = _blocks(sch)
-    reductions = [b for b in blocks if _is_reduction(sch, b)]
+    if ambition >= TILE and _tile_single_reduction(sch, blocks, lanes,
+                                                   pack=ambition >= TILE_AND_PACK):
+        return
+    _schedule_each_block(sch, blocks, lanes)
 
-    if len(reductions) == 1:
-        red = reductions[0]
-        names = [_name(sch, b) for b in blocks]
-        index = names.index(_name(sch, red))
-        prologue, epilogue = blocks[:index], blocks[index + 1:]
-        tileable = ambition >= TILE and len(epilogue) <= 1
-        transposed = _tileable(sch, red, lanes) if tileable else None
-        if transposed is not None:
-            for b in prologue:
-                _vectorize_spatial(sch, b, lanes)
-            _tile_reduction(sch, red, epilogue[0] if epilogue else None, lanes, transposed,
-                            pack=ambition >= TILE_AND_PACK)
-            return
 
+def _inline_producers(sch, blocks) -> None:
+    """Inline the spatial blocks that feed later blocks (an elementwise chain, an
+    epilogue) so each is computed where it is used -- where that duplicates no work.
+    Blocks before the first reduction stay: an inlined padding block would put a bounds
+    check in the innermost reduction loop."""
+    first_reduction = next((k for k, b in enumerate(blocks) if _is_reduction(sch, b)), None)
+    start = 0 if first_reduction is None else first_reduction + 1
+    for b in blocks[start:-1]:  # the last block writes the output: it can't be inlined
+        if not _is_reduction(sch, b) and _inlining_is_free(sch, b):
+            _try_inline(sch, b)
+
+
+def _tile_single_reduction(sch, blocks, lanes: int, pack: bool) -> bool:
+    """Register-tile the function's only reduction (and its one epilogue block, if any);
+    False, with nothing changed, when the function does not have that form."""
+    reductions = [k for k, b in enumerate(blocks) if _is_reduction(sch, b)]
+    if len(reductions) != 1:
+        return False
+    index = reductions[0]
+    red, prologue, epilogue = blocks[index], blocks[:index], blocks[index + 1:]
+    if len(epilogue) > 1:
+        return False
+    transposed = _tileable(sch, red, lanes)
+    if transposed is None:
+        return False
+    for b in prologue:
+        _vectorize_spatial(sch, b, lanes)
+    _tile_reduction(sch, red, epilogue[0] if epilogue else None, lanes, transposed, pack)
+    return True
+
+
+def _schedule_each_block(sch, blocks, lanes: int) -> None:
+    """The plain rules: parallel spatial loops above each reduction, vectors and threads
+    for every spatial block."""
     for b in blocks:
         if _is_reduction(sch, b):
             _parallel_reduction(sch, b)
         else:
             _vectorize_spatial(sch, b, lanes)
+
+
+# ---------------------------------------------------------------------------------------
+# inlining without duplicated work
+#
+# Inlining a producer copies its expression into every place a consumer reads it.  Read
+# once per element, that saves a round trip through memory; read twice (``y = y + y``,
+# ``h * sigmoid(h)``, or once under ``tanh``, whose LLVM lowering uses its argument 5
+# times), the work doubles -- and along a chain it compounds: inlining every link of
+# ``h = tanh(h)`` made 8 links take 81 s to compile and 30 links of ``y = y + y`` abort
+# with std::bad_alloc.  So a producer is inlined only when that evaluates it at most once
+# per element, or when it is so small (one operation on loads and constants) that
+# recomputing it is cheaper than storing it; once inlined it is no longer that small, so
+# the copies cannot compound.  Everything else stays materialised in its own buffer, as
+# TVM's unscheduled code has it, and every expression stays linear in the program's size.
+
+# The most expression nodes (operations, loads, constants; not index arithmetic) a producer
+# may have and still be recomputed at each read: ``x * 0.5`` is 3.
+CHEAP_NODES = 3
+
+
+def _inlining_is_free(sch, block) -> bool:
+    """Whether inlining ``block`` into its consumers evaluates nothing more than once per
+    element (or only something cheaper than a store and a load)."""
+    store = sch.get(block).body
+    if not _is_store(store):
+        return False
+    if _size(store.value) <= CHEAP_NODES:
+        return True
+    buffer = sch.get(block).writes[0].source
+    reads = 0
+    for consumer in sch.get_consumers(block):
+        body = sch.get(consumer).body
+        if not _is_store(body):
+            return False
+        reads += _evaluations(body.value, lambda node: _is_load_of(node, buffer))
+    return reads <= 1
+
+
+def _is_store(stmt) -> bool:
+    from tvm.tirx import BufferStore
+
+    return isinstance(stmt, BufferStore)
+
+
+def _is_load_of(node, buffer) -> bool:
+    from tvm.ir.expr import TensorLoad as BufferLoad  # what tirx.BufferLoad(...) builds
+
+    return isinstance(node, BufferLoad) and node.source.same_as(buffer)  # source: the buffer
+
+
+def _size(expr) -> int:
+    """The nodes of ``expr`` outside index arithmetic; a call to an intrinsic counts as
+    more than cheap."""
+    from tvm.ir import Call
+
+    return _evaluations(expr, lambda node: CHEAP_NODES + 1 if isinstance(node, Call) else 1,
+                        indices=False)
+
+
+def _evaluations(expr, count, indices: bool = True) -> int:
+    """The sum of ``count(node)`` over ``expr`` read as a tree -- each shared node counted as
+    often as it is reached, and each intrinsic's argument as often as its lowering uses it
+    -- computed over the DAG in linear time."""
+    from tvm.ir import Call
+    from tvm.ir.expr import TensorLoad as BufferLoad  # what tirx.BufferLoad(...) builds
+
+    memo = {}
+    # An explicit stack, not recursion: a chain of a few hundred inlined links nests deeper
+    # than Python's recursion limit.
+    stack = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        key = node.__chandle__()
+        if key in memo:
+            continue
+        children = list(_operands(node, indices or not isinstance(node, BufferLoad)))
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+            continue
+        uses = (_argument_uses(node.op.name)
+                if isinstance(node, Call) and hasattr(node.op, "name") else 1)
+        memo[key] = int(count(node)) + uses * sum(memo[c.__chandle__()] for c in children)
+    return memo[expr.__chandle__()]
+
+
+# The fields of a TIR expression that hold its operands.
+_OPERAND_FIELDS = ("a", "b", "value", "condition", "true_value", "false_value", "args",
+                   "base", "stride", "body")
+
+
+def _operands(node, with_indices: bool):
+    from tvm.ir.expr import Expr
+
+    fields = _OPERAND_FIELDS + (("indices",) if with_indices else ())
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, Expr):
+            yield value
+        elif value is not None and type(value).__name__ == "Array":
+            yield from (item for item in value if isinstance(item, Expr))
+
+
+@functools.lru_cache(maxsize=None)
+def _argument_uses(op_name: str) -> int:
+    """How many times LLVM's lowering of the intrinsic ``op_name`` evaluates its argument:
+    1 for ``exp`` (one LLVM intrinsic), 5 for ``tanh`` (a select over two exp formulas).
+    Asked of TVM's own lowering rather than listed, so a new operator can't be missed."""
+    import tvm
+    from tvm import tirx
+
+    x = tirx.Var("x", "float32")
+    try:
+        call = tirx.call_intrin("float32", op_name, x)
+        func = tirx.PrimFunc([x], tirx.Evaluate(call)).with_attrs(
+            {"target": tvm.target.Target("llvm"), "global_symbol": "probe"})
+        lowered = tirx.transform.LowerIntrin()(tvm.IRModule({"probe": func}))["probe"]
+        return max(1, _evaluations(lowered.body.value,
+                                   lambda node: isinstance(node, tirx.Var) and node.same_as(x)))
+    except Exception:  # not a unary float intrinsic (if_then_else, a cast, ...): read once
+        return 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -335,25 +479,57 @@ def _tile_reduction(sch, red, epilogue, lanes: int, transposed=(), pack: bool = 
     """``[batch..., jo, io] x [reduction...] x [ii (unrolled), ji (vector)]``, with the
     epilogue computed per tile.  Each input in ``transposed`` (indices into the block's
     reads) is first copied, per column block, into a panel whose columns are contiguous."""
-    from tvm.tirx import IterVar
-
-    node = sch.get(red)
-    loops = list(sch.get_loops(red))
-    kinds = _loop_kinds(sch, red, loops)
-    spatial = [lp for lp, k in zip(loops, kinds) if k == IterVar.DataPar]
-    reduce_ = [lp for lp, k in zip(loops, kinds) if k == IterVar.CommReduce]
+    spatial, reduction = _spatial_and_reduction_loops(sch, red)
     j, i = spatial[-1], _row_loop(sch, red, spatial)
-    # Packing pays for itself only if a panel is reused by several row blocks and there
-    # are several column blocks (else it is one more copy of B); a transposed input is
-    # packed regardless, as that is the only way to vectorize it.
-    i_extent, j_extent = _static(sch.get(i).extent), _static(sch.get(j).extent)
-    reused = pack and j_extent > _inner_factor(j_extent, lanes) and (
-        i_extent is None or i_extent > ROWS)
-    panels = _panels(sch, red, transposed, j, i, optional=reused)
+    panels = _panels(sch, red, transposed, j, i,
+                     optional=pack and _panels_are_reused(sch, i, j, lanes))
     if epilogue is None:
         # Accumulate into a tile-sized buffer, not into the output itself, so the
         # accumulators can live in registers for the whole reduction.
         epilogue = sch.cache_write(red, 0, "global")
+    columns, io, ii, ji = _split_tile(sch, spatial, i, j, lanes)
+    sch.reorder(*columns, *[lp for lp in (io,) if lp is not None], *reduction,
+                *[lp for lp in (ii, ji) if lp is not None])
+    # Loop kinds are set before the init is split off the reduction: the schedule checks
+    # them against a complete reduction block, and decompose_reduction copies them onto
+    # the init's own loops.
+    parallel = _worth_parallel([_work(sch, red)], PARALLEL_MIN_MACS)
+    if panels:
+        tile = _pack_per_column_block(sch, red, panels, columns, io, parallel)
+    else:
+        tile = _fuse_tiles(sch, columns + [lp for lp in (io,) if lp is not None], parallel)
+    if tile is not None:
+        _epilogue_per_tile(sch, epilogue, tile)
+    sch.vectorize(ji)
+    if ii is not None:
+        sch.unroll(ii)
+    sch.decompose_reduction(red, reduction[0])
+
+
+def _spatial_and_reduction_loops(sch, block):
+    from tvm.tirx import IterVar
+
+    loops = list(sch.get_loops(block))
+    kinds = _loop_kinds(sch, block, loops)
+    return ([lp for lp, k in zip(loops, kinds) if k == IterVar.DataPar],
+            [lp for lp, k in zip(loops, kinds) if k == IterVar.CommReduce])
+
+
+def _panels_are_reused(sch, i, j, lanes: int) -> bool:
+    """Packing an input that could be read in place pays for itself only if each panel is
+    reused by several row blocks and there are several column blocks (else it is one more
+    copy of B).  A transposed input is packed regardless: that is the only way to
+    vectorize it."""
+    i_extent, j_extent = _static(sch.get(i).extent), _static(sch.get(j).extent)
+    return j_extent > _inner_factor(j_extent, lanes) and (i_extent is None or i_extent > ROWS)
+
+
+def _split_tile(sch, spatial, i, j, lanes: int):
+    """Split the row loop ``i`` into ``io x ii`` (``ROWS`` rows per tile) and the column
+    loop ``j`` into ``jo x ji`` (a row of the tile); returns the column-block loops (the
+    batch loops and ``jo``), ``io``, ``ii`` and ``ji``, any of ``io``/``ii`` None when the
+    split is not needed or not possible."""
+    i_extent, j_extent = _static(sch.get(i).extent), _static(sch.get(j).extent)
     j_factor = _inner_factor(j_extent, lanes)
     jo, ji = sch.split(j, factors=[None, j_factor]) if j_extent > j_factor else (None, j)
     rows = next((r for r in (ROWS, 2) if i_extent is not None and i_extent % r == 0), None)
@@ -366,51 +542,57 @@ def _tile_reduction(sch, red, epilogue, lanes: int, transposed=(), pack: bool = 
     # Column blocks outside row blocks: a K x (2 * lanes) panel of B stays in cache while
     # every row block streams past it (512^3 on AVX2: 4.1 ms -> 2.4 ms).
     columns = [lp for lp in spatial[:-1] if not lp.same_as(i)] + ([jo] if jo is not None else [])
-    outer = columns + ([io] if io is not None else [])
-    inner = [lp for lp in (ii, ji) if lp is not None]
-    sch.reorder(*outer, *reduce_, *inner)
+    return columns, io, ii, ji
 
-    # Loop kinds are set before the init is split off the reduction: the schedule checks
-    # them against a complete reduction block, and decompose_reduction copies them onto
-    # the init's own loops.
-    parallel = _worth_parallel([_work(sch, red)], PARALLEL_MIN_MACS)
-    if panels:
-        # Threads take whole column blocks and each packs its own panels once, then runs
-        # every row block past them: the K x (2 * lanes) panel is read contiguously and
-        # stays in L1/L2.  Measured on one AVX2 core: 512^3 4.2 -> 2.9 ms (OpenBLAS 3.3);
-        # x @ w.T at 64x784x128, transpose + matmul kernels 0.16 ms -> one kernel 0.095.
-        column = sch.fuse(*columns) if len(columns) > 1 else (columns[0] if columns else None)
-        if parallel and column is not None and _balanced(_static(sch.get(column).extent) or 0):
-            sch.parallel(column)
-        elif parallel and io is not None:
-            sch.parallel(io)
-        for index, axis, ndim in panels:
-            packed = sch.cache_read(red, index, "global")
-            if column is not None:
-                sch.compute_at(packed, column, preserve_unit_loops=True)
-            pack_loops = list(sch.get_loops(packed))[1 if column is not None else 0:]
-            if axis != ndim - 1:
-                sch.transform_layout(packed, ("write", 0), _move_axis_last(axis, ndim))
-                sch.reorder(*[lp for k, lp in enumerate(pack_loops) if k != axis],
-                            pack_loops[axis])
-            sch.vectorize(pack_loops[axis])
-        tile = io if io is not None else column
-    elif outer:
-        tile = sch.fuse(*outer) if len(outer) > 1 else outer[0]
-        if parallel:
-            sch.parallel(tile)
-    else:
-        tile = None
-    if tile is not None:
-        sch.reverse_compute_at(epilogue, tile, preserve_unit_loops=True)
-        epilogue_loops = list(sch.get_loops(epilogue))
-        width = _static(sch.get(epilogue_loops[-1]).extent)
-        if not epilogue_loops[-1].same_as(tile) and width is not None and width > 1:
-            sch.vectorize(epilogue_loops[-1])
-    sch.vectorize(ji)
-    if ii is not None:
-        sch.unroll(ii)
-    sch.decompose_reduction(red, reduce_[0])
+
+def _pack_per_column_block(sch, red, panels, columns, io, parallel: bool):
+    """Threads take whole column blocks and each packs its own panels once, then runs
+    every row block past them: the K x (2 * lanes) panel is read contiguously and stays in
+    L1/L2.  Measured on one AVX2 core: 512^3 4.2 -> 2.9 ms (OpenBLAS 3.3); x @ w.T at
+    64x784x128, transpose + matmul kernels 0.16 ms -> one kernel 0.095.  Returns the loop
+    each tile's epilogue goes under."""
+    column = sch.fuse(*columns) if len(columns) > 1 else (columns[0] if columns else None)
+    if parallel and column is not None and _balanced(_static(sch.get(column).extent) or 0):
+        sch.parallel(column)
+    elif parallel and io is not None:
+        sch.parallel(io)
+    for index, axis, ndim in panels:
+        _pack_panel(sch, red, index, axis, ndim, column)
+    return io if io is not None else column
+
+
+def _pack_panel(sch, red, index: int, axis: int, ndim: int, column) -> None:
+    """Copy input ``index`` of ``red`` into a buffer, per column block, with the column
+    axis ``axis`` moved last so that the tile's vectors load contiguous memory."""
+    packed = sch.cache_read(red, index, "global")
+    if column is not None:
+        sch.compute_at(packed, column, preserve_unit_loops=True)
+    pack_loops = list(sch.get_loops(packed))[1 if column is not None else 0:]
+    if axis != ndim - 1:
+        sch.transform_layout(packed, ("write", 0), _move_axis_last(axis, ndim))
+        sch.reorder(*[lp for k, lp in enumerate(pack_loops) if k != axis], pack_loops[axis])
+    sch.vectorize(pack_loops[axis])
+
+
+def _fuse_tiles(sch, outer, parallel: bool):
+    """The loops over tiles fused into one (parallel if worth it), or None if there is only
+    one tile."""
+    if not outer:
+        return None
+    tile = sch.fuse(*outer) if len(outer) > 1 else outer[0]
+    if parallel:
+        sch.parallel(tile)
+    return tile
+
+
+def _epilogue_per_tile(sch, epilogue, tile) -> None:
+    """Apply the epilogue (bias, relu, the copy out of the accumulators) once per tile,
+    while the tile is still in registers, vectorized along its rows."""
+    sch.reverse_compute_at(epilogue, tile, preserve_unit_loops=True)
+    epilogue_loops = list(sch.get_loops(epilogue))
+    width = _static(sch.get(epilogue_loops[-1]).extent)
+    if not epilogue_loops[-1].same_as(tile) and width is not None and width > 1:
+        sch.vectorize(epilogue_loops[-1])
 
 
 def _panels(sch, block, transposed, j, i, optional: bool):
@@ -503,12 +685,11 @@ def _is_reduction(sch, block) -> bool:
     return any(int(iv.iter_type) == IterVar.CommReduce for iv in sch.get(block).iter_vars)
 
 
-def _try_inline(sch, block) -> bool:
+def _try_inline(sch, block) -> None:
     try:
         sch.compute_inline(block)
-        return True
-    except Exception:  # an output block, or a read pattern inlining can't express
-        return False
+    except Exception:  # an output block, or a read pattern inlining can't express: it
+        pass           # stays a block of its own, which is always correct
 
 
 def _static(extent):
