@@ -107,6 +107,13 @@ def roofline_svg(prof) -> str:
     unplaced = [k.name for k in prof.kernels if k not in placed]
     note = (f'<div style="color:#57606a">not on the plot (no arithmetic): '
             f'{esc(", ".join(unplaced))}</div>' if unplaced else "")
+    above = [k.name for k in placed if k.percent_of_roof(peaks) > 100]
+    if above:
+        # The memory roof is main-memory bandwidth; a working set that fits in the caches
+        # (an input the previous kernel just wrote) is served faster than that.
+        note += (f'<div style="color:#57606a">above the memory roof: {esc(", ".join(above))} '
+                 f'(its data came from the caches, faster than the main-memory bandwidth the '
+                 f'roof is measured at)</div>')
     return "".join(parts) + note
 
 
