@@ -204,3 +204,18 @@ def test_heat_colour_runs_white_to_red():
     assert heat_colour(0) == "#ffffff"
     assert heat_colour(1) == "#ff4b37"
     assert heat_colour(5) == heat_colour(1)
+
+
+def test_viewer_shows_the_profile_on_the_fused_view(prog):
+    from mlclab.notebook.graphs import function_viewer, view_payload
+
+    fn = prog["mlp"]
+    prof = fn.profile(repeat=1)
+    payload = view_payload(fn, "fused", profile=prof)
+    marked = {nid: info for nid, info in payload["nodes"].items() if info.get("fill")}
+    assert set(marked) == {nid for k in prof.kernels for nid in k.nodes}
+    assert all("GFLOP/s" in info["tooltip"] for info in marked.values())
+    if payload.get("svg"):
+        assert next(iter(marked.values()))["fill"] in payload["svg"]
+    viewer = function_viewer(fn, "fused", profile=prof)
+    assert viewer is not None
