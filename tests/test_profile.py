@@ -219,3 +219,13 @@ def test_viewer_shows_the_profile_on_the_fused_view(prog):
         assert next(iter(marked.values()))["fill"] in payload["svg"]
     viewer = function_viewer(fn, "fused", profile=prof)
     assert viewer is not None
+
+
+def test_compare_two_builds_of_one_program_matches_kernels():
+    src = "def mm(a: Tensor[(64, 64), f32], b: Tensor[(64, 64), f32]):\n    return relu(a @ b)\n"
+    generic = mlclab.compile(src, target={"kind": "llvm"})["mm"].profile(repeat=2)
+    native = mlclab.compile(src)["mm"].profile(repeat=2)
+    cmp = mlclab.compare_profiles(generic, native)
+    ((name, a, b),) = cmp.rows()
+    assert a.name == b.name == name and a.flops == b.flops == 2 * 64 ** 3 + 64 * 64
+    assert "×" in cmp._repr_html_()

@@ -4,7 +4,7 @@ notebook layer (``mlclab.api.displays``: ``profile_html``, ``profile_compare_htm
 """
 from __future__ import annotations
 
-from typing import Optional
+import numpy as np
 
 from . import displays
 from .errors import boundary
@@ -20,7 +20,6 @@ def profile(fn, args: tuple, repeat: int = 5):
     import tvm
 
     from ..inspect import profile as prof
-    from ..inspect.pipeline import pipeline
 
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"repeat must be a positive int, got {repeat!r}")
@@ -28,7 +27,7 @@ def profile(fn, args: tuple, repeat: int = 5):
         args, _ = random_inputs(fn.params, 0, _fits(fn))
     arrays = fn.check_args(tuple(args), f"{fn.name}.profile")
     # Own aligned copies: the profiled run must not depend on (or touch) the caller's arrays.
-    tensors = [tvm.runtime.tensor(a.copy(order="C")) for a in arrays]
+    tensors = [tvm.runtime.tensor(np.ascontiguousarray(a)) for a in arrays]
     built = fn.program.built
     tir = prof.tir_functions(fn.mod, fn.target, built.optimized)
     origins = prof.kernel_origins(fused_graph(fn).graph)

@@ -6,6 +6,9 @@ kernel there, with those arguments, by TVM's own C++ timer (``Module.time_evalua
 calibrated number of back-to-back runs so one sample lasts about a millisecond). The run is
 repeated ``repeat`` times; a kernel's ``seconds`` is the median of its samples and
 ``spread`` their (min, max). FLOPs and bytes come from the kernel's TIR (``inspect.work``).
+Only the program's own kernels are rows; the VM's bookkeeping between them (argument checks,
+allocation, shape functions of symbolic sizes) is in ``call_seconds``, the whole call timed
+without the instrument.
 
 This machine's limits (:func:`peaks`), measured once per process with kernels built by TVM:
 compute, a loop of independent vector fused multiply-adds that stays in registers
@@ -300,6 +303,8 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
         return timer(*args).mean
 
     def instrument(func, symbol, before, ret, *args):
+        # The program's kernels only: VM builtins and the shape functions of symbolic sizes
+        # are bookkeeping, counted in the whole call's time.
         symbol = str(symbol)
         if before and symbol in tir:
             shapes = [(tuple(a.shape), str(a.dtype)) for a in args if hasattr(a, "shape")]
@@ -318,6 +323,9 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
             samples.append([])
             entry(*tensors)
 
+    if any([n for n, _, _ in run] != [n for n, _, _ in samples[0]] for run in samples):
+        raise RuntimeError(f"{function} ran different kernels on the same inputs from one run "
+                           f"to the next; its profile cannot be put together")
     kernels = []
     for index, (name, _, shapes) in enumerate(samples[0]):
         times = [run[index][1] for run in samples]

@@ -86,15 +86,10 @@ def kernel_work(prim_func, arg_shapes: list) -> Work:
     analyzer = Analyzer()
     # A tensor parameter is a Var whose type is a BufferType (shape, dtype); others are sizes.
     buffers = [p.ty for p in prim_func.params if hasattr(p.ty, "shape")]
-    total_bytes = 0
-    for buf, (shape, dtype) in zip(buffers, arg_shapes):
+    for buf, (shape, _) in zip(buffers, arg_shapes):
         for dim, size in zip(buf.shape, shape):
             if type(dim).__name__ == "Var":
                 analyzer.bind(dim, int(size))
-        count = 1
-        for size in shape:
-            count *= int(size)
-        total_bytes += count * _itemsize(str(dtype))
 
     def extent_of(expr) -> int:
         value = analyzer.simplify(expr)
@@ -102,7 +97,18 @@ def kernel_work(prim_func, arg_shapes: list) -> Work:
             raise ValueError(f"loop extent {expr} is not known from the argument shapes")
         return int(value.value)
 
-    return Work(stmt_flops(prim_func.body, extent_of), total_bytes)
+    return Work(stmt_flops(prim_func.body, extent_of), buffer_bytes(arg_shapes))
+
+
+def buffer_bytes(arg_shapes: list) -> int:
+    """Bytes of the argument buffers, each counted once: ``(shape, dtype)`` pairs."""
+    total = 0
+    for shape, dtype in arg_shapes:
+        count = 1
+        for size in shape:
+            count *= int(size)
+        total += count * _itemsize(str(dtype))
+    return total
 
 
 def _itemsize(dtype: str) -> int:

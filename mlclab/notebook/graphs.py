@@ -70,7 +70,8 @@ def _drawing(fn, view: str, profile=None):
     if view == "fused":
         step = fn.pipeline()[FUSE_PASS]
         # The fused module has its own bindings: link its nodes to its own texts.
-        drawn = fn.graph("fused", profile=profile) if profile is not None else step.graph("dataflow")
+        drawn = (fn.graph("fused", profile=profile) if profile is not None
+                 else step.graph("dataflow"))
         return drawn, step.text("let"), step.text("relax")
     return fn.graph(view), fn.text("let"), fn.text("relax")
 

@@ -58,11 +58,14 @@ def roofline_svg(prof) -> str:
     y0 = 10 ** math.floor(math.log10(min(min(ys), peaks.gbps * x0) / 2))
     y1 = 10 ** math.ceil(math.log10(max(ys) * 1.5))
 
+    def fraction(v, lo, hi):   # where v sits between lo and hi on a log scale
+        return (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+
     def px(x):
-        return _LEFT + _W * (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0))
+        return _LEFT + _W * fraction(x, x0, x1)
 
     def py(y):
-        return _TOP + _H * (1 - (math.log10(y) - math.log10(y0)) / (math.log10(y1) - math.log10(y0)))
+        return _TOP + _H * (1 - fraction(y, y0, y1))
 
     width, height = _LEFT + _W + _RIGHT, _TOP + _H + _BOTTOM
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="mlclab-roofline" width="{width}" '
@@ -86,10 +89,12 @@ def roofline_svg(prof) -> str:
                  f'transform="rotate(-90 12 {_TOP + _H / 2})">GFLOP/s</text>')
     # The roofs: bandwidth * intensity up to the ridge, then the compute peak.
     ridge = peaks.ridge
+    roofs = (f"roofs: {_num(peaks.gbps)} GB/s memory, {_num(peaks.gflops)} GFLOP/s compute; "
+             f"ridge at {_num(ridge)} FLOP/byte")
     parts.append(f'<polyline fill="none" stroke="{_ROOF}" stroke-width="2" points="'
                  f'{px(x0):.1f},{py(peaks.gbps * x0):.1f} {px(ridge):.1f},{py(peaks.gflops):.1f} '
                  f'{px(x1):.1f},{py(peaks.gflops):.1f}"><title>'
-                 f'{esc(f"roofs: {_num(peaks.gbps)} GB/s memory, {_num(peaks.gflops)} GFLOP/s compute; ridge at {_num(ridge)} FLOP/byte")}'
+                 f'{esc(roofs)}'
                  f'</title></polyline>')
     parts.append(f'<text x="{px(x1) - 4:.1f}" y="{py(peaks.gflops) - 4:.1f}" font-size="10" '
                  f'text-anchor="end" fill="{_ROOF}">{esc(f"{_num(peaks.gflops)} GFLOP/s")}</text>'
