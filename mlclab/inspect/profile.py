@@ -289,8 +289,11 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
         raise ValueError(f"repeat must be a positive int, got {repeat!r}")
     dev = tvm.cpu()
     lib = executable.mod.imports[0] if executable.mod.imports else executable.mod
-    vm = relax.VirtualMachine(executable, dev)
-    entry = vm[function]
+    # Two VMs, used in turns: one instrumented for the kernels, one plain for the whole call
+    # (the instrument's Python callback would slow every VM instruction), so both kinds of
+    # sample see the same moments of a busy machine.
+    vm, plain_vm = relax.VirtualMachine(executable, dev), relax.VirtualMachine(executable, dev)
+    entry, plain = vm[function], plain_vm[function]
     timers: dict = {}
     samples: list = []        # per run: [(name, seconds, args-shapes)]
 
@@ -312,14 +315,14 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
         return 0   # run the call as usual
 
     with lock or contextlib.nullcontext():
-        entry(*tensors)                      # warm-up: first-touch of the memory plan
-        calls = []
-        for _ in range(max(repeat, 3)):
-            start = time.perf_counter()
-            entry(*tensors)
-            calls.append(time.perf_counter() - start)
+        entry(*tensors)                      # warm-up: first-touch of the memory plans
+        plain(*tensors)
         vm.set_instrument(instrument)
+        calls = []
         for _ in range(repeat):
+            start = time.perf_counter()
+            plain(*tensors)
+            calls.append(time.perf_counter() - start)
             samples.append([])
             entry(*tensors)
 
