@@ -112,6 +112,8 @@ def test_mlp_kernels_know_their_lines_and_nodes(prog):
     assert second.flops == 2 * 8 * 16 * 4 + 8 * 4
     assert first.bytes == 4 * (8 * 32 + 16 * 32 + 16 + 8 * 16)
     assert first.lines == (17,) and 18 in second.lines     # h = ..., return ...
+    assert first.code == ("h = relu(linear(x, w1, b1))",)
+    assert "17: h = relu(linear(x, w1, b1))" in prof._repr_html_()
     fused = fn.graph("fused")
     for k in prof.kernels:
         assert k.nodes and all(nid in fused.graph.nodes for nid in k.nodes)
@@ -150,7 +152,7 @@ def test_profile_html_is_static_sorted_and_has_a_roofline(chain_profile, mm_prof
 
 def test_labels_are_escaped():
     bad = '<img src=x onerror="alert(1)">'
-    k = Kernel(bad, 1e-3, (1e-3, 2e-3), 1000, 100, (1,), ("n",))
+    k = Kernel(bad, 1e-3, (1e-3, 2e-3), 1000, 100, (1,), ("n",), (bad,))
     prof = Profile(bad, [k], Peaks(100.0, 10.0, bad), 1, 2e-3)
     for html in (profile_html(prof), roofline_svg(prof), comparison_html(prof.compare(prof))):
         assert "<img" not in html and "&lt;img" in html

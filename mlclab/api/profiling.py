@@ -20,6 +20,7 @@ def profile(fn, args: tuple, repeat: int = 5):
     import tvm
 
     from ..inspect import profile as prof
+    from ..inspect.pipeline import pipeline
 
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"repeat must be a positive int, got {repeat!r}")
@@ -28,9 +29,12 @@ def profile(fn, args: tuple, repeat: int = 5):
     arrays = fn.check_args(tuple(args), f"{fn.name}.profile")
     # Own aligned copies: the profiled run must not depend on (or touch) the caller's arrays.
     tensors = [tvm.runtime.tensor(np.ascontiguousarray(a)) for a in arrays]
+    # The pipeline mlclab built with, one pass at a time: the kernels' TIR as FuseTIR left it,
+    # and the fused view whose nodes say where each kernel came from.
+    steps = pipeline(fn)
+    tir = prof.tir_functions(steps["FuseTIR"].mod)
+    origins = prof.kernel_origins(steps["FuseOps"].graph("dataflow").graph)
     built = fn.program.built
-    tir = prof.tir_functions(fn.mod, fn.target, built.optimized)
-    origins = prof.kernel_origins(fused_graph(fn).graph)
     result = prof.measure(fn.executable, fn.name, tensors, tir, origins, repeat, built.lock)
     result.renderer = _render("profile_html")
     result.compare_renderer = _render("profile_compare_html")

@@ -107,6 +107,7 @@ class Kernel:
     bytes: int
     lines: tuple = ()            # DSL lines of the graph nodes it computes
     nodes: tuple = ()            # ids of those nodes in the fused view (fn.graph("fused"))
+    code: tuple = ()             # the text of those lines
 
     @property
     def gflops(self) -> float:
@@ -239,38 +240,29 @@ class Comparison:
 
 
 # ---------------------------------------------------------------------- measuring
-def tir_functions(mod, target, optimized: bool = True) -> dict:
-    """Kernel name -> PrimFunc as FuseTIR left it (before the CPU schedules)."""
+def tir_functions(mod) -> dict:
+    """Kernel name -> PrimFunc of ``mod``: the module after FuseTIR (before the CPU schedules,
+    which reshape the loops but not the work)."""
     from tvm import tirx
 
-    from .pass_steps import pass_steps
-
-    last = mod
-    for p, after in pass_steps(mod, target, optimized):
-        last = after
-        if p.info.name == "FuseTIR":
-            break
-    return {gv.name_hint: f for gv, f in last.functions_items() if isinstance(f, tirx.PrimFunc)}
+    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
 
 
 def kernel_origins(fused_graph) -> dict:
-    """Kernel name -> (node ids, DSL lines) from the fused view: a fused group's members, or
-    the single op node of an unfused kernel."""
+    """Kernel name -> (node ids, DSL lines, their text) from the fused view: a fused group's
+    members, or the single op node of an unfused kernel."""
     origins: dict = {}
     for node in fused_graph.nodes.values():
         if node.kind in ("param", "const"):
             continue
-        keys = []
-        if node.group and fused_graph.clusters[node.group].kind == "fused":
-            keys.append(fused_graph.clusters[node.group].label)
-        else:
-            keys.append(node.op)
-        for key in keys:
-            ids, lines = origins.setdefault(key, ([], []))
-            ids.append(node.id)
-            if node.line is not None and node.line not in lines:
-                lines.append(node.line)
-    return {k: (tuple(ids), tuple(sorted(lines))) for k, (ids, lines) in origins.items()}
+        cluster = fused_graph.clusters.get(node.group) if node.group else None
+        key = cluster.label if cluster is not None and cluster.kind == "fused" else node.op
+        ids, lines = origins.setdefault(key, ([], {}))
+        ids.append(node.id)
+        if node.source is not None:
+            lines.setdefault(node.source.lineno, node.source.source_line.strip())
+    return {k: (tuple(ids), tuple(sorted(lines)), tuple(lines[n] for n in sorted(lines)))
+            for k, (ids, lines) in origins.items()}
 
 
 def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
@@ -278,7 +270,7 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
     """Profile one call of ``function`` of a compiled ``executable`` on TVM ``tensors``.
 
     ``tir``: kernel name -> PrimFunc (:func:`tir_functions`); ``origins``: kernel name ->
-    (node ids, lines) (:func:`kernel_origins`). ``lock`` serializes the VM with other users.
+    (node ids, lines, line texts) (:func:`kernel_origins`). ``lock`` serializes the VM with other users.
     """
     import contextlib
 
@@ -333,10 +325,10 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
     for index, (name, _, shapes) in enumerate(samples[0]):
         times = [run[index][1] for run in samples]
         work = kernel_work(tir[name], shapes)
-        ids, lines = origins.get(name, ((), ()))
+        ids, lines, code = origins.get(name, ((), (), ()))
         kernels.append(Kernel(name, float(statistics.median(times)),
                               (float(min(times)), float(max(times))), work.flops, work.bytes,
-                              lines, ids))
+                              lines, ids, code))
     return Profile(function, kernels, peaks(), repeat, float(statistics.median(calls)))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from .report_html import _CELL, _FONT, _HEAD, esc, fmt_time
+from .report_html import _CELL, _FONT, _HEAD, _MONO, esc, fmt_time
 
 _W, _H = 460, 300                       # the plot area of the roofline, in px
 _LEFT, _BOTTOM, _TOP, _RIGHT = 56, 36, 12, 16
@@ -16,6 +16,10 @@ _ROOF = "#1d4ed8"
 
 def _num(x: float) -> str:
     return f"{x:.3g}"
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _bytes(n: int) -> str:
@@ -39,7 +43,8 @@ def profile_table_html(prof) -> str:
                      bar + esc(f"{100 * share:.1f}%"), esc(f"{k.flops:,}"), esc(_bytes(k.bytes)),
                      esc(_num(k.intensity)), esc(_num(k.gflops)), esc(_num(k.gbps)),
                      esc(f"{k.percent_of_roof(prof.peaks):.0f}%"), esc(k.bound(prof.peaks)),
-                     esc(", ".join(map(str, k.lines)))])
+                     "<br>".join(f'<code style="{_MONO}">{esc(_short(f"{n}: {t}"))}</code>'
+                                 for n, t in zip(k.lines, k.code))])
     head = "".join(f'<th style="{_HEAD}">{esc(h)}</th>' for h in header)
     body = "".join("<tr>" + "".join(f'<td style="{_CELL}">{c}</td>' for c in row) + "</tr>"
                    for row in rows)
