@@ -180,12 +180,12 @@ class Profile:
         rows = [f"{'kernel':32} {'time':>10} {'share':>6} {'GFLOP':>9} {'MB':>8} "
                 f"{'GFLOP/s':>8} {'GB/s':>7} {'%roof':>6}  lines"]
         for k in self.by_time():
-            rows.append(f"{k.name[:32]:32} {k.seconds * 1e6:8.1f}us {100 * self.share(k):5.1f}% "
+            rows.append(f"{k.name[:32]:32} {seconds_text(k.seconds):>10} {100 * self.share(k):5.1f}% "
                         f"{k.flops / 1e9:9.4f} {k.bytes / 1e6:8.3f} {k.gflops:8.2f} "
                         f"{k.gbps:7.2f} {k.percent_of_roof(self.peaks):5.1f}%  "
                         f"{','.join(map(str, k.lines))}")
-        rows.append(f"total {self.total_seconds * 1e6:.1f} us in kernels; whole call "
-                    f"{self.call_seconds * 1e6:.1f} us; peaks {self.peak_gflops:.1f} GFLOP/s, "
+        rows.append(f"total {seconds_text(self.total_seconds)} in kernels; whole call "
+                    f"{seconds_text(self.call_seconds)}; peaks {self.peak_gflops:.1f} GFLOP/s, "
                     f"{self.peak_gbps:.1f} GB/s ({self.peaks.method})")
         return "\n".join(rows)
 
@@ -224,12 +224,12 @@ class Comparison:
     def table(self) -> str:
         lines = [f"{'kernel':32} {'a':>10} {'b':>10} {'b/a':>6}"]
         for name, ka, kb in self.rows():
-            ta = f"{ka.seconds * 1e6:8.1f}us" if ka else "-"
-            tb = f"{kb.seconds * 1e6:8.1f}us" if kb else "-"
+            ta = seconds_text(ka.seconds) if ka else "-"
+            tb = seconds_text(kb.seconds) if kb else "-"
             r = f"{kb.seconds / ka.seconds:6.2f}" if ka and kb and ka.seconds else ""
             lines.append(f"{name[:32]:32} {ta:>10} {tb:>10} {r:>6}")
-        lines.append(f"{'total':32} {self.a.total_seconds * 1e6:8.1f}us "
-                     f"{self.b.total_seconds * 1e6:8.1f}us {self.ratio:6.2f}")
+        lines.append(f"{'total':32} {seconds_text(self.a.total_seconds):>10} "
+                     f"{seconds_text(self.b.total_seconds):>10} {self.ratio:6.2f}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -343,12 +343,20 @@ def overlay(graph, profile: Profile):
             continue
         share = profile.share(k)
         node.fill = heat_colour(share)
-        node.tooltip = (f"{k.name}: {k.seconds * 1e6:.1f} us ({100 * share:.0f}% of kernel "
+        node.tooltip = (f"{k.name}: {seconds_text(k.seconds)} ({100 * share:.0f}% of kernel "
                         f"time), {k.flops:,} FLOPs, {k.bytes:,} bytes, {k.gflops:.2f} GFLOP/s, "
                         f"{k.gbps:.2f} GB/s, {k.percent_of_roof(profile.peaks):.0f}% of roof "
                         f"({k.bound(profile.peaks)}-bound)")
-        node.attrs = {**node.attrs, "time": f"{k.seconds * 1e6:.1f}us ({100 * share:.0f}%)"}
+        node.attrs = {**node.attrs, "time": f"{seconds_text(k.seconds)} ({100 * share:.0f}%)"}
     return graph
+
+
+def seconds_text(seconds: float) -> str:
+    """``seconds`` with 3 significant digits in s, ms, µs or ns."""
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
 
 
 def heat_colour(share: float) -> str:
