@@ -7,18 +7,21 @@ from .lang.diagnostics import DSLError
 from .api import (CompiledFunction, InternalError, Program, cache_info, clear_cache, compile,
                   function, validate)
 from .api import displays as _displays
+from .api.profiling import compare_profiles
 
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "DSLError",
            "InternalError", "compile", "function", "validate", "Program", "CompiledFunction",
-           "clear_cache", "cache_info", "load_ipython_extension"]
+           "clear_cache", "cache_info", "compare_profiles", "load_ipython_extension"]
 
 # The notebook layer's displays, attached by name so nothing loads until one is shown.
 _displays.register("viewer", "mlclab.notebook.graphs:function_viewer")
 _displays.register("validation_widget", "mlclab.notebook.widgets:validation_widget")
 _displays.register("validation_html", "mlclab.notebook.report_html:report_html")
 _displays.register("widget_bundle", "mlclab.notebook.widgets:widget_bundle")
+_displays.register("profile_html", "mlclab.notebook.profile_html:profile_html")
+_displays.register("profile_compare_html", "mlclab.notebook.profile_html:comparison_html")
 
 
 def load_ipython_extension(ipython):

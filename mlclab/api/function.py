@@ -141,11 +141,26 @@ class CompiledFunction(HoldsIR):
         return [v.name for v in inter]
 
     # ------------------------------------------------------------------ views
-    def graph(self, view: str = "dataflow", **opts):
-        """The computation graph: ``"dataflow"`` (graph binding), ``"tree"`` or ``"let"``."""
+    def graph(self, view: str = "dataflow", profile=None, **opts):
+        """The computation graph: ``"dataflow"`` (graph binding), ``"tree"``, ``"let"``, or
+        ``"fused"`` (after FuseOps; ``profile=fn.profile()`` colours it by time)."""
         from ..viz.views import graph
 
+        if view == "fused" or profile is not None:
+            from .profiling import fused_graph
+
+            if view != "fused":
+                raise ValueError(f"profile= overlays the \"fused\" view, not {view!r}")
+            return fused_graph(self, profile, **opts)
         return graph(self, view, **opts)
+
+    @boundary(lambda self, *args, **kw: f"profiling {self.name}")
+    def profile(self, *args, repeat: int = 5):
+        """Each kernel of one call timed (median of ``repeat``), with FLOPs, bytes and its
+        place on this machine's roofline (``mlclab.inspect.profile``); random inputs if none."""
+        from .profiling import profile
+
+        return profile(self, args, repeat)
 
     def text(self, style: str = "relax", **options) -> str:
         """The program as text: ``"relax"``, ``"relay"``, ``"let"`` or ``"tir"`` (options as in

@@ -64,23 +64,26 @@ def node_infos(graph, let_text: str = "", script_text: str = "") -> dict:
             for nid, node in graph.nodes.items()}
 
 
-def _drawing(fn, view: str):
-    """The graph of ``view`` and the let and TVMScript texts its node names refer to."""
+def _drawing(fn, view: str, profile=None):
+    """The graph of ``view`` and the let and TVMScript texts its node names refer to;
+    ``profile`` (``fn.profile()``) colours the fused view by time."""
     if view == "fused":
         step = fn.pipeline()[FUSE_PASS]
         # The fused module has its own bindings: link its nodes to its own texts.
-        return step.graph("dataflow"), step.text("let"), step.text("relax")
+        drawn = (fn.graph("fused", profile=profile) if profile is not None
+                 else step.graph("dataflow"))
+        return drawn, step.text("let"), step.text("relax")
     return fn.graph(view), fn.text("let"), fn.text("relax")
 
 
-def view_payload(fn, view: str, full: bool = False) -> dict:
+def view_payload(fn, view: str, full: bool = False, profile=None) -> dict:
     """``{"svg", "nodes", "clusters", "let_text"}`` of one view of a compiled function.
 
     A big graph is drawn as an overview unless ``full``; the payload then says so in
     ``"overview": {"shown", "total"}``. If Graphviz runs out of time, the payload carries the
     graph as ``"text"`` with a ``"note"`` instead of an SVG.
     """
-    drawn, let_text, script_text = _drawing(fn, view)
+    drawn, let_text, script_text = _drawing(fn, view, profile)
     graph = drawn.graph if full else overview(drawn.graph)
     payload = {"nodes": node_infos(graph, let_text, script_text),
                "clusters": {cid: {"label": c.label, "kind": c.kind, "parent": c.parent}
@@ -106,17 +109,19 @@ def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str) -> list[str]:
 def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] = None,
                     annotations: Optional[Mapping[str, Mapping[str, Any]]] = None,
                     highlight_bindings: Iterable[str] = (),
-                    draw: Optional[Callable[[str], dict]] = None, **kwargs) -> GraphViewer:
+                    draw: Optional[Callable[[str], dict]] = None, profile=None,
+                    **kwargs) -> GraphViewer:
     """A :class:`GraphViewer` of ``fn``; only ``view`` is drawn now, the others when shown.
 
     ``annotations`` maps IR binding names to ``{"status": "ok" | "diverged", "text": ...}``;
     ``highlight_bindings`` names bindings to mark. Both are applied to the nodes of every view
     that hold those bindings, as each view is drawn, so the marks survive switching views.
     ``draw(view)`` replaces :func:`view_payload` (to share drawings between viewers); the full
-    drawing of a big view ("draw all") is always made here.
+    drawing of a big view ("draw all") is always made here. ``profile`` (``fn.profile()``)
+    colours the "fused" view by each kernel's share of the time, numbers in each node's details.
     """
     views = viewer_views() if views is None else views
-    draw = draw or (lambda name: view_payload(fn, name))
+    draw = draw or (lambda name: view_payload(fn, name, profile=profile))
     annotations, highlight_bindings = dict(annotations or {}), list(highlight_bindings)
 
     def marks_of(data: dict) -> tuple[dict, list]:
@@ -127,7 +132,7 @@ def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] =
 
     def load(name: str, full: bool = False) -> dict:
         # Called by the viewer (defined below, before any view switch can happen).
-        data = view_payload(fn, name, full=True) if full else draw(name)
+        data = view_payload(fn, name, full=True, profile=profile) if full else draw(name)
         notes, marks = marks_of(data)
         viewer.annotations = {**viewer.annotations, **notes}
         viewer.highlight = list(dict.fromkeys([*viewer.highlight, *marks]))

@@ -268,6 +268,10 @@ class DotPlotter:
             # Capped: a 1,000-term line would otherwise be copied into every node's tooltip.
             attrs["tooltip"] = dot_string(_shorten(
                 f"line {node.line}: {node.source.source_line.strip()}", 4 * self.max_label))
+        if node.fill:
+            attrs["fillcolor"] = node.fill
+        if node.tooltip:
+            attrs["tooltip"] = dot_string(node.tooltip)
         return attrs
 
     def copy_attrs(self, node: Node, k: int) -> dict:

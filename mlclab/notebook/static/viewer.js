@@ -170,7 +170,8 @@ function showDetails(state, id) {
     row("DSL variable", source.dsl_name),
     row("DSL line", info.line ? `${info.line}: ${source.source_line || ""}` : ""),
     row("TVMScript", info.script || ""),
-    row("check", note ? note.text : ""));
+    row("check", note ? note.text : ""),
+    row("overlay", info.tooltip || ""));
   ui.details.replaceChildren(h("div", { class: "mlclab-details-title", text: labelOf(info, id) }), table);
 }
 

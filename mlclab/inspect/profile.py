@@ -1,0 +1,366 @@
+"""Where the time goes: each kernel of one call timed, with its FLOPs, bytes and roofline place.
+
+How it measures (TVM 0.27's Relax VM has no per-op profiler, so mlclab builds the equivalent):
+a VM instrument sees every kernel call of one run with its real arguments, and times that
+kernel there, with those arguments, by TVM's own C++ timer (``Module.time_evaluator``, a
+calibrated number of back-to-back runs so one sample lasts about a millisecond). The run is
+repeated ``repeat`` times; a kernel's ``seconds`` is the median of its samples and
+``spread`` their (min, max). FLOPs and bytes come from the kernel's TIR (``inspect.work``).
+Only the program's own kernels are rows; the VM's bookkeeping between them (argument checks,
+allocation, shape functions of symbolic sizes) is in ``call_seconds``, the whole call timed
+without the instrument.
+
+This machine's limits (:func:`peaks`), measured once per process with kernels built by TVM:
+compute, a loop of independent vector fused multiply-adds that stays in registers
+(``C[r, i] += A[r, i] * B[k]``, 16 accumulators of the widest vector, rows on threads);
+memory, a STREAM-like copy of 32 MiB (more than the caches) counted as 8 bytes per element
+(one read, one write). Each is the best of 7 samples.
+"""
+from __future__ import annotations
+
+import functools
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from .work import kernel_work
+
+PEAK_METHOD = ("peak GFLOP/s: TVM-built loop of independent vector FMAs held in registers, "
+               "best of 7; peak GB/s: TVM-built STREAM-like copy of 32 MiB, read + write "
+               "bytes, best of 7; both measured once per process")
+_SAMPLE_SECONDS = 1e-3   # one timing sample of a kernel lasts about this long
+
+
+@dataclass(frozen=True)
+class Peaks:
+    gflops: float
+    gbps: float
+    method: str = PEAK_METHOD
+
+    @property
+    def ridge(self) -> float:
+        """The arithmetic intensity (FLOP/byte) where the two roofs meet."""
+        return self.gflops / self.gbps
+
+
+@functools.lru_cache(maxsize=None)
+def peaks() -> Peaks:
+    """This machine's compute and memory limits (see the module doc); cached in-process."""
+    import numpy as np
+    import tvm
+    from tvm import te
+    from tvm.s_tir import Schedule
+
+    from ..backend.passes import resolve_target
+
+    target, dev = resolve_target("llvm"), tvm.cpu()
+
+    def best(rt, name, args, work):
+        timer = rt.mod.time_evaluator(name, dev, number=5, repeat=7)
+        return work / min(timer(*args).results) / 1e9
+
+    rows, width, depth = 8, 256, 4096
+    a = te.placeholder((rows, width), "float32", name="A")
+    b = te.placeholder((depth,), "float32", name="B")
+    k = te.reduce_axis((0, depth), name="k")
+    c = te.compute((rows, width), lambda r, i: te.sum(a[r, i] * b[k], axis=k), name="C")
+    sch = Schedule(tvm.IRModule({"peak_fma": te.create_prim_func([a, b, c])
+                                 .with_attr("global_symbol", "peak_fma")}))
+    blk = sch.get_sblock("C", func_name="peak_fma")
+    r, i, kk = sch.get_loops(blk)
+    io, ii = sch.split(i, factors=[None, 16])
+    sch.reorder(r, kk, io, ii)
+    sch.parallel(r)
+    sch.unroll(io)
+    sch.vectorize(ii)
+    sch.decompose_reduction(blk, kk)
+    rt = tvm.compile(sch.mod, target=target)
+    args = [tvm.runtime.tensor(np.ones((rows, width), "float32")),
+            tvm.runtime.tensor(np.ones(depth, "float32")), tvm.runtime.empty((rows, width),
+                                                                            "float32", dev)]
+    gflops = best(rt, "peak_fma", args, 2 * rows * width * depth)
+
+    n = 1 << 23
+    src = te.placeholder((n,), "float32", name="A")
+    dst = te.compute((n,), lambda j: src[j], name="B")
+    sch = Schedule(tvm.IRModule({"peak_copy": te.create_prim_func([src, dst])
+                                 .with_attr("global_symbol", "peak_copy")}))
+    (j,) = sch.get_loops(sch.get_sblock("B", func_name="peak_copy"))
+    outer, inner = sch.split(j, factors=[None, 64])
+    sch.parallel(outer)
+    sch.vectorize(inner)
+    rt = tvm.compile(sch.mod, target=target)
+    args = [tvm.runtime.tensor(np.ones(n, "float32")), tvm.runtime.empty((n,), "float32", dev)]
+    gbps = best(rt, "peak_copy", args, 2 * 4 * n)
+    return Peaks(gflops, gbps)
+
+
+@dataclass
+class Kernel:
+    """One kernel call of the profiled run."""
+
+    name: str                    # the compiled kernel (e.g. "fused_matmul_add_relu")
+    seconds: float               # median over the repeats
+    spread: tuple                # (min, max) seconds over the repeats
+    flops: int
+    bytes: int
+    lines: tuple = ()            # DSL lines of the graph nodes it computes
+    nodes: tuple = ()            # ids of those nodes in the fused view (fn.graph("fused"))
+    code: tuple = ()             # the text of those lines
+
+    @property
+    def gflops(self) -> float:
+        return self.flops / self.seconds / 1e9 if self.seconds > 0 else 0.0
+
+    @property
+    def gbps(self) -> float:
+        return self.bytes / self.seconds / 1e9 if self.seconds > 0 else 0.0
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity: FLOPs per byte moved."""
+        return self.flops / self.bytes if self.bytes else 0.0
+
+    def roof(self, peaks: Peaks) -> float:
+        """The attainable GFLOP/s at this intensity: min(compute peak, bandwidth * intensity)."""
+        return min(peaks.gflops, peaks.gbps * self.intensity)
+
+    def bound(self, peaks: Peaks) -> str:
+        return "compute" if self.intensity >= peaks.ridge else "memory"
+
+    def percent_of_roof(self, peaks: Peaks) -> float:
+        """Achieved performance as a share of the roof above it (compute roof for a kernel
+        without FLOPs: then of the bandwidth roof)."""
+        if self.flops:
+            return 100.0 * self.gflops / self.roof(peaks)
+        return 100.0 * self.gbps / peaks.gbps
+
+
+@dataclass
+class Profile:
+    """Kernels of one call, in the order they ran. Displays (table + roofline) come from the
+    notebook layer through ``renderer``."""
+
+    function: str
+    kernels: list
+    peaks: Peaks
+    repeat: int
+    call_seconds: float          # median of the whole call (VM + kernels), no instrument
+    renderer: Optional[Callable] = field(default=None, repr=False, compare=False)
+    compare_renderer: Optional[Callable] = field(default=None, repr=False, compare=False)
+
+    @property
+    def total_seconds(self) -> float:
+        """The kernels' time: the sum of their medians."""
+        return sum(k.seconds for k in self.kernels)
+
+    @property
+    def peak_gflops(self) -> float:
+        return self.peaks.gflops
+
+    @property
+    def peak_gbps(self) -> float:
+        return self.peaks.gbps
+
+    def by_time(self) -> list:
+        return sorted(self.kernels, key=lambda k: -k.seconds)
+
+    def share(self, kernel: Kernel) -> float:
+        total = self.total_seconds
+        return kernel.seconds / total if total > 0 else 0.0
+
+    def compare(self, other: "Profile") -> "Comparison":
+        if not isinstance(other, Profile):
+            raise TypeError(f"compare: other must be a Profile, got {type(other).__name__}")
+        return Comparison(self, other, renderer=self.compare_renderer)
+
+    def table(self) -> str:
+        """A plain-text table, slowest first."""
+        rows = [f"{'kernel':32} {'time':>10} {'share':>6} {'GFLOP':>9} {'MB':>8} "
+                f"{'GFLOP/s':>8} {'GB/s':>7} {'%roof':>6}  lines"]
+        for k in self.by_time():
+            rows.append(f"{k.name[:32]:32} {seconds_text(k.seconds):>10} {100 * self.share(k):5.1f}% "
+                        f"{k.flops / 1e9:9.4f} {k.bytes / 1e6:8.3f} {k.gflops:8.2f} "
+                        f"{k.gbps:7.2f} {k.percent_of_roof(self.peaks):5.1f}%  "
+                        f"{','.join(map(str, k.lines))}")
+        rows.append(f"total {seconds_text(self.total_seconds)} in kernels; whole call "
+                    f"{seconds_text(self.call_seconds)}; peaks {self.peak_gflops:.1f} GFLOP/s, "
+                    f"{self.peak_gbps:.1f} GB/s ({self.peaks.method})")
+        return "\n".join(rows)
+
+    def __repr__(self) -> str:
+        return self.table()
+
+    def _repr_html_(self):
+        return self.renderer(self) if self.renderer else None
+
+
+@dataclass
+class Comparison:
+    """Two profiles of the same computation: per-kernel and total time ratios (b / a)."""
+
+    a: Profile
+    b: Profile
+    renderer: Optional[Callable] = field(default=None, repr=False, compare=False)
+
+    @property
+    def ratio(self) -> float:
+        """Total kernel time of b over a (below 1: b is faster)."""
+        return self.b.total_seconds / self.a.total_seconds if self.a.total_seconds else 0.0
+
+    def rows(self) -> list:
+        """``(name, a Kernel or None, b Kernel or None)``, matched by kernel name."""
+        b_by_name = {}
+        for k in self.b.kernels:
+            b_by_name.setdefault(k.name, k)
+        out, seen = [], set()
+        for k in self.a.kernels:
+            out.append((k.name, k, b_by_name.get(k.name)))
+            seen.add(k.name)
+        out += [(k.name, None, k) for k in self.b.kernels if k.name not in seen]
+        return out
+
+    def table(self) -> str:
+        lines = [f"{'kernel':32} {'a':>10} {'b':>10} {'b/a':>6}"]
+        for name, ka, kb in self.rows():
+            ta = seconds_text(ka.seconds) if ka else "-"
+            tb = seconds_text(kb.seconds) if kb else "-"
+            r = f"{kb.seconds / ka.seconds:6.2f}" if ka and kb and ka.seconds else ""
+            lines.append(f"{name[:32]:32} {ta:>10} {tb:>10} {r:>6}")
+        lines.append(f"{'total':32} {seconds_text(self.a.total_seconds):>10} "
+                     f"{seconds_text(self.b.total_seconds):>10} {self.ratio:6.2f}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.table()
+
+    def _repr_html_(self):
+        return self.renderer(self) if self.renderer else None
+
+
+# ---------------------------------------------------------------------- measuring
+def tir_functions(mod) -> dict:
+    """Kernel name -> PrimFunc of ``mod``: the module after FuseTIR (before the CPU schedules,
+    which reshape the loops but not the work)."""
+    from tvm import tirx
+
+    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
+
+
+def kernel_origins(fused_graph) -> dict:
+    """Kernel name -> (node ids, DSL lines, their text) from the fused view: a fused group's
+    members, or the single op node of an unfused kernel."""
+    origins: dict = {}
+    for node in fused_graph.nodes.values():
+        if node.kind in ("param", "const"):
+            continue
+        cluster = fused_graph.clusters.get(node.group) if node.group else None
+        key = cluster.label if cluster is not None and cluster.kind == "fused" else node.op
+        ids, lines = origins.setdefault(key, ([], {}))
+        ids.append(node.id)
+        if node.source is not None:
+            lines.setdefault(node.source.lineno, node.source.source_line.strip())
+    return {k: (tuple(ids), tuple(sorted(lines)), tuple(lines[n] for n in sorted(lines)))
+            for k, (ids, lines) in origins.items()}
+
+
+def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
+            repeat: int = 5, lock=None) -> Profile:
+    """Profile one call of ``function`` of a compiled ``executable`` on TVM ``tensors``.
+
+    ``tir``: kernel name -> PrimFunc (:func:`tir_functions`); ``origins``: kernel name ->
+    (node ids, lines, line texts) (:func:`kernel_origins`). ``lock`` serializes the VM with other users.
+    """
+    import contextlib
+
+    import tvm
+    from tvm import relax
+
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"repeat must be a positive int, got {repeat!r}")
+    dev = tvm.cpu()
+    lib = executable.mod.imports[0] if executable.mod.imports else executable.mod
+    # Two VMs, used in turns: one instrumented for the kernels, one plain for the whole call
+    # (the instrument's Python callback would slow every VM instruction), so both kinds of
+    # sample see the same moments of a busy machine.
+    vm, plain_vm = relax.VirtualMachine(executable, dev), relax.VirtualMachine(executable, dev)
+    entry, plain = vm[function], plain_vm[function]
+    timers: dict = {}
+    samples: list = []        # per run: [(name, seconds, args-shapes)]
+
+    def time_kernel(name, args):
+        timer = timers.get(name)
+        if timer is None:
+            once = lib.time_evaluator(name, dev, number=1, repeat=1)(*args).mean
+            number = max(1, min(1000, int(_SAMPLE_SECONDS / max(once, 1e-9))))
+            timer = timers[name] = lib.time_evaluator(name, dev, number=number, repeat=1)
+        return timer(*args).mean
+
+    def instrument(func, symbol, before, ret, *args):
+        # The program's kernels only: VM builtins and the shape functions of symbolic sizes
+        # are bookkeeping, counted in the whole call's time.
+        symbol = str(symbol)
+        if before and symbol in tir:
+            shapes = [(tuple(a.shape), str(a.dtype)) for a in args if hasattr(a, "shape")]
+            samples[-1].append((symbol, time_kernel(symbol, list(args)), shapes))
+        return 0   # run the call as usual
+
+    with lock or contextlib.nullcontext():
+        entry(*tensors)                      # warm-up: first-touch of the memory plans
+        plain(*tensors)
+        vm.set_instrument(instrument)
+        calls = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            plain(*tensors)
+            calls.append(time.perf_counter() - start)
+            samples.append([])
+            entry(*tensors)
+
+    if any([n for n, _, _ in run] != [n for n, _, _ in samples[0]] for run in samples):
+        raise RuntimeError(f"{function} ran different kernels on the same inputs from one run "
+                           f"to the next; its profile cannot be put together")
+    kernels = []
+    for index, (name, _, shapes) in enumerate(samples[0]):
+        times = [run[index][1] for run in samples]
+        work = kernel_work(tir[name], shapes)
+        ids, lines, code = origins.get(name, ((), (), ()))
+        kernels.append(Kernel(name, float(statistics.median(times)),
+                              (float(min(times)), float(max(times))), work.flops, work.bytes,
+                              lines, ids, code))
+    return Profile(function, kernels, peaks(), repeat, float(statistics.median(calls)))
+
+
+# ---------------------------------------------------------------------- graph overlay
+def overlay(graph, profile: Profile):
+    """Colour the nodes of a fused-view graph model by their kernel's share of the time and
+    put the numbers in each node's attributes and tooltip (the plotters draw both)."""
+    by_node = {nid: k for k in profile.kernels for nid in k.nodes}
+    for nid, node in graph.nodes.items():
+        k = by_node.get(nid)
+        if k is None:
+            continue
+        share = profile.share(k)
+        node.fill = heat_colour(share)
+        node.tooltip = (f"{k.name}: {seconds_text(k.seconds)} ({100 * share:.0f}% of kernel "
+                        f"time), {k.flops:,} FLOPs, {k.bytes:,} bytes, {k.gflops:.2f} GFLOP/s, "
+                        f"{k.gbps:.2f} GB/s, {k.percent_of_roof(profile.peaks):.0f}% of roof "
+                        f"({k.bound(profile.peaks)}-bound)")
+        node.attrs = {**node.attrs, "time": f"{seconds_text(k.seconds)} ({100 * share:.0f}%)"}
+    return graph
+
+
+def seconds_text(seconds: float) -> str:
+    """``seconds`` with 3 significant digits in s, ms, µs or ns."""
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def heat_colour(share: float) -> str:
+    """White (no time) to red (all the time), as ``#rrggbb``."""
+    s = min(max(share, 0.0), 1.0)
+    r, g, b = 255, round(255 - 180 * s), round(255 - 200 * s)
+    return f"#{r:02x}{g:02x}{b:02x}"
