@@ -1,16 +1,20 @@
 """Moving arrays between numpy and the TVM virtual machine: safely, and without copies
 where none are needed.
 
-The kernels TVM generates assume every buffer is 64-byte aligned; a misaligned numpy array
-handed to the VM can crash the process (TVM-NOTES §8).  And a naive conversion -- a fresh
-``tvm.runtime.tensor`` per argument, ``.numpy()`` on the result -- costs 60-90 ms around a
-3 ms kernel on 2048x2048 arrays, mostly page faults on fresh 16 MB buffers.  So:
+TVM declares kernel arguments 64-byte aligned, and LLVM then reads them with aligned vector
+moves: a misaligned numpy array handed to such a kernel crashes the process (TVM-NOTES §8).
+mlclab's build declares them aligned only to their element size instead
+(``mlclab.backend.alignment``), so numpy's ordinary 16-byte-aligned arrays can be read in
+place.  And a naive conversion -- a fresh ``tvm.runtime.tensor`` per argument, ``.numpy()``
+on the result -- costs 60-90 ms around a 3 ms kernel on 2048x2048 arrays, mostly page faults
+on fresh 16 MB buffers.  So:
 
-* an input that is C-contiguous, 64-byte aligned and large is shared with the VM through
+* an input that is C-contiguous, writeable and aligned as the kernels assume (for mlclab's
+  kernels: any address numpy gives an array of that dtype) is shared with the VM through
   DLPack, without a copy;
-* any other input (misaligned, strided, read-only, or so small that a copy is cheaper than
-  a DLPack round trip) is copied once into a staging buffer that is allocated aligned and
-  reused by the next call with the same shape;
+* any other input (strided, read-only, or not aligned as the kernels assume) is copied once
+  into a staging buffer that is allocated aligned and reused by the next call with the same
+  shape;
 * an output is handed back through ``np.from_dlpack``, without a copy, unless it shares
   memory with something the caller must not see change: an input of this call (a function
   that returns its argument, or a reshape of it, gets the argument's memory back from the
@@ -26,10 +30,8 @@ import weakref
 
 import numpy as np
 
+# The alignment TVM's own kernels assume for their arguments (and that its allocator gives).
 ALIGNMENT = 64
-# Below this many bytes a copy into a warm staging buffer (~1 us) is cheaper than importing
-# the array through DLPack (~4 us), measured on this 2-core machine.
-ZERO_COPY_MIN_BYTES = 32 * 1024
 
 __all__ = ["Marshaller", "aligned_empty", "aligned_copy", "is_aligned", "ALIGNMENT"]
 
@@ -88,8 +90,13 @@ class Marshaller:
     serialized by the caller (a TVM VirtualMachine is not safe to call from two threads).
     """
 
-    def __init__(self, param_dtypes: list):
+    def __init__(self, param_dtypes: list, kernel_alignment=ALIGNMENT):
+        """``kernel_alignment``: the alignment in bytes the kernels assume for an argument,
+        or ``"element"`` for kernels built by mlclab (``mlclab.backend.alignment``), which
+        assume only the element size."""
         self.param_dtypes = [str(d) for d in param_dtypes]
+        self._alignments = [np.dtype(d).itemsize if kernel_alignment == "element"
+                            else int(kernel_alignment) for d in self.param_dtypes]
         self._local = threading.local()
         # Arrays returned without a copy, by data address, while the caller keeps them.
         self._returned: dict = {}
@@ -101,20 +108,20 @@ class Marshaller:
         shapes; they may be strided, misaligned or read-only)."""
         import tvm_ffi
 
-        stages = self._stages(len(arrays))
         tensors, spans = [], []
         for index, array in enumerate(arrays):
             tensor = None
-            if array.nbytes >= ZERO_COPY_MIN_BYTES and array.flags.c_contiguous:
-                # The import itself checks the alignment (cheaper than asking numpy for
-                # the address) and refuses a misaligned array.
+            if array.flags.c_contiguous:
+                # Importing costs ~0.2 us, like copying 16 bytes into a staging buffer.  The
+                # import checks the alignment itself (cheaper than asking numpy for the
+                # address) and refuses a read-only array.
                 try:
-                    tensor = tvm_ffi.from_dlpack(array, require_alignment=ALIGNMENT,
+                    tensor = tvm_ffi.from_dlpack(array, require_alignment=self._alignments[index],
                                                  require_contiguous=True)
-                except Exception:  # misaligned, or a read-only array numpy won't export
+                except Exception:  # not aligned as the kernels assume, or read-only
                     tensor = None
             if tensor is None:
-                tensor = self._stage(stages, index, array)
+                tensor = self._stage(self._stages(len(arrays)), index, array)
             tensors.append(tensor)
             spans.append((tensor.data_ptr(), array.nbytes))
         self._local.inputs = spans
@@ -141,8 +148,9 @@ class Marshaller:
     def to_numpy(self, result):
         """A numpy array for a TVM tensor result, or a tuple of them for a tuple result;
         every returned array is the caller's own (see the module docstring)."""
-        spans = list(getattr(self._local, "inputs", ()))
-        self._local.inputs = ()  # the call is over
+        local = self._local
+        spans = list(getattr(local, "inputs", ()))
+        local.inputs = ()  # the call is over
         return self._convert(result, spans)
 
     def _convert(self, result, spans: list, holders: int = 1):
@@ -162,7 +170,11 @@ class Marshaller:
                      or self._returned_earlier(address)):
             view = view.copy()
         elif size:
-            self._remember(address, view)
+            if self._use_count is None:
+                # Without reference counts, remember what was returned: an array the caller
+                # still holds keeps its tensor alive, so the VM hands that memory back only
+                # if something else (a constant) holds it too.
+                self._remember(address, view)
             spans.append((address, size))
         return view
 
@@ -181,5 +193,8 @@ class Marshaller:
 
 
 def _overlaps(address: int, size: int, spans) -> bool:
-    return any(start < address + size and address < start + length
-               for start, length in spans if length)
+    end = address + size
+    for start, length in spans:  # a loop, not any(generator): this runs on every call
+        if length and start < end and address < start + length:
+            return True
+    return False

@@ -64,6 +64,7 @@ def build_passes(target="llvm", optimized: bool = True) -> list:
     from tvm.relax.backend import cpu_generic
     from tvm.relax.backend.cpu_generic.pipeline import dataflow_lower_passes
 
+    from .alignment import relax_param_alignment
     from .schedules import schedule_cpu
 
     tgt = resolve_target(target)
@@ -76,4 +77,6 @@ def build_passes(target="llvm", optimized: bool = True) -> list:
         *([schedule_cpu(tgt)] if optimized else []),
         *dataflow_lower_passes(tgt),
         *cpu_generic.finalize_passes(tgt),
+        # kernels that read numpy's 16-byte-aligned arrays in place (see alignment.py)
+        relax_param_alignment(),
     ]
