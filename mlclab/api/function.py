@@ -114,8 +114,7 @@ class CompiledFunction(HoldsIR):
         with built.lock:
             if self._vm_fn is None:
                 self._vm_fn = built.vm[self.name]
-            result = self._vm_fn(*self._marshaller.to_tvm(arrays))
-            return self._marshaller.to_numpy(result)
+            return self._marshaller.call(self._vm_fn, arrays)
 
     def _exact_arrays(self, args):
         """``args`` unchanged when each is a numpy array of exactly its parameter's dtype and
