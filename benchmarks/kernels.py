@@ -210,4 +210,7 @@ if __name__ == "__main__":
     # (measured: the MLP 0.4 ms -> 8 ms, numpy's 0.2 ms -> 30-50 ms).  With TVM's spinning
     # off, only mlclab pays for waking its workers -- the conservative choice here.
     os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
+    # PyTorch's OpenMP workers spin the same way: interleaved, they took numpy's matmul 512
+    # from ~2.5 to 60-80 ms and mlclab's fused chain from 8 to 17 ms (measured here).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     sys.exit(main())

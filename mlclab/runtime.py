@@ -128,7 +128,9 @@ class Marshaller:
         tensors, spans = [], []
         for index, array in enumerate(arrays):
             tensor = None
-            if array.flags.c_contiguous:
+            # (an empty array is staged: numpy exports it with all strides 0, which the
+            # kernels' compactness check refuses)
+            if array.size and array.flags.c_contiguous:
                 # Importing costs ~0.2 us, like copying 16 bytes into a staging buffer.  The
                 # import checks the alignment itself (cheaper than asking numpy for the
                 # address) and refuses a read-only array; contiguity was checked above
