@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # (script, what it measures); scripts that are not there yet are reported and skipped.
 BENCHMARKS = [
-    ("kernels.py", "mlclab vs numpy through the public call path"),
+    ("kernels.py", "mlclab vs numpy and PyTorch eager through the public call path"),
     ("compile_latency.py", "compile latency and cache hits"),
     ("graph_render.py", "drawing time against graph size, for fan-out shapes"),
     ("scale.py", "each stage's time against program depth"),
@@ -64,6 +64,7 @@ def main(argv=None) -> int:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     env.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
     env.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")  # see kernels.py
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # PyTorch's workers: see kernels.py
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
 
     print(f"mlclab benchmarks -- {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")

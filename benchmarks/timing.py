@@ -1,8 +1,9 @@
-"""Interleaved timing: mlclab and numpy measured side by side in the same run.
+"""Interleaved timing: mlclab, numpy (and PyTorch) measured side by side in the same run.
 
 This machine is shared and noisy (one reading of the same kernel was 15x off), so a ratio is
-only meaningful when both sides see the same conditions: each round times one call of
-each, alternating which goes first, and the ratio is taken between the two medians.
+only meaningful when every side sees the same conditions: each round times one call of
+each, rotating which goes first, and ratios are taken between the medians.  (farm-bench
+times whole processes; these figures are single calls inside one, so they are timed here.)
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class Comparison:
     numpy_ms: float
     rounds: int
     goal: float | None = None  # the largest acceptable mlclab/numpy ratio, if any
+    torch_ms: float | None = None  # PyTorch eager on the same work, when it was measured
 
     @property
     def ratio(self) -> float:
@@ -32,24 +34,27 @@ class Comparison:
 
     def row(self) -> str:
         goal = f"<= {self.goal:g}x" if self.goal is not None else ""
-        return (f"{self.name:<34} {self.mlclab_ms:>10.3f} {self.numpy_ms:>10.3f} "
+        if self.torch_ms is None:
+            torch = f"{'-':>10} {'-':>9}"
+        else:
+            torch = f"{self.torch_ms:>10.3f} {self.mlclab_ms / self.torch_ms:>8.2f}x"
+        return (f"{self.name:<34} {self.mlclab_ms:>10.3f} {self.numpy_ms:>10.3f} {torch} "
                 f"{self.ratio:>8.2f}x  {goal:<8} {self.verdict}")
 
 
-HEADER = f"{'workload':<34} {'mlclab ms':>10} {'numpy ms':>10} {'ratio':>9}  goal"
+HEADER = (f"{'workload':<34} {'mlclab ms':>10} {'numpy ms':>10} {'torch ms':>10} "
+          f"{'vs torch':>9} {'vs numpy':>9}  goal")
 
 
-def compare(name, mlclab_call, numpy_call, *, goal=None, rounds=41, warmup=3,
-            min_seconds=0.0) -> Comparison:
-    """Median wall time of ``mlclab_call()`` and ``numpy_call()``, interleaved.
-
-    ``rounds`` is raised until the measurement took at least ``min_seconds``, so tiny
-    kernels get enough samples.
-    """
+def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0) -> tuple[list, int]:
+    """The median wall time in ms of each of ``calls``, timed one call each per round with
+    the order rotating round by round (two calls: AB, BA, AB, ...), and the rounds run.
+    ``rounds`` is raised until the measurement took at least ``min_seconds``."""
     for _ in range(warmup):
-        mlclab_call()
-        numpy_call()
-    ours, theirs = [], []
+        for call in calls:
+            call()
+    samples = [[] for _ in calls]
+    order = list(range(len(calls)))
     clock = time.perf_counter
     started = clock()
     k = 0
@@ -57,14 +62,26 @@ def compare(name, mlclab_call, numpy_call, *, goal=None, rounds=41, warmup=3,
     gc.disable()  # a collection landing inside one side's timing is noise, not cost
     try:
         while k < rounds or clock() - started < min_seconds:
-            pair = ((mlclab_call, ours), (numpy_call, theirs))
-            for call, sink in (pair if k % 2 == 0 else pair[::-1]):
+            turn = order if k % 2 == 0 else order[::-1]
+            if len(calls) > 2:  # rotate too, so no call always follows the same one
+                shift = (k // 2) % len(calls)
+                turn = turn[shift:] + turn[:shift]
+            for i in turn:
                 t0 = clock()
-                call()
-                sink.append(clock() - t0)
+                calls[i]()
+                samples[i].append(clock() - t0)
             k += 1
     finally:
         if gc_was_enabled:
             gc.enable()
-    return Comparison(name, statistics.median(ours) * 1e3, statistics.median(theirs) * 1e3,
-                      k, goal)
+    return [statistics.median(s) * 1e3 for s in samples], k
+
+
+def compare(name, mlclab_call, numpy_call, *, torch_call=None, goal=None, rounds=41,
+            warmup=3, min_seconds=0.0) -> Comparison:
+    """Median wall time of ``mlclab_call()``, ``numpy_call()`` (and ``torch_call()``),
+    interleaved (see ``interleave``)."""
+    calls = [mlclab_call, numpy_call] + ([torch_call] if torch_call else [])
+    medians, k = interleave(calls, rounds=rounds, warmup=warmup, min_seconds=min_seconds)
+    return Comparison(name, medians[0], medians[1], k, goal,
+                      medians[2] if torch_call else None)

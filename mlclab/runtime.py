@@ -1,16 +1,20 @@
 """Moving arrays between numpy and the TVM virtual machine: safely, and without copies
 where none are needed.
 
-The kernels TVM generates assume every buffer is 64-byte aligned; a misaligned numpy array
-handed to the VM can crash the process (a segfault inside the kernel).  And a naive conversion -- a fresh
-``tvm.runtime.tensor`` per argument, ``.numpy()`` on the result -- costs 60-90 ms around a
-3 ms kernel on 2048x2048 arrays, mostly page faults on fresh 16 MB buffers.  So:
+TVM declares kernel arguments 64-byte aligned, and LLVM then reads them with aligned vector
+moves: a misaligned numpy array handed to such a kernel crashes the process (a segfault inside the kernel).
+mlclab's build declares them aligned only to their element size instead
+(``mlclab.backend.alignment``), so numpy's ordinary 16-byte-aligned arrays can be read in
+place.  And a naive conversion -- a fresh ``tvm.runtime.tensor`` per argument, ``.numpy()``
+on the result -- costs 60-90 ms around a 3 ms kernel on 2048x2048 arrays, mostly page faults
+on fresh 16 MB buffers.  So:
 
-* an input that is C-contiguous, 64-byte aligned and large is shared with the VM through
+* an input that is C-contiguous, writeable and aligned as the kernels assume (for mlclab's
+  kernels: any address numpy gives an array of that dtype) is shared with the VM through
   DLPack, without a copy;
-* any other input (misaligned, strided, read-only, or so small that a copy is cheaper than
-  a DLPack round trip) is copied once into a staging buffer that is allocated aligned and
-  reused by the next call with the same shape;
+* any other input (strided, read-only, or not aligned as the kernels assume) is copied once
+  into a staging buffer that is allocated aligned and reused by the next call with the same
+  shape;
 * an output is handed back through ``np.from_dlpack``, without a copy, unless it shares
   memory with something the caller must not see change: an input of this call (a function
   that returns its argument, or a reshape of it, gets the argument's memory back from the
@@ -26,10 +30,8 @@ import weakref
 
 import numpy as np
 
+# The alignment TVM's own kernels assume for their arguments (and that its allocator gives).
 ALIGNMENT = 64
-# Below this many bytes a copy into a warm staging buffer (~1 us) is cheaper than importing
-# the array through DLPack (~4 us), measured on this 2-core machine.
-ZERO_COPY_MIN_BYTES = 32 * 1024
 
 __all__ = ["Marshaller", "aligned_empty", "aligned_copy", "is_aligned", "ALIGNMENT"]
 
@@ -88,37 +90,60 @@ class Marshaller:
     serialized by the caller (a TVM VirtualMachine is not safe to call from two threads).
     """
 
-    def __init__(self, param_dtypes: list):
+    def __init__(self, param_dtypes: list, kernel_alignment=ALIGNMENT):
+        """``kernel_alignment``: the alignment in bytes the kernels assume for an argument,
+        or ``"element"`` for kernels built by mlclab (``mlclab.backend.alignment``), which
+        assume only the element size."""
         self.param_dtypes = [str(d) for d in param_dtypes]
+        self._alignments = [np.dtype(d).itemsize if kernel_alignment == "element"
+                            else int(kernel_alignment) for d in self.param_dtypes]
         self._local = threading.local()
         # Arrays returned without a copy, by data address, while the caller keeps them.
         self._returned: dict = {}
         self._use_count = _use_count_function()
+        self._from_dlpack = None  # tvm_ffi.from_dlpack, looked up at the first call
+
+    def call(self, fn, arrays):
+        """``fn`` (a VM function) called on ``arrays``, its result as numpy arrays: what
+        ``to_tvm`` and ``to_numpy`` do around a call, without handing the inputs over
+        through thread-local state (a tiny call costs ~1.5 us in the VM; every 0.1 us here
+        shows)."""
+        tensors, spans = self._import(arrays)
+        return self._convert(fn(*tensors), spans)
 
     # ------------------------------------------------------------------ inputs
     def to_tvm(self, arrays: list) -> list:
         """TVM tensors for ``arrays`` (numpy arrays already of the declared dtypes and
         shapes; they may be strided, misaligned or read-only)."""
-        import tvm_ffi
+        tensors, self._local.inputs = self._import(arrays)
+        return tensors
 
-        stages = self._stages(len(arrays))
+    def _import(self, arrays) -> tuple:
+        """The tensors for ``arrays`` and the (address, size) of each."""
+        from_dlpack = self._from_dlpack
+        if from_dlpack is None:
+            import tvm_ffi
+
+            from_dlpack = self._from_dlpack = tvm_ffi.from_dlpack
         tensors, spans = [], []
         for index, array in enumerate(arrays):
             tensor = None
-            if array.nbytes >= ZERO_COPY_MIN_BYTES and array.flags.c_contiguous:
-                # The import itself checks the alignment (cheaper than asking numpy for
-                # the address) and refuses a misaligned array.
+            # (an empty array is staged: numpy exports it with all strides 0, which the
+            # kernels' compactness check refuses)
+            if array.size and array.flags.c_contiguous:
+                # Importing costs ~0.2 us, like copying 16 bytes into a staging buffer.  The
+                # import checks the alignment itself (cheaper than asking numpy for the
+                # address) and refuses a read-only array; contiguity was checked above
+                # (require_contiguous=True doubles the import's cost).
                 try:
-                    tensor = tvm_ffi.from_dlpack(array, require_alignment=ALIGNMENT,
-                                                 require_contiguous=True)
-                except Exception:  # misaligned, or a read-only array numpy won't export
+                    tensor = from_dlpack(array, require_alignment=self._alignments[index])
+                except Exception:  # not aligned as the kernels assume, or read-only
                     tensor = None
             if tensor is None:
-                tensor = self._stage(stages, index, array)
+                tensor = self._stage(self._stages(len(arrays)), index, array)
             tensors.append(tensor)
             spans.append((tensor.data_ptr(), array.nbytes))
-        self._local.inputs = spans
-        return tensors
+        return tensors, spans
 
     def _stages(self, count: int) -> list:
         stages = getattr(self._local, "stages", None)
@@ -141,8 +166,9 @@ class Marshaller:
     def to_numpy(self, result):
         """A numpy array for a TVM tensor result, or a tuple of them for a tuple result;
         every returned array is the caller's own (see the module docstring)."""
-        spans = list(getattr(self._local, "inputs", ()))
-        self._local.inputs = ()  # the call is over
+        local = self._local
+        spans = list(getattr(local, "inputs", ()))
+        local.inputs = ()  # the call is over
         return self._convert(result, spans)
 
     def _convert(self, result, spans: list, holders: int = 1):
@@ -159,10 +185,14 @@ class Marshaller:
         view = np.from_dlpack(result)
         size = view.nbytes
         if size and (held_elsewhere or _overlaps(address, size, spans)
-                     or self._returned_earlier(address)):
+                     or (self._use_count is None and self._returned_earlier(address))):
             view = view.copy()
         elif size:
-            self._remember(address, view)
+            if self._use_count is None:
+                # Without reference counts, remember what was returned: an array the caller
+                # still holds keeps its tensor alive, so the VM hands that memory back only
+                # if something else (a constant) holds it too.
+                self._remember(address, view)
             spans.append((address, size))
         return view
 
@@ -181,5 +211,8 @@ class Marshaller:
 
 
 def _overlaps(address: int, size: int, spans) -> bool:
-    return any(start < address + size and address < start + length
-               for start, length in spans if length)
+    end = address + size
+    for start, length in spans:  # a loop, not any(generator): this runs on every call
+        if length and start < end and address < start + length:
+            return True
+    return False

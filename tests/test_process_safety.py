@@ -21,6 +21,27 @@ CASES = {
             assert np.array_equal(f(a, b), a + b)
         print("ok")
     """,
+    "misaligned inputs read in place by every kind of scheduled kernel": """
+        import numpy as np, mlclab
+        prog = mlclab.compile(
+            "def chain(a: Tensor[(4099,), f32], b: Tensor[(4099,), f32]):\\n    return relu(a * b + a)\\n"
+            "def mm(x: Tensor[(64, 784), f32], w: Tensor[(128, 784), f32], b: Tensor[(128,), f32]):\\n"
+            "    return relu(linear(x, w, b))\\n"
+            "def t(x: Tensor[(96, 64), f32]):\\n    return transpose(x)\\n"
+            "def sq(x: Tensor[(128, 128), f64]):\\n    return x @ x\\n")
+        raw = np.random.default_rng(0).standard_normal(200_000, dtype="f4")
+        raw64 = np.random.default_rng(1).standard_normal(40_000)
+        for off in (1, 2, 3, 4, 5, 8, 12):  # 4..48 bytes past a 64-byte boundary
+            base = raw[(-raw.ctypes.data % 64) // 4 + off:]
+            a, b = base[:4099], base[5000:9099]
+            assert np.allclose(prog["chain"](a, b), np.maximum(a * b + a, 0), atol=1e-6)
+            x, w, bias = base[:64 * 784].reshape(64, 784), base[60_000:60_000 + 128 * 784].reshape(128, 784), base[:128]
+            assert np.allclose(prog["mm"](x, w, bias), np.maximum(x @ w.T + bias, 0), atol=1e-3)
+            assert np.array_equal(prog["t"](base[:96 * 64].reshape(96, 64)), base[:96 * 64].reshape(96, 64).T)
+            y = raw64[(-raw64.ctypes.data % 64) // 8 + off % 8:][:128 * 128].reshape(128, 128)
+            assert np.allclose(prog["sq"](y), y @ y)
+        print("ok")
+    """,
     "integer division by zero elements": """
         import numpy as np, mlclab
         f = mlclab.compile("def f(a: Tensor[(64,), i32], b: Tensor[(64,), i32]):\\n    return a // b, a % b")["f"]

@@ -1,5 +1,6 @@
-"""The call path between numpy and the VM: zero-copy where it is safe, one copy into a
-reused aligned buffer where it is not, and no returned array ever aliasing an input, a
+"""The call path between numpy and the VM: zero-copy for any C-contiguous writeable input
+(mlclab's kernels assume only element alignment), one copy into a reused aligned buffer for
+the rest, and no returned array ever aliasing an input, a
 staging buffer, another result, or anything a later call writes."""
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ import numpy as np
 import pytest
 
 import mlclab
-from mlclab.runtime import (ALIGNMENT, ZERO_COPY_MIN_BYTES, Marshaller, aligned_copy,
-                            aligned_empty, is_aligned)
+from mlclab.runtime import ALIGNMENT, Marshaller, aligned_copy, aligned_empty, is_aligned
 
 tvm = pytest.importorskip("tvm")
 
-BIG = (256, 256)  # 256 KiB of float32: above the zero-copy threshold
-assert 4 * BIG[0] * BIG[1] >= ZERO_COPY_MIN_BYTES
+BIG = (256, 256)
 
 
 def _misaligned(shape, dtype="float32"):
@@ -83,7 +82,47 @@ def test_large_aligned_input_is_shared_without_copy():
     assert _ptr(t) == a.ctypes.data
 
 
+@pytest.mark.parametrize("offset", [1, 2, 3, 4])  # 4, 8, 12, 16 bytes past 64
+@pytest.mark.parametrize("shape", [BIG, (4,), ()])
+def test_element_aligned_kernels_share_misaligned_inputs(offset, shape):
+    count = int(np.prod(shape))
+    raw = aligned_empty(count + ALIGNMENT, "float32")
+    a = raw[offset:offset + count].reshape(shape)
+    m = Marshaller(["float32"], kernel_alignment="element")
+    (t,) = m.to_tvm([a])
+    assert _ptr(t) == a.ctypes.data
+    assert getattr(m._local, "stages", None) is None  # no staging buffer was ever made
+
+
+@pytest.mark.parametrize("offset", [1, 3, 4])
+def test_the_public_call_reads_misaligned_inputs_in_place(prog, offset):
+    """The kernel reads the caller's memory: ``same`` returns its argument, and the VM hands
+    back a tensor at the very address the caller's array has (the result is then copied, so
+    the caller still gets its own array)."""
+    raw = aligned_empty(3 * 256 + ALIGNMENT, "float32")
+    x = raw[offset:offset + 3 * 256].reshape(3, 256)
+    x[...] = np.arange(x.size).reshape(x.shape)
+    f = prog["same"]
+    seen = []
+    convert = f._marshaller._convert
+
+    def spy(result, spans, holders=1):
+        seen.append(result.data_ptr())
+        return convert(result, spans, holders)
+
+    f._marshaller._convert = spy
+    try:
+        y = f(x)
+    finally:
+        del f._marshaller._convert
+    assert seen == [x.ctypes.data]
+    assert getattr(f._marshaller._local, "stages", None) is None
+    np.testing.assert_array_equal(y, x)
+    assert not np.shares_memory(y, x)
+
+
 def test_misaligned_input_is_copied_into_a_reused_aligned_buffer():
+    # for kernels that assume 64-byte alignment (TVM's own; not mlclab's)
     m = Marshaller(["float32"])
     a = _misaligned(BIG)
     (t1,) = m.to_tvm([a])
@@ -257,3 +296,12 @@ def test_fresh_tuple_results_are_not_copied():
     a, b = m.to_numpy(result)
     assert [a.ctypes.data, b.ctypes.data] == pointers
     np.testing.assert_array_equal(a, 2)
+
+
+def test_empty_inputs_and_size_one_axes_with_odd_strides_run(prog):
+    # numpy exports an empty array with all strides 0 (the kernels' compactness check
+    # refuses that: it is staged), and a size-1 axis may carry any stride
+    assert prog["same"](np.ones((0, 256), "float32")).shape == (0, 256)
+    x = np.arange(256, dtype="float32")[None, :]
+    assert x.flags.c_contiguous and x.strides[0] == 0
+    np.testing.assert_array_equal(prog["same"](x), x)

@@ -172,6 +172,7 @@ def _llvm_passes(target, optimized: bool) -> list:
     from tvm.relax.backend import cpu_generic
     from tvm.relax.backend.cpu_generic.pipeline import dataflow_lower_passes
 
+    from .alignment import relax_param_alignment
     from .schedules import schedule_cpu
 
     legalize = _legalize_passes(target)
@@ -186,6 +187,9 @@ def _llvm_passes(target, optimized: bool) -> list:
         *([schedule_cpu(target)] if optimized else []),
         *dataflow_lower_passes(target),
         *cpu_generic.finalize_passes(target),
+        # last, after every pass that makes kernels: kernels that read numpy's
+        # 16-byte-aligned arrays in place (see alignment.py)
+        relax_param_alignment(),
     ]
 
 

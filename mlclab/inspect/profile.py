@@ -260,7 +260,7 @@ def kernel_origins(fused_graph) -> dict:
         ids, lines = origins.setdefault(key, ([], {}))
         ids.append(node.id)
         if node.source is not None:
-            lines.setdefault(node.source.lineno, node.source.source_line.strip())
+            lines.setdefault(node.line, node.source.source_line.strip())
     return {k: (tuple(ids), tuple(sorted(lines)), tuple(lines[n] for n in sorted(lines)))
             for k, (ids, lines) in origins.items()}
 

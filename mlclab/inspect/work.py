@@ -5,9 +5,10 @@ The counting rules (what the tests check against hand counts):
 - **FLOPs**: every store in the loop nest runs (product of its enclosing loop extents) times,
   and each run costs the arithmetic operations in the stored value: ``+ - * /``, ``//``,
   ``%``, ``max``, ``min`` count 1 each, so a multiply-add counts 2 and ``relu``'s ``max(x, 0)``
-  counts 1; a math call (``exp``, ``sqrt``, ...) counts 1. Loads, constants, casts and the
-  conditions of ``if_then_else``/``select`` (index logic: padding, bounds) count 0, and so does
-  an index expression. A 512x512x512 matmul is 2*512^3; ``relu(a*b+c)`` over N is 3N.
+  counts 1; a math call (``exp``, ``sqrt``, ...) counts 1. A ``select``/``if_then_else`` on
+  the data counts 1 (relu keeps NaN as ``x <= 0 ? 0 : x``, the same work as ``max``); one on
+  indices only (padding, bounds) counts 0. Loads, constants, casts and index expressions count
+  0. A 512x512x512 matmul is 2*512^3; ``relu(a*b+c)`` over N is 3N.
 - **Bytes**: each buffer the kernel receives (its inputs and outputs, in global memory) is
   counted once, at its full size: the traffic a perfect cache would still need. Intermediates
   the kernel allocates itself are not counted. A fused ``relu(a*b+c)`` over N float32 moves
@@ -42,16 +43,28 @@ def expr_flops(expr) -> int:
     if kind == "Cast":
         return expr_flops(expr.value)
     if kind == "Select":
-        return expr_flops(expr.true_value) + expr_flops(expr.false_value)
+        return (_reads_buffer(expr.condition) + expr_flops(expr.true_value)
+                + expr_flops(expr.false_value))
     if kind == "Call":
         name = getattr(expr.op, "name", "")
         if name == "tirx.if_then_else":
-            return expr_flops(expr.args[1]) + expr_flops(expr.args[2])
+            return (_reads_buffer(expr.args[0]) + expr_flops(expr.args[1])
+                    + expr_flops(expr.args[2]))
         inner = sum(expr_flops(a) for a in expr.args)
         return inner + (0 if name in _FREE_CALLS else 1)
     if kind == "Let":
         return expr_flops(expr.value) + expr_flops(expr.body)
     return 0   # loads (indices are addressing, not work), constants, variables
+
+
+def _reads_buffer(expr) -> bool:
+    """Whether ``expr`` reads the data: a choice on it is work, a choice on indices is not."""
+    if type(expr).__name__ in ("BufferLoad", "TensorLoad"):   # TensorLoad in TVM 0.27
+        return True
+    children = [getattr(expr, f, None) for f in ("a", "b", "value", "condition",
+                                                  "true_value", "false_value")]
+    children += list(getattr(expr, "args", None) or ())
+    return any(_reads_buffer(c) for c in children if c is not None and not isinstance(c, (int, float, str)))
 
 
 def stmt_flops(stmt, extent_of) -> int:
