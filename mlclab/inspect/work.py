@@ -64,7 +64,8 @@ def _reads_buffer(expr) -> bool:
     children = [getattr(expr, f, None) for f in ("a", "b", "value", "condition",
                                                   "true_value", "false_value")]
     children += list(getattr(expr, "args", None) or ())
-    return any(_reads_buffer(c) for c in children if c is not None and not isinstance(c, (int, float, str)))
+    return any(_reads_buffer(c) for c in children
+               if c is not None and not isinstance(c, (int, float, str)))
 
 
 def stmt_flops(stmt, extent_of) -> int:
