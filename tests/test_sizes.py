@@ -120,3 +120,25 @@ def test_each_called_function_is_size_checked_once_per_sizes(monkeypatch):
                         lambda self, fn, *rest: (walks.append(fn.name), real(self, fn, *rest)))
     check_sizes(prog.typed, "f20", {"n": 3}, {})
     assert len(walks) == 21
+
+
+@pytest.mark.parametrize("body, args", [
+    ("return sum(a, axis=0)", [np.zeros((0, 4), "f4")]),
+    ("return mean(a, axis=0)", [np.zeros((0, 4), "f4")]),
+    ("return var(a, axis=0)", [np.zeros((0, 4), "f4")]),
+    ("return transpose(a) @ a", [np.zeros((0, 4), "f4")]),
+])
+def test_a_reduction_over_nothing_is_refused_not_left_unset(body, args):
+    # TVM's kernels set a reduction's start value inside its loop; over an empty axis the loop
+    # never runs and the result held whatever the memory did (different on every call).
+    f = mlclab.compile(f'def f(a: Tensor[("n", 4), f32]):\n    {body}\n')["f"]
+    with pytest.raises(ValueError, match=r"at line 2 would reduce over nothing: .* a has n=0"):
+        f(*args)
+    assert f(np.ones((3, 4), "f4")).shape in ((4,), (4, 4))
+
+
+def test_operators_that_read_an_empty_tensor_on_purpose_still_run():
+    f = mlclab.compile('def f(a: Tensor[("n", 4), f32]):\n'
+                       '    return sum(a, axis=1), concat((a, a), axis=0) + 1.0, relu(a)\n')["f"]
+    s, c, r = f(np.zeros((0, 4), "f4"))
+    assert s.shape == (0,) and c.shape == (0, 4) and r.shape == (0, 4)

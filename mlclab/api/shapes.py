@@ -20,6 +20,8 @@ from ..lang import dims as D
 from ..lang import typed as T
 from ..lang.recursion import run_deep
 
+# Operator categories that never reduce: an empty input of theirs is simply copied or ignored.
+_NO_REDUCTION = {"shape", "creation", "elementwise", "comparison", "logical"}
 # How far ``needs h >= N`` searches for the smallest size that fits.
 _SEARCH_LIMIT = 1 << 40
 # Below this, a call does not ask the system how much memory is free (reading /proc/meminfo
@@ -119,6 +121,7 @@ class _ShapeWalker(T.Visitor):
                 inputs += sum(self.visit(item))
         out = self.size(e.type, e)
         self._empty_reduction(e)
+        self._reads_nothing(e, out)
         self.peak_bytes = max(self.peak_bytes, sum(out) + inputs)
         return out
 
@@ -205,6 +208,33 @@ class _ShapeWalker(T.Visitor):
             raise ValueError(f"{self._where(e)}: zero-size array to reduction operation "
                              f"{numpy_name} which has no identity (its input has shape "
                              f"{tuple(shape)})")
+
+    def _reads_nothing(self, e: T.Call, out: list) -> None:
+        """A result with elements computed from a tensor with none is an empty reduction
+        (``sum`` over n=0, ``a @ b`` with an inner size of 0): TVM's kernels set a reduction's
+        start value inside its loop, which then never runs, and return whatever the memory
+        held. Refused, rather than returning garbage. (Reshaping and creating ops are exempt:
+        ``concat``/``pad`` of an empty tensor read nothing on purpose.)"""
+        if e.op.category in _NO_REDUCTION or not any(out):
+            return
+        for p, arg in zip(e.op.tensor_params, e.args):
+            for item in (arg if isinstance(arg, list) else [] if arg is None else [arg]):
+                shape = [D.evaluate(d, self.env) for d in item.type.shape]
+                if shape and 0 in shape:
+                    raise ValueError(
+                        f"{self._where(e)} would reduce over nothing: its {p.name} has shape "
+                        f"{tuple(shape)} but its result has elements (numpy gives the "
+                        f"reduction's identity there; mlclab's kernels would leave them unset)"
+                        f"; {self._sizes_told(item.type.shape)}")
+
+    def _sizes_told(self, dims) -> str:
+        told = {}
+        for d in dims:
+            for s in sorted(D.symbols(d)) if not isinstance(d, int) else ():
+                who, label = self.origins.get(s, (None, s))
+                told.setdefault(who, []).append(f"{label}={self.env[s]}")
+        return "; ".join(f"{who} has {', '.join(dict.fromkeys(v))}" if who else
+                         ", ".join(dict.fromkeys(v)) for who, v in told.items()) or "sizes as declared"
 
     def _callee(self, e: T.FuncCall) -> None:
         """Check the called function's own values with its parameters' sizes."""
