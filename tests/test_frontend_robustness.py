@@ -297,3 +297,8 @@ def test_deep_work_runs_in_place_when_no_big_stack_can_be_had(monkeypatch):
     assert "f" in parse_program(HEAD + "    return x + 1.0\n").functions
     with pytest.raises(DSLError, match="nested too deeply"):
         parse_program(HEAD + "    return " + " + ".join(["x"] * 2000))
+
+
+def test_reshape_to_a_shape_holding_zero_is_a_located_error_not_an_mlclab_bug():
+    e = rejected("def f(a: Tensor[(0, 3), f32]):\n    return reshape(a, (3, 0))\n")
+    assert e.lineno == 2 and "not supported" in str(e) and "mlclab bug" not in str(e)

@@ -91,9 +91,17 @@ def programs(draw):
     return src
 
 
+# What a paste brings along: control characters and a colour escape, NUL, form feed and the
+# Unicode line separators, a BOM, a lone surrogate, letters Python normalises, a comment.
+ODD_TEXT = ["\x1b[31m", "\x00", "\x0c", "\x0b", "\r", "\u2028", "\u2029", "\x85", "\ufeff",
+            "\ud800", "\ufb01", "\u00e9", "\u200b", "  # \x1b[0m\u2028note", "\x7f"]
+
+
 @st.composite
 def mutated(draw):
     src = draw(programs())
+    if draw(st.integers(0, 9)) == 0:
+        src = "\ufeff" + src
     lines = src.splitlines()
     for _ in range(draw(st.integers(1, 3))):
         how = draw(st.integers(0, 4))
@@ -105,7 +113,8 @@ def mutated(draw):
         elif how == 2:
             line = lines[i]
             pos = draw(st.integers(0, len(line)))
-            ch = draw(st.sampled_from(list("()[],:=+-*/@<>.'\" 0123456789xabn\t") + ["    ", "if "]))
+            ch = draw(st.sampled_from(list("()[],:=+-*/@<>.'\" 0123456789xabn\t") + ["    ", "if "]
+                                      + ODD_TEXT))
             lines[i] = line[:pos] + ch + line[pos:]
         elif how == 3:
             line = lines[i]

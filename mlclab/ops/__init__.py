@@ -8,10 +8,10 @@ messages, the tests of every operator and ``docs/operators.md`` are all read off
 so adding an operator is adding one entry::
 
     ops.register(ops.Op(
-        name="softplus", params=[ops.tensor("x")], rule=ops.same_as_input(float_only=True),
-        relax=lambda a: R.log(R.add(R.exp(a.x), relax.const(1.0, a.out.dtype))),
-        numpy=lambda a: np.log1p(np.exp(a.x)), doc="log(1 + exp(x))",
-        category="elementwise", example=ops.Example("softplus(x)", x=((8,), "f32"))))
+        name="mish", params=[ops.tensor("x")], rule=ops.same_as_input(float_only=True),
+        relax=lambda a: R.multiply(a.x, R.tanh(R.nn.softplus(a.x))),
+        numpy=lambda a: a.x * np.tanh(np.logaddexp(0, a.x)), doc="x * tanh(softplus(x))",
+        category="elementwise", example=ops.Example("mish(x)", x=((8,), "f32"))))
 
 ``rule``, ``relax`` and ``numpy`` each receive an ``Args``: ``a.x`` is the argument of
 parameter ``x`` (a ``TensorType``, a Relax expression or a numpy array) or its normalised

@@ -20,6 +20,12 @@ def _reshape_target(x: TensorType, shape: tuple) -> tuple:
     if any(isinstance(d, int) and d < -1 for d in shape):
         raise OpTypeError(f"reshape: sizes must be non-negative (or one -1), got "
                           f"{fmt_shape(shape)}", param="shape")
+    if 0 in shape and tuple(shape) != tuple(x.shape):
+        # Relax's reshape reads a 0 in the new shape as "keep this dimension", and an empty
+        # constant of the new shape does not survive TVM's build (measured on TVM 0.27).
+        raise OpTypeError(f"reshape to a shape holding a 0 ({fmt_shape(shape)}) is not supported: "
+                          "TVM reads a 0 there as 'keep this dimension'", param="shape",
+                          hint="keep the empty tensor's own shape, or use a symbolic size")
     # Cancel the symbolic sizes both sides share; what is left must be static to compare.
     old = list(x.shape)
     for d in (d for d in shape if not isinstance(d, int)):
@@ -235,6 +241,9 @@ def _pad_rule(a: Args) -> TensorType:
     from .creation import fill_value
 
     fill_value(a.constant_values, a.x.dtype, "constant_values")
+    if not a.x.shape:
+        raise OpTypeError(f"pad: {a.source('x')} is a 0-d tensor, which has no axis to pad",
+                          param="x", hint="numpy returns it unchanged: use it as it is")
     return TensorType(tuple(D.add(d, lo + hi) for d, (lo, hi) in zip(a.x.shape, a.pad_width)),
                       a.x.dtype)
 
