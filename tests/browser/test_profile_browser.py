@@ -1,0 +1,80 @@
+"""fn.profile's displays in a real JupyterLab + Chromium (issue 15): the kernel table, the
+inline roofline SVG with a dot and an escaped tooltip per kernel, and the fused view of the
+viewer coloured by time with the numbers in the node details."""
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+def test_profile_table_roofline_and_coloured_fused_view(page, run_all, screenshot):
+    run_all("profile.ipynb")
+    cells = page.locator(".jp-Notebook .jp-CodeCell")
+    prof_cell = cells.filter(has_text="mlp.profile(").first
+    printed = prof_cell.locator(".jp-OutputArea-output pre", has_text="kernels:").text_content()
+    kernels = re.search(r"kernels: (.+)", printed).group(1).strip().split(", ")
+    assert len(kernels) == 2
+
+    # The table: one row per kernel, each with its name and a share; the shares add up.
+    display = prof_cell.locator(".mlclab-profile")
+    display.wait_for()
+    rows = display.locator("table tr")
+    assert rows.count() == 1 + len(kernels)
+    assert rows.first.locator("th").nth(3).text_content() == "share"
+    names, shares = [], []
+    for i in range(1, rows.count()):
+        tds = rows.nth(i).locator("td")
+        names.append(tds.nth(0).text_content())
+        shares.append(float(re.fullmatch(r"([\d.]+)%", tds.nth(3).text_content().strip()).group(1)))
+    assert sorted(names) == sorted(kernels)
+    assert all(s > 0 for s in shares) and sum(shares) == pytest.approx(100, abs=0.5)
+
+    # The roofline: inline SVG (its nodes reachable, unlike an image/svg+xml output), one dot
+    # per kernel, each with a tooltip naming it; the labels are text, never markup.
+    roof = display.locator("svg.mlclab-roofline")
+    assert roof.count() == 1 and roof.is_visible()
+    dots = roof.locator("circle.mlclab-kernel")
+    assert dots.count() == len(kernels)
+    tips = [dots.nth(i).locator("title").text_content() for i in range(dots.count())]
+    assert sorted(t.split(":")[0] for t in tips) == sorted(kernels)
+    assert all("GFLOP/s" in t and "of roof" in t for t in tips)
+    assert roof.locator("polyline title").text_content().startswith("roofs:")
+    assert display.locator("script, img, iframe").count() == 0
+    assert roof.locator("title *").count() == 0                   # tooltips are plain text
+
+    # Hostile labels (a hand-made profile in the last cell) arrive as text, in the table and
+    # in the roofline's tooltip, and nothing of them runs.
+    bad = '<img src=x onerror="alert(1)">'
+    hostile = cells.filter(has_text="hostile = Profile(").first.locator(".mlclab-profile")
+    hostile.wait_for()
+    assert hostile.locator("img, script").count() == 0
+    assert hostile.locator("table tr").nth(1).locator("td").first.text_content() == bad
+    assert hostile.locator("circle.mlclab-kernel title").text_content().startswith(bad + ":")
+
+    # The viewer's fused view: the kernels' nodes are filled with the heat colour, and a
+    # node's details carry its time.
+    viewer = cells.filter(has_text="mlp.viewer(").first.locator(".mlclab-viewer")
+    graph = viewer.locator("svg.mlclab-graph")
+    graph.wait_for()
+    assert viewer.locator("button[data-view='fused']").get_attribute("aria-selected") == "true"
+    assert viewer.locator("g.cluster").count() >= 1
+    fills = graph.locator("g.node").evaluate_all(
+        """nodes => nodes.map(n => {
+            const shape = n.querySelector('polygon, ellipse, path');
+            return [n.id, shape ? shape.getAttribute('fill') : null];
+        })""")
+    coloured = [nid for nid, fill in fills if fill and re.fullmatch(r"#ff[0-9a-f]{4}", fill)
+                and fill != "#ffffff"]
+    assert coloured, fills
+    graph.locator(f"g.node[id='{coloured[0]}']").click()
+    details = viewer.locator(".mlclab-details")
+    text = details.text_content()
+    assert coloured[0] in text
+    assert re.search(r"time=[\d.]+ (s|ms|µs|ns) \(\d+%\)", text), text
+    assert "GFLOP/s" in text and "of kernel time" in text
+    assert any(name in text for name in kernels)
+    viewer.scroll_into_view_if_needed()
+    screenshot("profile-fused")
+    prof_cell.scroll_into_view_if_needed()
+    screenshot("profile")
