@@ -226,3 +226,53 @@ def test_default_tolerance_accepts_float32_rounding_of_a_long_reduction():
     exact = a.astype("f8") @ b.astype("f8")
     assert compare(a @ b, exact.astype("f4")).ok
     assert not compare(a @ b + 0.05, exact.astype("f4")).ok
+
+
+DOMAIN_SOURCE = """\
+def logs(x: Tensor[(3,), f32], y: Tensor[(3,), f32]):
+    return relu(log(x)) + x * y
+
+def shifted(x: Tensor[(3,), f32]):
+    return log(x - 0.5)
+
+def rebound(x: Tensor[(3,), f32]):
+    x = x * 2.0
+    return sqrt(x)
+
+def both(x: Tensor[(3,), f32]):
+    return log1p(x) + log(x)
+
+def bn(x: Tensor[(2, 3, 4, 4), f32], g: Tensor[(3,), f32], b: Tensor[(3,), f32],
+       m: Tensor[(3,), f32], v: Tensor[(3,), f32]):
+    return relu(batch_norm(x, g, b, m, v))
+"""
+
+
+def test_input_ranges_come_from_the_operator_table_for_direct_uses_only():
+    from mlclab.api.validation import input_ranges
+    from mlclab.frontend.parser import parse_program
+    from mlclab.ops.params import DOMAINS
+
+    fns = parse_program(DOMAIN_SOURCE).functions
+    # x also feeds a product: still drawn positive; y feeds nothing with a domain
+    assert input_ranges(fns["logs"]) == {"x": DOMAINS["positive"]}
+    assert input_ranges(fns["shifted"]) == {}        # a computed value is the program's business
+    assert input_ranges(fns["rebound"]) == {}        # x no longer names the parameter
+    assert input_ranges(fns["both"]) == {"x": (DOMAINS["positive"][0], DOMAINS["> -1"][1])}
+    assert input_ranges(fns["bn"]) == {"v": DOMAINS["positive"]}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_validate_draws_random_inputs_inside_the_operators_domains(seed):
+    import mlclab
+
+    source = DOMAIN_SOURCE + ("\ndef root(x: Tensor[(4, 5), f32]):\n"
+                              "    return sqrt(x) + 1.0\n")
+    program = mlclab.compile(source)
+    for name, positive in [("logs", "x"), ("root", "x"), ("bn", "v")]:
+        report = validate(program[name], seed=seed)
+        assert report.ok
+        inputs = dict(report.inputs)
+        assert (inputs[positive] > 0).all()
+        # correct programs on inputs they are meant for: numbers compared, not NaN against NaN
+        assert all(np.isfinite(o.actual).all() for o in report.outputs)

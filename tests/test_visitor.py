@@ -11,11 +11,12 @@ import pytest
 from mlclab import reference
 from mlclab.lang import typed
 from mlclab.frontend.parser import parse_program
-from mlclab.api import shapes
+from mlclab.api import shapes, validation
 from mlclab.backend import builder
 
 # Every visitor over the typed program; a new one is added here.
-WALKERS = [builder._FunctionBuilder, reference._Evaluator, shapes._ShapeWalker]
+WALKERS = [builder._FunctionBuilder, reference._Evaluator, shapes._ShapeWalker,
+           validation._DomainWalker]
 
 SOURCE = """\
 def g(x: Tensor[(4,), f32]):

@@ -16,7 +16,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..lang import dims
+from ..lang import dims, typed
+from ..ops.params import DOMAINS
 from . import displays
 from .errors import boundary, from_user_code
 from .shapes import check_sizes
@@ -110,8 +111,79 @@ def compare(actual, expected, rtol: Optional[float] = None, atol: Optional[float
 
 
 # --------------------------------------------------------------------------- inputs
+class _DomainWalker(typed.Visitor):
+    """Which parameters go straight into an operator argument with a domain (``log(x)``).
+
+    Only direct uses count: once a parameter's name is assigned again it is no longer the
+    parameter, and a value computed from it (``log(x - 1)``) is the program's business.
+    """
+
+    def __init__(self, params):
+        self.live = {p.name for p in params}      # names that still mean the parameter
+        self.domains: dict[str, set] = {}
+
+    def walk(self, body):
+        for stmt in body:
+            self.visit(stmt)
+
+    def visit_Ref(self, node):
+        pass
+
+    def visit_Const(self, node):
+        pass
+
+    def visit_Call(self, node):
+        for p, arg in zip(node.op.tensor_params, node.args):
+            for a in (arg if isinstance(arg, list) else [arg]):
+                if a is None:
+                    continue
+                if p.domain and isinstance(a, typed.Ref) and a.name in self.live:
+                    self.domains.setdefault(a.name, set()).add(p.domain)
+                self.visit(a)
+
+    def visit_FuncCall(self, node):
+        for a in node.args:
+            self.visit(a)
+
+    def visit_TupleExpr(self, node):
+        for item in node.items:
+            self.visit(item)
+
+    def visit_GetItem(self, node):
+        self.visit(node.value)
+
+    def visit_Assign(self, node):
+        self.visit(node.value)
+        self.live -= set(node.targets)
+
+    def visit_Return(self, node):
+        self.visit(node.value)
+
+    def visit_If(self, node):
+        self.visit(node.cond)
+        live = set(self.live)
+        self.walk(node.then_body)
+        then_live, self.live = self.live, live
+        self.walk(node.else_body)
+        self.live &= then_live
+
+
+def input_ranges(function) -> dict[str, tuple[float, float]]:
+    """The (low, high) range to draw each parameter of a typed ``function`` from, for the
+    parameters that feed an operator defined on part of the line only (``log``'s, a
+    ``batch_norm`` variance): the intersection of those operators' domains."""
+    walker = _DomainWalker(function.params)
+    walker.walk(getattr(function, "body", ()))     # validate()'s duck type needs only params
+    ranges = {}
+    for name, domains in walker.domains.items():
+        lows, highs = zip(*(DOMAINS[d] for d in domains))
+        ranges[name] = (max(lows), min(highs))
+    return ranges
+
+
 def random_inputs(params, seed: Optional[int] = None,
-                  fits: Optional[Callable[[dict], int]] = None) -> tuple[list[np.ndarray], dict[str, int]]:
+                  fits: Optional[Callable[[dict], int]] = None,
+                  ranges: Optional[dict] = None) -> tuple[list[np.ndarray], dict[str, int]]:
     """Random arguments for parameters with ``.name`` and ``.type.shape``/``.type.dtype``.
 
     Every symbolic size gets one random size shared by all parameters that use it. ``fits``
@@ -119,7 +191,8 @@ def random_inputs(params, seed: Optional[int] = None,
     is not positive for them) makes the draw keep to sizes the program accepts: a draw that
     does not fit is drawn again from a wider range. Floats are standard normal; integers are
     small (so ``//`` and ``%`` meet zero divisors now and then, which the DSL defines as numpy
-    does); booleans are fair coins.
+    does); booleans are fair coins. ``ranges`` (see :func:`input_ranges`) maps a float
+    parameter's name to a (low, high) it is drawn from uniformly instead.
     """
     rng = np.random.default_rng(seed)
     sizes = _draw_sizes(params, rng, fits)
@@ -131,8 +204,12 @@ def random_inputs(params, seed: Optional[int] = None,
                          f"(limit {MAX_RANDOM_INPUT_BYTES // 2**20} MiB); pass your own arguments "
                          "to validate()")
     args = []
-    for shape, dtype in zip(shapes, dtypes):
-        if dtype.kind == "f":
+    ranges = ranges or {}
+    for p, shape, dtype in zip(params, shapes, dtypes):
+        if dtype.kind == "f" and p.name in ranges:
+            low, high = ranges[p.name]
+            value = rng.uniform(low, high, shape).astype(dtype, copy=False)
+        elif dtype.kind == "f":
             # Drawn in the target precision where numpy can (no float64 copy of a big input).
             native = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float32)
             value = rng.standard_normal(shape, dtype=native).astype(dtype, copy=False)
@@ -371,7 +448,9 @@ def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[floa
     """Run ``f`` (a compiled DSL function) and a numpy reference on the same inputs; compare.
 
     Without ``args``, inputs are drawn at random from ``f``'s signature (``seed`` makes them
-    reproducible; the report records the seed it used). ``reference`` is a numpy function
+    reproducible; the report records the seed it used); a parameter passed straight to an
+    operator defined on part of the line only (``log(x)``, ``batch_norm``'s variance) is drawn
+    inside that domain (:func:`input_ranges`). ``reference`` is a numpy function
     taking the same arguments; by default it is the program's own numpy evaluation,
     ``f.reference``. ``rtol``/``atol`` default per dtype (see :func:`default_tolerances`).
     """
@@ -381,7 +460,7 @@ def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[floa
     params = list(f.typed.params)
     if not args:
         used_seed = seed if seed is not None else int(np.random.SeedSequence().entropy % (2**32))
-        args, sizes = random_inputs(params, used_seed, _fits(f))
+        args, sizes = random_inputs(params, used_seed, _fits(f), input_ranges(f.typed))
     elif hasattr(f, "bind"):
         # What f(...) accepts -- lists, scalars -- converted once, with f's own checks.
         bound = f.bind(args, "validate")

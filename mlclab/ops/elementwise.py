@@ -12,6 +12,7 @@ from .rules import (R, broadcast_shapes, is_float, is_unsigned, keep_nan, need_n
                     same_as_input, same_dtype, short)
 
 X = [tensor("x")]
+X_POSITIVE = [tensor("x", domain="positive")]
 F23 = ((2, 3), "f32")
 POSITIVE = {"low": 0.1, "high": 3.0}
 
@@ -41,10 +42,10 @@ UNARY = [
     Op(name="exp", params=X, rule=same_as_input(float_only=True), relax=lambda a: R().exp(a.x),
        numpy=lambda a: np.exp(a.x), doc="e to the power x", category="elementwise",
        example=Example("exp(x)", x=F23)),
-    Op(name="log", params=X, rule=same_as_input(float_only=True), relax=lambda a: R().log(a.x),
+    Op(name="log", params=X_POSITIVE, rule=same_as_input(float_only=True), relax=lambda a: R().log(a.x),
        numpy=lambda a: np.log(a.x), doc="natural logarithm", category="elementwise",
        example=Example("log(x)", x=F23, **POSITIVE)),
-    Op(name="sqrt", params=X, rule=same_as_input(float_only=True), relax=lambda a: R().sqrt(a.x),
+    Op(name="sqrt", params=X_POSITIVE, rule=same_as_input(float_only=True), relax=lambda a: R().sqrt(a.x),
        numpy=lambda a: np.sqrt(a.x), doc="square root", category="elementwise",
        example=Example("sqrt(x)", x=F23, **POSITIVE)),
     Op(name="abs", params=X, rule=same_as_input(), relax=lambda a: R().abs(a.x),
@@ -223,8 +224,8 @@ COMPARISONS = [
 
 
 # --------------------------------------------------------------------------- more math
-def _float_unary(name, relax_fn, np_fn, doc, **example):
-    return Op(name=name, params=X, rule=same_as_input(float_only=True), relax=relax_fn,
+def _float_unary(name, relax_fn, np_fn, doc, params=X, **example):
+    return Op(name=name, params=params, rule=same_as_input(float_only=True), relax=relax_fn,
               numpy=np_fn, doc=doc, category="elementwise",
               example=Example(f"{name}(x)", x=example.pop("x", F23), **example))
 
@@ -292,7 +293,8 @@ MATH = [
                  lambda a: (a.x / (1 + np.exp(-a.x))).astype(a.x.dtype),
                  "x * sigmoid(x) (also called swish)"),
     _float_unary("log1p", _log1p_relax, lambda a: np.log1p(a.x),
-                 "log(1 + x), accurate for tiny x", low=-0.9, high=2.0),
+                 "log(1 + x), accurate for tiny x", params=[tensor("x", domain="> -1")],
+                 low=-0.9, high=2.0),
     _float_unary("expm1", _expm1_relax, lambda a: np.expm1(a.x),
                  "exp(x) - 1, accurate for tiny x"),
 ]

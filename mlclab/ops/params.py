@@ -83,6 +83,16 @@ def _is_int(v) -> bool:
     return type(v) is int
 
 
+# --------------------------------------------------------------------------- domains
+# Where an operator argument is defined, as the (low, high) range random inputs for it are
+# drawn from: inside the domain and away from its edge, where a float32 result (log near 0)
+# would be too steep to compare.
+DOMAINS = {
+    "positive": (0.1, 3.0),
+    "> -1": (-0.9, 2.0),
+}
+
+
 # --------------------------------------------------------------------------- kinds
 class Kind:
     """How one parameter's argument is read. Subclasses set ``name`` (the docs' word for it)."""
@@ -114,7 +124,14 @@ class Tensor(Kind):
     optional: bool = False
     # a literal 0.0 here is refused: TVM's constant folder aborts on float division by zero
     nonzero_literal: bool = False
+    # where the operator is defined for this argument (a key of DOMAINS), or None for
+    # everywhere: validate() draws a parameter passed here straight from that range
+    domain: Optional[str] = None
     tensor = True
+
+    def __post_init__(self):
+        if self.domain is not None and self.domain not in DOMAINS:
+            raise ValueError(f"unknown domain {self.domain!r} (known: {', '.join(DOMAINS)})")
 
     @property
     def name(self) -> str:
@@ -339,6 +356,10 @@ class Param:
     def nonzero_literal(self) -> bool:
         return getattr(self.kind, "nonzero_literal", False)
 
+    @property
+    def domain(self) -> Optional[str]:
+        return getattr(self.kind, "domain", None)
+
     def parse(self, value, op: str, symbols=frozenset()):
         """The normalised value of the literal ``value`` passed for this parameter of ``op``."""
         if value is None:
@@ -350,8 +371,9 @@ class Param:
         return self.kind.parse(value, op, self.name, symbols)
 
 
-def tensor(name: str, scalar_ok: bool = False, nonzero_literal: bool = False) -> Param:
-    return Param(name, Tensor(scalar_ok=scalar_ok, nonzero_literal=nonzero_literal))
+def tensor(name: str, scalar_ok: bool = False, nonzero_literal: bool = False,
+           domain: Optional[str] = None) -> Param:
+    return Param(name, Tensor(scalar_ok=scalar_ok, nonzero_literal=nonzero_literal, domain=domain))
 
 
 def optional_tensor(name: str) -> Param:
