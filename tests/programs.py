@@ -1,4 +1,6 @@
-"""DSL programs several test files share: the lessons' two classic examples."""
+"""What several test files share: the lessons' two classic examples, random arrays."""
+import numpy as np
+
 
 # A value used twice: one node in graph binding, recomputed in a naive tree walk.
 LOG_TWICE = '''\
@@ -17,3 +19,12 @@ def {name}(x: Tensor[(4,), f32]):
         y = -x
     return y
 '''
+
+
+def random_array(rng, shape, dtype="float32", low=-2.0, high=2.0):
+    """Random test data of any dtype: uniform floats, fair bools, small ints of both signs."""
+    if np.dtype(dtype).kind == "f":
+        return rng.uniform(low, high, size=shape).astype(dtype)
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    return rng.integers(-9, 10, size=shape).astype(dtype)

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mlclab"
 
 # bottom first
 LAYERS = [
-    ("tvm set-up", ["mlclab.tvm_setup"]),
+    ("base", ["mlclab.tvm_setup", "mlclab.registry"]),
     ("lang", ["mlclab.lang"]),
     ("ops", ["mlclab.ops"]),
     ("frontend", ["mlclab.frontend", "mlclab.reference"]),

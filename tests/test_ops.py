@@ -1,19 +1,15 @@
 """Every operator of the table, compiled by TVM, against its numpy reference and numpy itself."""
+import functools
+
 import numpy as np
 import pytest
 
 import mlclab
 from mlclab import ops
+from programs import random_array
 
 rng = np.random.default_rng(0)
-
-
-def rand(shape, dtype="float32", low=-2.0, high=2.0):
-    if np.dtype(dtype).kind == "f":
-        return rng.uniform(low, high, size=shape).astype(dtype)
-    if dtype == "bool":
-        return rng.integers(0, 2, size=shape).astype(bool)
-    return rng.integers(-9, 10, size=shape).astype(dtype)
+rand = functools.partial(random_array, rng)
 
 
 def run(src, *args, rtol=1e-5, atol=1e-5, expect=None):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from ..registry import Registry
 from .model import LAYOUTS
 
 
@@ -34,53 +35,45 @@ class ViewKind:
         return self.parser.layout
 
 
-_VIEWS: dict = {}
+_VIEWS = Registry("view", "view")
 
 
 def register_view(name: str, parser: type, *, title: str, description: str,
                   show: Optional[str] = None) -> ViewKind:
     """Add a graph view; registering a name twice is a mistake (``ValueError``)."""
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"view name must be an identifier, got {name!r}")
-    if name in _VIEWS:
-        raise ValueError(f"a view named {name!r} is already registered")
+    _VIEWS.check_new(name)
     if not callable(getattr(parser, "parse", None)):
         raise TypeError(f"parser of view {name!r} must have a parse(fn, function=, params=) "
                         f"method, got {parser!r}")
     if getattr(parser, "layout", None) not in LAYOUTS:
         raise ValueError(f"parser of view {name!r} must set layout to one of "
                          f"{', '.join(LAYOUTS)}, got {getattr(parser, 'layout', None)!r}")
-    kind = ViewKind(name, parser, title, description, show)
-    _VIEWS[name] = kind
-    return kind
+    return _VIEWS.add(name, ViewKind(name, parser, title, description, show))
 
 
 def unregister_view(name: str) -> None:
     """Remove a view (for tests and notebook experiments)."""
-    _VIEWS.pop(name, None)
+    _VIEWS.remove(name)
 
 
 def view_kinds() -> tuple:
     """The registered views, in registration order."""
-    return tuple(_VIEWS.values())
+    return _VIEWS.entries()
 
 
 def view_names() -> tuple:
-    return tuple(_VIEWS)
+    return _VIEWS.names()
 
 
 def view_kind(name) -> ViewKind:
     """The view called ``name``; a ``ValueError`` naming the parameter and the choices if none."""
-    kind = _VIEWS.get(name) if isinstance(name, str) else None
-    if kind is None:
-        raise ValueError(f"view: unknown view {name!r}; choose one of {', '.join(_VIEWS)}")
-    return kind
+    return _VIEWS.get(name)
 
 
 def markdown_table() -> str:
     """The registered views as the Markdown table docs/visualizer.md holds (a test compares)."""
     rows = ["| view | `%%tinynn --show` | layout | what it shows |", "| --- | --- | --- | --- |"]
-    for k in _VIEWS.values():
+    for k in _VIEWS.entries():
         show = f"`{k.show}`" if k.show else "(viewer only)"
         rows.append(f"| `{k.name}` | {show} | {k.layout} | {k.description} |")
     return "\n".join(rows) + "\n"

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Optional
 
+from ...registry import Registry
+
 
 @dataclass
 class IRText:
@@ -65,50 +67,42 @@ class TextStyle:
         return tuple(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
-_STYLES: dict = {}
+_STYLES = Registry("style", "text style")
 
 
 def register_style(name: str, render: Callable, *, title: str, description: str,
                    show: Optional[str] = "") -> TextStyle:
     """Add a text style (``show`` defaults to its name); registering a name twice is a mistake."""
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"style name must be an identifier, got {name!r}")
-    if name in _STYLES:
-        raise ValueError(f"a text style named {name!r} is already registered")
+    _STYLES.check_new(name)
     if not callable(render):
         raise TypeError(f"render of style {name!r} must be callable, got {render!r}")
-    style = TextStyle(name, render, title, description, name if show == "" else show)
-    _STYLES[name] = style
-    return style
+    return _STYLES.add(name, TextStyle(name, render, title, description,
+                                       name if show == "" else show))
 
 
 def unregister_style(name: str) -> None:
     """Remove a style (for tests and notebook experiments)."""
-    _STYLES.pop(name, None)
+    _STYLES.remove(name)
 
 
 def text_styles() -> tuple:
     """The registered styles, in registration order."""
-    return tuple(_STYLES.values())
+    return _STYLES.entries()
 
 
 def style_names() -> tuple:
-    return tuple(_STYLES)
+    return _STYLES.names()
 
 
 def text_style(name) -> TextStyle:
     """The style called ``name``; a ``ValueError`` naming the parameter and the choices if none."""
-    style = _STYLES.get(name) if isinstance(name, str) else None
-    if style is None:
-        raise ValueError(f"style: unknown text style {name!r}; choose one of "
-                         f"{', '.join(_STYLES)}")
-    return style
+    return _STYLES.get(name)
 
 
 def markdown_table() -> str:
     """The registered styles as the Markdown table docs/visualizer.md holds (a test compares)."""
     rows = ["| style | `%%tinynn --show` | options | what it prints |", "| --- | --- | --- | --- |"]
-    for s in _STYLES.values():
+    for s in _STYLES.entries():
         show = f"`{s.show}`" if s.show else "(none)"
         options = ", ".join(f"`{o}`" for o in s.options()) or "—"
         rows.append(f"| `{s.name}` | {show} | {options} | {s.description} |")
