@@ -8,12 +8,14 @@ from .api import (CompiledFunction, InternalError, Program, cache_info, clear_ca
                   function, validate)
 from .api import displays as _displays
 from .api.profiling import compare_profiles
+from .frontend.torchvision_compat import import_torchvision
 
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "DSLError",
            "InternalError", "compile", "function", "validate", "Program", "CompiledFunction",
-           "clear_cache", "cache_info", "compare_profiles", "load_ipython_extension"]
+           "clear_cache", "cache_info", "compare_profiles", "import_torchvision",
+           "load_ipython_extension"]
 
 # The notebook layer's displays, attached by name so nothing loads until one is shown.
 _displays.register("viewer", "mlclab.notebook.graphs:function_viewer")
