@@ -5,6 +5,7 @@ traced builds). Renamed programs (a cache hit under another filename) share one 
 from __future__ import annotations
 
 import threading
+from typing import Any, Callable
 
 from ..lang.diagnostics import DSLError
 from ..lang.typed import TypedProgram
@@ -56,21 +57,22 @@ def build_executable(mod, target):
 
 
 class Built:
-    """Everything compiled from one typed program for one target.
+    """Everything compiled from one Relax module for one target.
+
+    ``trace(name)`` makes the traced build's module: something whose ``mod`` holds ``name``
+    also returning the values of its top-level bindings (``backend.trace``'s shape). A DSL
+    program rebuilds from its typed program (``of_program``); an imported model rewrites its IR.
 
     Holds no reference back to a ``Program`` or a function, so when the cache evicts a
     program and its users let go, reference counting frees the native code at once instead of
     leaving it to the cyclic garbage collector.
     """
 
-    def __init__(self, typed: TypedProgram, target):
-        from ..backend.builder import build_module
-
-        self.typed = typed
+    def __init__(self, mod, bindings: dict, target, trace: Callable[[str], Any]):
+        self.mod = mod
+        self.bindings = bindings          # function name -> {relax.Var: BindingInfo}
         self.target = target
-        module = build_module(typed)
-        self.mod = module.mod
-        self.bindings = module.bindings
+        self._trace = trace
         # ``optimized`` is False when mlclab's own passes failed and TVM's plain CPU pipeline
         # built the program instead; fn.pipeline() then shows that pipeline.
         self.executable, self.optimized = build_executable(self.mod, target)
@@ -78,6 +80,14 @@ class Built:
         self.lock = threading.RLock()
         self._vm = None
         self._traces: dict = {}
+
+    @classmethod
+    def of_program(cls, typed: TypedProgram, target) -> "Built":
+        from ..backend.builder import build_module
+
+        module = build_module(typed)
+        return cls(module.mod, module.bindings, target,
+                   lambda name: build_module(typed, trace=name))
 
     @property
     def vm(self):
@@ -94,9 +104,7 @@ class Built:
             if name not in self._traces:
                 from tvm import relax
 
-                from ..backend.builder import build_module
-
-                module = build_module(self.typed, trace=name)
+                module = self._trace(name)
                 executable, _ = build_executable(module.mod, self.target)
                 self._traces[name] = (module, relax.VirtualMachine(executable, tvm().cpu()))
             return self._traces[name]

@@ -72,6 +72,11 @@ class CompiledFunction(HoldsIR):
     def ret_type(self):
         return self.typed.ret_type
 
+    @property
+    def reference_name(self) -> str:
+        """What ``reference`` runs, as validation reports name it."""
+        return f"numpy reference of {self.name}"
+
     def signature(self) -> str:
         params = ", ".join(f"{p.name}: {p.type}" for p in self.typed.params)
         return f"{self.name}({params}) -> {self.typed.ret_type}"

@@ -50,7 +50,7 @@ class Program(HoldsIR, Mapping):
         self.source = typed.source
         self.filename = typed.filename
         self.target = target
-        self.built = built if built is not None else Built(typed, target)
+        self.built = built if built is not None else Built.of_program(typed, target)
         # Functions are made on demand and held weakly: a function points at its program, so
         # a strong table here would be a reference cycle, and an evicted program's native code
         # would wait for the cyclic garbage collector.

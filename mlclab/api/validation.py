@@ -487,7 +487,7 @@ def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[floa
     reference_time = time_per_call(lambda: ref(*reference_args))
 
     names = [p.name for p in params] if len(params) == len(args) else [f"arg{i}" for i in range(len(args))]
-    ref_name = ("numpy reference of " + f.name) if reference is None else \
+    ref_name = getattr(f, "reference_name", None) if reference is None else \
         f"{getattr(reference, '__name__', 'reference')} (numpy)"
     return ValidationReport(function=f.name, inputs=list(zip(names, args)), outputs=outputs,
                             bindings=bindings, reference_name=ref_name,

@@ -164,10 +164,17 @@ class BindingInfo:
     span: Span
     source_line: str
     kind: str                   # "param" or "binding"
+    # For an imported PyTorch model: the module path that computed it ("layer1.0.conv1"; ""
+    # for the model's own forward) and the ATen operator ("aten.conv2d"). None for the DSL.
+    module: Optional[str] = None
+    origin: Optional[str] = None
 
     def to_dict(self) -> dict:
         """Where the value comes from, as plain data (what the graph views send to the page)."""
-        return {**self.span.to_dict(), "source_line": self.source_line, "dsl_name": self.dsl_name}
+        out = {**self.span.to_dict(), "source_line": self.source_line, "dsl_name": self.dsl_name}
+        if self.module is not None:
+            out.update(module=self.module, origin=self.origin)
+        return out
 
 
 # --------------------------------------------------------------------------- visitor

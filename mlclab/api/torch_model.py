@@ -1,0 +1,200 @@
+"""``mlclab.from_torch``: a PyTorch module compiled through mlclab's pipeline and used like a
+DSL function -- called with numpy arrays or CPU tensors, shown in every view, validated
+against the module itself.
+
+mlclab compiles inference: the module is exported, and run as the reference, in eval mode
+(its own mode is put back afterwards), without gradients.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..lang import typed as T
+from ..lang.source import Span
+from .build import Built, check_target
+from .errors import boundary
+from .function import CompiledFunction
+from .program import Program
+
+
+@boundary("importing a PyTorch model")
+def from_torch(module, *example_args, dynamic_batch: bool = False,
+               params_as_inputs: bool = False, target="llvm") -> "TorchFunction":
+    """Compile the PyTorch ``module`` for inputs like ``example_args`` (tensors or arrays).
+
+    ``torch.export`` captures it, TVM's ``from_exported_program`` translates it to Relax, and
+    mlclab's own pipeline compiles it, as for a DSL program. ``dynamic_batch=True`` leaves
+    dimension 0 of every input symbolic (``batch``). Weights are constants, folded into the
+    compiled code; ``params_as_inputs=True`` makes them extra inputs after the user's.
+
+    What torch.export cannot capture or TVM cannot translate is a ``ValueError`` that names
+    the PyTorch operator and the module path.
+    """
+    torch = _torch()
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"from_torch(): module must be a torch.nn.Module, got "
+                        f"{type(module).__name__}")
+    if not example_args:
+        raise TypeError("from_torch(): pass example inputs after the module, e.g. "
+                        "from_torch(model, torch.randn(1, 3, 224, 224)); their shapes and "
+                        "dtypes are the compiled function's")
+    for flag, value in (("dynamic_batch", dynamic_batch), ("params_as_inputs", params_as_inputs)):
+        if not isinstance(value, bool):
+            raise TypeError(f"from_torch(): {flag} must be True or False, got {value!r}")
+    tensors = tuple(_example_tensor(torch, a, i) for i, a in enumerate(example_args))
+    if dynamic_batch and any(t.ndim == 0 for t in tensors):
+        raise ValueError("from_torch(): dynamic_batch=True needs every example input to have a "
+                         "batch dimension (dimension 0)")
+    check_target(target)
+
+    from ..backend.trace import traced_module
+    from ..frontend.pytorch import import_module
+
+    with eval_mode(module):
+        imported = import_module(module, tensors, dynamic_batch=dynamic_batch,
+                                 params_as_inputs=params_as_inputs)
+    mod = imported.mod
+    built = Built(mod, {imported.name: imported.bindings}, target,
+                  lambda name: _Traced(traced_module(mod, name)))
+    return TorchProgram(imported, module, target, built)[imported.name]
+
+
+def _torch():
+    try:
+        import torch
+    except ModuleNotFoundError:
+        raise ImportError("from_torch() needs PyTorch: pip install 'mlclab[torch]'") from None
+    return torch
+
+
+def _example_tensor(torch, value, index: int):
+    if isinstance(value, np.ndarray):
+        value = torch.from_numpy(np.ascontiguousarray(value))
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"from_torch(): example_args[{index}] must be a torch.Tensor or a numpy "
+                        f"array, got {type(value).__name__}")
+    if value.device.type != "cpu":
+        raise ValueError(f"from_torch(): example_args[{index}] is on {value.device}; mlclab "
+                         f"compiles for this CPU, pass a CPU tensor (.cpu())")
+    return value.detach()
+
+
+@contextlib.contextmanager
+def eval_mode(module):
+    """``module`` in eval mode, without gradients, for the duration; its modes restored."""
+    import torch
+
+    modes = [(m, m.training) for m in module.modules()]
+    module.eval()
+    try:
+        with torch.no_grad():
+            yield module
+    finally:
+        for m, training in modes:
+            m.training = training
+
+
+@dataclass
+class _Traced:
+    mod: Any      # the module whose function also returns its top-level bindings
+
+
+class TorchProgram(Program):
+    """The one function an imported PyTorch module became, with the module kept as reference."""
+
+    def __init__(self, imported, module, target, built: Built):
+        span = Span(1, 0, 1, 1)
+        function = T.Function(imported.name, list(imported.params), [], imported.ret_type, span)
+        filename = f"<{type(module).__name__}: PyTorch module tree>"
+        typed = T.TypedProgram({imported.name: function}, imported.listing, filename)
+        super().__init__(typed, target, built)
+        self.imported = imported
+        self.module = module
+
+    def renamed(self, filename: str, source: str) -> "TorchProgram":
+        return self
+
+    def __getitem__(self, name):
+        if name not in self.typed.functions:
+            raise KeyError(f"no function {name!r}: this model compiled to {self.imported.name!r}")
+        with self._functions_lock:
+            fn = self._functions.get(name)
+            if fn is None:
+                fn = self._functions[name] = TorchFunction(self, name)
+            return fn
+
+    def __repr__(self):
+        return f"<mlclab.TorchProgram {self.imported.name} ({self.target})>"
+
+
+class TorchFunction(CompiledFunction):
+    """A PyTorch module compiled by mlclab: a ``CompiledFunction`` whose reference is PyTorch.
+
+    ``fn.source`` is the module tree, one line per submodule; each binding's ``BindingInfo``
+    names the module path that computed it (``fn.bindings[v].module``) and its ATen operator.
+    """
+
+    @property
+    def module(self):
+        """The PyTorch module this was compiled from (the reference)."""
+        return self.program.module
+
+    @property
+    def reference_name(self) -> str:
+        return f"PyTorch {type(self.module).__name__} (eval mode)"
+
+    def __repr__(self):
+        return f"<mlclab model {self.signature()}, from PyTorch>"
+
+    @boundary(lambda self, *args: f"running the PyTorch reference of {self.name}")
+    def reference(self, *args):
+        """The PyTorch module run on the same inputs (eval mode, no gradients), as numpy."""
+        arrays = self.check_args(args, f"{self.name}.reference")
+        torch = _torch()
+        with eval_mode(self.module) as module:
+            out = module(*[torch.from_numpy(np.array(a)) for a in arrays])
+        values = _flat_numpy(out)
+        return values[0] if len(values) == 1 else tuple(values)
+
+    @boundary(lambda self, *args: f"tracing the PyTorch reference of {self.name}")
+    def reference_trace(self, *args) -> dict:
+        """PyTorch's value of every ATen node, keyed by the Relax binding that holds it."""
+        import torch
+        from torch.export.graph_signature import InputKind
+
+        arrays = self.check_args(args, f"{self.name}.reference_trace")
+        imported = self.program.imported
+        exported = imported.exported
+        user = iter(torch.from_numpy(np.array(a)) for a in arrays)
+        state = {**exported.state_dict, **exported.constants}
+        inputs = [next(user) if spec.kind == InputKind.USER_INPUT else state[spec.target]
+                  for spec in exported.graph_signature.input_specs]
+        values: dict = {}
+        wanted = imported.node_values
+
+        class Recorder(torch.fx.Interpreter):
+            def run_node(self, node):
+                out = super().run_node(node)
+                if node.name in wanted and isinstance(out, torch.Tensor):
+                    values[wanted[node.name]] = out.detach().numpy().copy()
+                return out
+
+        with torch.no_grad():
+            Recorder(exported.graph_module).run(*inputs)
+        return {k: values[k] for k in self._trace_names() if k in values}
+
+
+def _flat_numpy(out) -> list:
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return [out.detach().numpy().copy()]
+    if isinstance(out, (tuple, list)):
+        return [v for item in out for v in _flat_numpy(item)]
+    if isinstance(out, dict):
+        return [v for item in out.values() for v in _flat_numpy(item)]
+    raise TypeError(f"the PyTorch module returned {type(out).__name__}, not tensors")

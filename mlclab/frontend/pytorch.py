@@ -1,0 +1,304 @@
+"""PyTorch modules -> Relax, remembering which module each binding came from.
+
+``torch.export`` captures the module as an ATen graph; TVM's ``from_exported_program``
+translates that graph node by node. mlclab wraps each translation to learn which Relax
+bindings each ATen node produced, and reads the node's PyTorch module path
+(``layer1.0.conv1``) from export's ``nn_module_stack``. The views group the graph by those
+paths; validation compares each node's PyTorch value with its Relax value.
+
+What a student typed that cannot be captured or translated is a ``ValueError`` naming the
+PyTorch operator and the module path, never a TVM traceback.
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..lang import typed as T
+from ..lang.source import Span, displayable
+from ..lang.typed import BindingInfo
+from ..tvm_setup import tvm
+
+# Dimension 0 of every input when ``dynamic_batch``: its name in signatures and views.
+BATCH = "batch"
+
+
+@dataclass
+class ImportedModel:
+    """A PyTorch module translated to Relax, with what the views and validation need."""
+
+    mod: Any                        # tvm.IRModule: one Relax function, ``name``
+    name: str                       # the function's name (the module class, snake_case)
+    params: list                    # typed ``Param``s of the user inputs
+    ret_type: Any                   # typed ``TensorType`` or ``TupleType``
+    bindings: dict                  # relax.Var -> BindingInfo (with its module path)
+    listing: str                    # the module tree, one line per submodule: the "source"
+    exported: Any                   # the decomposed torch.export.ExportedProgram
+    # ATen node name -> the Relax binding name holding its value (validation's layer map)
+    node_values: dict = field(default_factory=dict)
+
+
+class ModuleListing:
+    """The module tree as text, one line per submodule, so a binding can point at a line."""
+
+    def __init__(self, module):
+        self.lines: list[str] = []
+        self.line_of: dict[str, int] = {}
+        self._add(module, "", "", 0)
+        self.text = "\n".join(self.lines) + "\n"
+
+    def _add(self, module, path: str, name: str, depth: int) -> None:
+        extra = (module.extra_repr() or "").splitlines()
+        head = f"{type(module).__name__}({extra[0] if extra else ''})"
+        self.line_of[path] = len(self.lines) + 1
+        self.lines.append(displayable("    " * depth + (f"{name}: {head}" if name else head)))
+        for child, sub in module.named_children():
+            self._add(sub, f"{path}.{child}" if path else child, child, depth + 1)
+
+    def span(self, path: str) -> Span:
+        """The listing line of ``path``, or of its nearest listed ancestor."""
+        while path not in self.line_of:
+            path = path.rpartition(".")[0]
+        line = self.line_of[path]
+        text = self.lines[line - 1]
+        indent = len(text) - len(text.lstrip())
+        return Span(line, indent, line, len(text))
+
+    def source_line(self, span: Span) -> str:
+        return self.lines[span.lineno - 1]
+
+
+def module_path(node) -> str:
+    """The dotted path of the innermost module that made ATen ``node`` ("" for the root)."""
+    stack = node.meta.get("nn_module_stack") or {}
+    if not stack:
+        return ""
+    path = list(stack.values())[-1][0]
+    return _clean_path(str(path))
+
+
+def _clean_path(path: str) -> str:
+    # Some torch versions spell paths as Python: L['self'].layer1[0].conv1 -> layer1.0.conv1
+    path = re.sub(r"^L\['self'\]\.?", "", path)
+    path = re.sub(r"\[(\d+)\]", r".\1", path)
+    path = re.sub(r"\[['\"]([^'\"]+)['\"]\]", r".\1", path)
+    return path.strip(".")
+
+
+def function_name(class_name: str) -> str:
+    """The Relax function's name: the module's class name when it is an identifier."""
+    return class_name if class_name.isidentifier() else "model"
+
+
+def operator_name(node) -> str:
+    """``aten.conv2d`` for an ATen call node."""
+    target = node.target
+    text = str(getattr(target, "_overloadpacket", None) or getattr(target, "__name__", target))
+    return text.removesuffix(".default")
+
+
+class UnsupportedModel(ValueError):
+    """A model torch.export cannot capture or TVM cannot translate; says which part."""
+
+
+# --------------------------------------------------------------------------- import
+def import_module(module, example_args: tuple, *, dynamic_batch: bool = False,
+                  params_as_inputs: bool = False) -> ImportedModel:
+    """Export ``module`` on ``example_args`` and translate it to Relax (weights as constants,
+    or as extra inputs after the user's with ``params_as_inputs``)."""
+    import torch
+
+    tvm()
+    listing = ModuleListing(module)
+    exported = _export(module, example_args, dynamic_batch)
+    with torch.no_grad():
+        exported = exported.run_decompositions()
+    _check_supported(exported, listing)
+    mod, results = _translate(exported, params_as_inputs, listing)
+    name = function_name(type(module).__name__)
+    mod = _renamed(mod, name)
+    bindings, node_values = _binding_infos(mod[name], exported, results, listing)
+    params = _typed_params(mod[name], exported, listing, dynamic_batch)
+    ret_type = _typed_type(mod[name].ret_ty)
+    return ImportedModel(mod, name, params, ret_type, bindings, listing.text, exported,
+                         node_values)
+
+
+def _export(module, example_args, dynamic_batch):
+    import torch
+
+    dynamic_shapes = None
+    if dynamic_batch:
+        batch = torch.export.Dim(BATCH)
+        dynamic_shapes = tuple({0: batch} if a.ndim else None for a in example_args)
+    try:
+        with torch.no_grad(), _quiet_torch():
+            return torch.export.export(module, tuple(example_args), dynamic_shapes=dynamic_shapes)
+    except Exception as exc:      # torch's own message says what it could not capture
+        first = _first_line(exc)
+        raise UnsupportedModel(
+            f"torch.export could not capture {type(module).__name__}: {first}. mlclab compiles "
+            f"what torch.export can trace: tensor code without data-dependent Python control "
+            f"flow") from None
+
+
+@contextlib.contextmanager
+def _quiet_torch():
+    """torch.export prints the graph it was tracing, and logs warnings, when it gives up: the
+    error mlclab raises says what matters, so none of that reaches a notebook cell."""
+    import io
+    import logging
+
+    logger = logging.getLogger("torch")
+    level = logger.level
+    logger.setLevel(logging.ERROR + 1)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def _first_line(exc) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return (lines[0] if lines else type(exc).__name__)[:300]
+
+
+def _where(node, listing) -> str:
+    path = module_path(node)
+    line = listing.source_line(listing.span(path)).strip()
+    return f"in {path} ({line})" if path else "in the model's own forward"
+
+
+def _check_supported(exported, listing) -> None:
+    from tvm.relax.frontend.torch.exported_program_translator import ExportedProgramImporter
+
+    known = ExportedProgramImporter().convert_map
+    missing = [n for n in exported.graph.nodes
+               if n.op == "call_function" and n.target.__name__ not in known]
+    if missing:
+        node = missing[0]
+        others = sorted({operator_name(n) for n in missing[1:]} - {operator_name(node)})
+        also = f" (also unsupported: {', '.join(others)})" if others else ""
+        raise UnsupportedModel(
+            f"PyTorch operator {operator_name(node)} {_where(node, listing)} has no translation "
+            f"to Relax in TVM {tvm().__version__}{also}; replace that layer, or write it with "
+            f"supported operations")
+
+
+class _RecordingImporter:
+    """TVM's importer with every node translation wrapped: which Relax value each ATen node
+    produced, in order, and the node named when a translation fails."""
+
+    def __init__(self, listing: ModuleListing):
+        from tvm.relax.frontend.torch.exported_program_translator import ExportedProgramImporter
+
+        self.listing = listing
+        self.importer = ExportedProgramImporter()
+        self.results: list = []          # (fx node, the Relax expression it produced)
+        self.importer.convert_map = {k: self._wrap(f) for k, f in
+                                     self.importer.convert_map.items()}
+
+    def _wrap(self, convert):
+        def translate(node, *rest):
+            try:
+                out = convert(node, *rest)
+            except Exception as exc:
+                raise UnsupportedModel(
+                    f"TVM could not translate PyTorch operator {operator_name(node)} "
+                    f"{_where(node, self.listing)}: {_first_line(exc)}") from None
+            self.results.append((node, out))
+            return out
+        return translate
+
+
+def _translate(exported, params_as_inputs, listing):
+    recorder = _RecordingImporter(listing)
+    try:
+        mod = recorder.importer.from_exported_program(exported, params_as_inputs, True, False,
+                                                      None)
+    except UnsupportedModel:
+        raise
+    except Exception as exc:
+        raise UnsupportedModel(f"TVM could not translate this model: {_first_line(exc)}") from None
+    return mod, recorder.results
+
+
+def _renamed(mod, name: str):
+    """``mod`` with its one function ``main`` called ``name``."""
+    return tvm().IRModule({name: mod["main"].with_attr("global_symbol", name)})
+
+
+def _binding_infos(func, exported, results, listing):
+    """relax.Var -> BindingInfo for the parameters and every binding of ``func``, and each
+    ATen node's value name.
+
+    Translation is sequential: the bindings a node produced come after the previous node's
+    value, up to and including its own. A value another node already produced (an alias such
+    as ``dropout`` in eval mode) belongs to that first node.
+    """
+    owner: dict = {}                 # relax.Var -> the fx node whose value it is
+    for node, out in results:
+        for var in _vars_in(out):
+            owner.setdefault(var, node)
+    node_values: dict = {}
+    infos: dict = {}
+    root = listing.span("")
+    for param in func.params:
+        infos[param] = BindingInfo(param.name, param.name, root,
+                                   listing.source_line(root), "param", module="")
+    pending: list = []
+    for block in func.body.blocks:
+        for binding in block.bindings:
+            pending.append(binding.var)
+            node = owner.get(binding.var)
+            if node is None:
+                continue
+            path = module_path(node)
+            span = listing.span(path)
+            for var in pending:
+                infos[var] = BindingInfo(var.name, node.name if var.same_as(binding.var) else None,
+                                         span, listing.source_line(span), "binding",
+                                         module=path, origin=operator_name(node))
+            node_values.setdefault(node.name, binding.var.name)
+            pending = []
+    for var in pending:              # the output tuple and what follows the last node
+        infos[var] = BindingInfo(var.name, None, root, listing.source_line(root), "binding",
+                                 module="")
+    return infos, node_values
+
+
+def _vars_in(out) -> list:
+    from tvm import relax
+
+    if isinstance(out, relax.Var):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [v for item in out for v in _vars_in(item)]
+    return []
+
+
+def _typed_params(func, exported, listing, dynamic_batch) -> list:
+    from torch.export.graph_signature import InputKind
+
+    user = [s.arg.name for s in exported.graph_signature.input_specs
+            if s.kind == InputKind.USER_INPUT]
+    span = listing.span("")
+    params = []
+    for param in func.params[:len(user)]:
+        params.append(T.Param(param.name, _typed_type(param.ty), span))
+    return params
+
+
+def _typed_type(sinfo):
+    from tvm import relax
+
+    if isinstance(sinfo, relax.TupleType):
+        return T.TupleType(tuple(_typed_type(f) for f in sinfo.fields))
+    shape = []
+    for dim in sinfo.shape.values:
+        value = getattr(dim, "value", None)
+        shape.append(int(value) if value is not None else str(dim))
+    return T.TensorType(tuple(shape), str(sinfo.dtype))
