@@ -8,7 +8,7 @@ import numpy as np
 
 from . import displays
 from .errors import boundary
-from .validation import _fits, input_ranges, random_inputs
+from .validation import _fits, function_input_ranges, random_inputs
 
 
 def _render(kind: str):
@@ -25,7 +25,7 @@ def profile(fn, args: tuple, repeat: int = 5):
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"repeat must be a positive int, got {repeat!r}")
     if not args:
-        args, _ = random_inputs(fn.params, 0, _fits(fn), input_ranges(fn.typed))
+        args, _ = random_inputs(fn.params, 0, _fits(fn), function_input_ranges(fn))
     arrays = fn.check_args(tuple(args), f"{fn.name}.profile")
     # Own aligned copies: the profiled run must not depend on (or touch) the caller's arrays.
     tensors = [tvm.runtime.tensor(np.ascontiguousarray(a)) for a in arrays]

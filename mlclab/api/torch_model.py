@@ -103,8 +103,13 @@ class _Traced:
     mod: Any      # the module whose function also returns its top-level bindings
 
 
+_PICKLE_INSTEAD = "save the PyTorch module (torch.save) and call mlclab.from_torch again"
+
+
 class TorchProgram(Program):
     """The one function an imported PyTorch module became, with the module kept as reference."""
+
+    pickle_instead = _PICKLE_INSTEAD
 
     def __init__(self, imported, module, target, built: Built):
         span = Span(1, 0, 1, 1)
@@ -138,6 +143,8 @@ class TorchFunction(CompiledFunction):
     names the module path that computed it (``fn.bindings[v].module``) and its ATen operator.
     """
 
+    pickle_instead = _PICKLE_INSTEAD
+
     @property
     def module(self):
         """The PyTorch module this was compiled from (the reference)."""
@@ -150,13 +157,53 @@ class TorchFunction(CompiledFunction):
     def __repr__(self):
         return f"<mlclab model {self.signature()}, from PyTorch>"
 
+    def input_ranges(self) -> dict:
+        """Inputs used as indices (an Embedding's): name -> the (0, size) they must lie in."""
+        ranges: dict = {}
+        for check in self.program.imported.index_checks:
+            name = self.typed.params[check.param].name
+            ranges[name] = (0, min(check.size, ranges.get(name, (0, check.size))[1]))
+        return ranges
+
+    def check_args(self, args, caller=None) -> list:
+        """The arguments checked and converted, and any index input checked against its
+        table, as PyTorch checks it: TVM's lookup would read outside the table."""
+        arrays = super().check_args(args, caller)
+        for check in self.program.imported.index_checks:
+            values = arrays[check.param]
+            if values.size and (values.min() < 0 or values.max() >= check.size):
+                bad = values.min() if values.min() < 0 else values.max()
+                name = self.typed.params[check.param].name
+                raise ValueError(f"{caller or self.name}(): argument {name} holds index {bad}, "
+                                 f"outside 0..{check.size - 1} for {check.where} (PyTorch "
+                                 f"refuses it too)")
+        return arrays
+
+    @boundary(lambda self, *args, **kwargs: f"calling {self.name}")
+    def __call__(self, *args, **kwargs):
+        if self.program.imported.index_checks and not kwargs:
+            args = tuple(self.check_args(args))
+        return super().__call__(*args, **kwargs)
+
+    def _split(self, arrays) -> tuple[list, dict]:
+        """The user's inputs as tensors, and (with ``params_as_inputs``) the weights passed
+        after them, by their state_dict names."""
+        names = self.program.imported.weights
+        tensors = _tensors(arrays)
+        cut = len(tensors) - len(names)
+        return tensors[:cut], dict(zip(names, tensors[cut:]))
+
     @boundary(lambda self, *args: f"running the PyTorch reference of {self.name}")
     def reference(self, *args):
         """The PyTorch module run on the same inputs (eval mode, no gradients), as numpy."""
         arrays = self.check_args(args, f"{self.name}.reference")
         torch = _torch()
+        inputs, weights = self._split(arrays)
         with eval_mode(self.module) as module:
-            out = module(*[torch.from_numpy(np.array(a)) for a in arrays])
+            if weights:
+                out = torch.func.functional_call(module, weights, tuple(inputs))
+            else:
+                out = module(*inputs)
         values = _flat_numpy(out)
         return values[0] if len(values) == 1 else tuple(values)
 
@@ -169,8 +216,9 @@ class TorchFunction(CompiledFunction):
         arrays = self.check_args(args, f"{self.name}.reference_trace")
         imported = self.program.imported
         exported = imported.exported
-        user = iter(torch.from_numpy(np.array(a)) for a in arrays)
-        state = {**exported.state_dict, **exported.constants}
+        user, weights = self._split(arrays)
+        user = iter(user)
+        state = {**exported.state_dict, **exported.constants, **weights}
         inputs = [next(user) if spec.kind == InputKind.USER_INPUT else state[spec.target]
                   for spec in exported.graph_signature.input_specs]
         values: dict = {}
@@ -186,6 +234,13 @@ class TorchFunction(CompiledFunction):
         with torch.no_grad():
             Recorder(exported.graph_module).run(*inputs)
         return {k: values[k] for k in self._trace_names() if k in values}
+
+
+def _tensors(arrays) -> list:
+    import torch
+
+    # Own copies: PyTorch must not write into (or keep) the caller's arrays.
+    return [torch.from_numpy(np.array(a)) for a in arrays]
 
 
 def _flat_numpy(out) -> list:

@@ -181,6 +181,17 @@ def input_ranges(function) -> dict[str, tuple[float, float]]:
     return ranges
 
 
+def function_input_ranges(f) -> dict[str, tuple[float, float]]:
+    """The ranges to draw ``f``'s random inputs from: its program's operator domains
+    (:func:`input_ranges`), and what an imported model knows of its own inputs (the indices
+    an Embedding accepts)."""
+    ranges = input_ranges(f.typed)
+    own = getattr(f, "input_ranges", None)
+    if own is not None:
+        ranges.update(own())
+    return ranges
+
+
 def random_inputs(params, seed: Optional[int] = None,
                   fits: Optional[Callable[[dict], int]] = None,
                   ranges: Optional[dict] = None) -> tuple[list[np.ndarray], dict[str, int]]:
@@ -191,8 +202,8 @@ def random_inputs(params, seed: Optional[int] = None,
     is not positive for them) makes the draw keep to sizes the program accepts: a draw that
     does not fit is drawn again from a wider range. Floats are standard normal; integers are
     small (so ``//`` and ``%`` meet zero divisors now and then, which the DSL defines as numpy
-    does); booleans are fair coins. ``ranges`` (see :func:`input_ranges`) maps a float
-    parameter's name to a (low, high) it is drawn from uniformly instead.
+    does); booleans are fair coins. ``ranges`` (see :func:`input_ranges`) maps a parameter's
+    name to a (low, high) it is drawn from uniformly instead (integers: low <= v < high).
     """
     rng = np.random.default_rng(seed)
     sizes = _draw_sizes(params, rng, fits)
@@ -213,6 +224,9 @@ def random_inputs(params, seed: Optional[int] = None,
             # Drawn in the target precision where numpy can (no float64 copy of a big input).
             native = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float32)
             value = rng.standard_normal(shape, dtype=native).astype(dtype, copy=False)
+        elif dtype.kind in "iu" and p.name in ranges:
+            low, high = ranges[p.name]
+            value = rng.integers(int(low), int(high), size=shape).astype(dtype)
         elif dtype.kind == "b":
             value = rng.random(shape) < 0.5
         elif dtype.kind == "u":
@@ -460,7 +474,7 @@ def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[floa
     params = list(f.typed.params)
     if not args:
         used_seed = seed if seed is not None else int(np.random.SeedSequence().entropy % (2**32))
-        args, sizes = random_inputs(params, used_seed, _fits(f), input_ranges(f.typed))
+        args, sizes = random_inputs(params, used_seed, _fits(f), function_input_ranges(f))
     elif hasattr(f, "bind"):
         # What f(...) accepts -- lists, scalars -- converted once, with f's own checks.
         bound = f.bind(args, "validate")

@@ -38,6 +38,10 @@ class ImportedModel:
     exported: Any                   # the decomposed torch.export.ExportedProgram
     # ATen node name -> the Relax binding name holding its value (validation's layer map)
     node_values: dict = field(default_factory=dict)
+    # With params_as_inputs: the state_dict names of the parameters after the user's inputs
+    weights: list = field(default_factory=list)
+    # Integer inputs used as indices (an Embedding's), checked at each call
+    index_checks: list = field(default_factory=list)
 
 
 class ModuleListing:
@@ -113,17 +117,22 @@ def import_module(module, example_args: tuple, *, dynamic_batch: bool = False,
     tvm()
     listing = ModuleListing(module)
     exported = _export(module, example_args, dynamic_batch)
-    with torch.no_grad():
+    with torch.no_grad(), _quiet_torch():
         exported = exported.run_decompositions()
     _check_supported(exported, listing)
     mod, results = _translate(exported, params_as_inputs, listing)
     name = function_name(type(module).__name__)
-    mod = _renamed(mod, name)
-    bindings, node_values = _binding_infos(mod[name], exported, results, listing)
-    params = _typed_params(mod[name], exported, listing, dynamic_batch)
-    ret_type = _typed_type(mod[name].ret_ty)
-    return ImportedModel(mod, name, params, ret_type, bindings, listing.text, exported,
-                         node_values)
+    paths = _input_paths(exported)
+    bindings, node_values = _binding_infos(mod["main"], results, listing, paths)
+    mod, bindings = _renamed(mod, name, bindings)
+    mod = _clipped_takes(mod, name)
+    func = mod[name]
+    params = [T.Param(p.name, _typed_type(p.ty), listing.span(paths.get(p.name, "")))
+              for p in func.params]
+    weights = [target for arg, target in _weight_targets(exported).items()
+               if arg in {p.name for p in func.params}]
+    return ImportedModel(mod, name, params, _typed_type(func.ret_ty), bindings, listing.text,
+                         exported, node_values, weights, index_checks(func, bindings))
 
 
 def _export(module, example_args, dynamic_batch):
@@ -146,16 +155,21 @@ def _export(module, example_args, dynamic_batch):
 
 @contextlib.contextmanager
 def _quiet_torch():
-    """torch.export prints the graph it was tracing, and logs warnings, when it gives up: the
-    error mlclab raises says what matters, so none of that reaches a notebook cell."""
+    """torch.export prints the graph it was tracing, and logs warnings, when it gives up, and
+    warns about its own internals: the error mlclab raises says what matters, so none of that
+    reaches a notebook cell."""
     import io
     import logging
+    import warnings
 
     logger = logging.getLogger("torch")
     level = logger.level
     logger.setLevel(logging.ERROR + 1)
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                warnings.catch_warnings():
+            # torch's own deprecation notices about its internals ("LeafSpec is deprecated")
+            warnings.simplefilter("ignore", FutureWarning)
             yield
     finally:
         logger.setLevel(level)
@@ -226,12 +240,111 @@ def _translate(exported, params_as_inputs, listing):
     return mod, recorder.results
 
 
-def _renamed(mod, name: str):
-    """``mod`` with its one function ``main`` called ``name``."""
-    return tvm().IRModule({name: mod["main"].with_attr("global_symbol", name)})
+def _renamed(mod, name: str, bindings: dict):
+    """``mod`` with its one function ``main`` called ``name``, and its symbolic sizes (torch
+    calls them ``s0``, ``s31``...) called what they are: a dynamic batch is ``batch``.
+    Renaming makes new variables, so ``bindings`` is carried over to them, position by
+    position (the structure does not change)."""
+    from tvm import tirx
+
+    func = mod["main"].with_attr("global_symbol", name)
+    sizes = [d for p in func.params[:1] for d in p.ty.shape.values[:1]
+             if isinstance(d, tirx.Var)]
+    if sizes:
+        old = sizes[0]
+        renamed = func.bind_symbolic_vars({old: tirx.Var(BATCH, "int64")})
+        bounds = func.attrs.get("tir_var_lower_bound") if func.attrs is not None else None
+        if bounds is not None and old.name in bounds:
+            renamed = renamed.with_attr("tir_var_lower_bound", {BATCH: bounds[old.name]})
+        bindings = {new: bindings[was] for was, new in zip(_all_vars(func), _all_vars(renamed))
+                    if was in bindings}
+        func = renamed
+    return tvm().IRModule({name: func}), bindings
 
 
-def _binding_infos(func, exported, results, listing):
+def _all_vars(func) -> list:
+    return list(func.params) + [b.var for block in func.body.blocks for b in block.bindings]
+
+
+# --------------------------------------------------------------------------- indices
+# TVM's take (an Embedding) reads out of bounds on a bad index, and the process dies. PyTorch
+# refuses such an index; mlclab checks inputs that are indices at each call, with the same
+# message for the compiled model and its reference, and clips any other take so that an index
+# computed inside the model can never read outside its table.
+_VALUE_PRESERVING = {"relax.astype", "relax.reshape", "relax.permute_dims", "relax.expand_dims",
+                     "relax.squeeze", "relax.flatten"}
+
+
+@dataclass(frozen=True)
+class IndexCheck:
+    param: int          # which input
+    size: int           # indices must lie in [0, size)
+    where: str          # the layer, as the module tree spells it
+
+
+def index_checks(func, bindings: dict) -> list:
+    """The integer inputs that reach a ``take``'s indices unchanged, with the table size."""
+    from tvm import relax
+
+    origin: dict = {}                      # var -> the parameter index it carries unchanged
+    for i, p in enumerate(func.params):
+        if isinstance(p.ty, relax.TensorType) and str(p.ty.dtype).startswith(("int", "uint")):
+            origin[p] = i
+    checks = []
+    for block in func.body.blocks:
+        for b in block.bindings:
+            value = b.value
+            if not isinstance(value, relax.Call) or not isinstance(value.op, tvm().ir.Op):
+                continue
+            op = value.op.name
+            if op in _VALUE_PRESERVING and value.args[0] in origin:
+                origin[b.var] = origin[value.args[0]]
+            elif op == "relax.take" and value.args[1] in origin:
+                axis = int(value.attrs.axis) if value.attrs.axis is not None else 0
+                dim = value.args[0].ty.shape.values[axis]
+                if getattr(dim, "value", None) is not None:
+                    info = bindings.get(b.var)
+                    where = info.source_line.strip() if info else "a lookup"
+                    checks.append(IndexCheck(origin[value.args[1]], int(dim.value), where))
+    return checks
+
+
+def _clipped_takes(mod, name: str):
+    """``mod`` with every unchecked ``take`` clipping its indices (same bindings and vars)."""
+    from tvm import relax
+
+    func = mod[name]
+    blocks = []
+    for block in func.body.blocks:
+        bindings = []
+        for b in block.bindings:
+            value = b.value
+            if (isinstance(value, relax.Call) and isinstance(value.op, tvm().ir.Op)
+                    and value.op.name == "relax.take" and value.attrs.mode == "fast"):
+                value = relax.op.take(value.args[0], value.args[1], value.attrs.axis, "clip")
+                b = relax.VarBinding(b.var, value)
+            bindings.append(b)
+        make = relax.DataflowBlock if isinstance(block, relax.DataflowBlock) else relax.BindingBlock
+        blocks.append(make(bindings))
+    body = relax.SeqExpr(blocks, func.body.body)
+    out = relax.Function(func.params, body, func.ret_ty, func.is_pure, func.attrs)
+    return tvm().IRModule({name: out})
+
+
+def _weight_targets(exported) -> dict:
+    """Relax parameter name -> the state_dict name, for the module's parameters."""
+    from torch.export.graph_signature import InputKind
+
+    return {s.arg.name: s.target for s in exported.graph_signature.input_specs
+            if s.kind == InputKind.PARAMETER}
+
+
+def _input_paths(exported) -> dict:
+    """Relax parameter name -> the module path that owns it ("" for the user's inputs)."""
+    return {arg: target.rpartition(".")[0] for arg, target in _weight_targets(exported).items()}
+
+
+def _binding_infos(func, results, listing, paths: dict):
     """relax.Var -> BindingInfo for the parameters and every binding of ``func``, and each
     ATen node's value name.
 
@@ -247,8 +360,10 @@ def _binding_infos(func, exported, results, listing):
     infos: dict = {}
     root = listing.span("")
     for param in func.params:
-        infos[param] = BindingInfo(param.name, param.name, root,
-                                   listing.source_line(root), "param", module="")
+        path = paths.get(param.name, "")
+        span = listing.span(path)
+        infos[param] = BindingInfo(param.name, param.name, span, listing.source_line(span),
+                                   "param", module=path)
     pending: list = []
     for block in func.body.blocks:
         for binding in block.bindings:
@@ -278,18 +393,6 @@ def _vars_in(out) -> list:
     if isinstance(out, (list, tuple)):
         return [v for item in out for v in _vars_in(item)]
     return []
-
-
-def _typed_params(func, exported, listing, dynamic_batch) -> list:
-    from torch.export.graph_signature import InputKind
-
-    user = [s.arg.name for s in exported.graph_signature.input_specs
-            if s.kind == InputKind.USER_INPUT]
-    span = listing.span("")
-    params = []
-    for param in func.params[:len(user)]:
-        params.append(T.Param(param.name, _typed_type(param.ty), span))
-    return params
 
 
 def _typed_type(sinfo):

@@ -1,0 +1,274 @@
+"""mlclab.from_torch: PyTorch modules through mlclab's pipeline, used like DSL functions and
+validated against PyTorch (issue 12)."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import mlclab
+
+torch = pytest.importorskip("torch")
+
+
+class MLP(torch.nn.Module):
+    """Lesson 7's network: 8x8 digits -> 10 classes."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(64, 32)
+        self.act = torch.nn.ReLU()
+        self.drop = torch.nn.Dropout(0.5)      # identity in eval mode, the mode mlclab compiles
+        self.fc2 = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.fc2(self.drop(self.act(self.fc1(x))))
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    torch.manual_seed(0)
+    model = MLP()
+    return model, mlclab.from_torch(model, torch.randn(4, 64))
+
+
+@pytest.fixture(scope="module")
+def resnet():
+    torch.manual_seed(0)
+    model = mlclab.import_torchvision().models.resnet18(weights=None)
+    return model, mlclab.from_torch(model, torch.randn(1, 3, 224, 224))
+
+
+def torch_out(model, x):
+    model.eval()
+    with torch.no_grad():
+        return model(torch.from_numpy(x)).numpy()
+
+
+def test_mlp_matches_pytorch_with_numpy_and_torch_inputs(mlp):
+    model, fn = mlp
+    assert isinstance(fn, mlclab.CompiledFunction) and fn.name == "MLP"
+    assert fn.signature() == "MLP(x: Tensor[(4, 64), f32]) -> Tensor[(4, 10), f32]"
+    x = np.random.default_rng(1).standard_normal((4, 64), dtype=np.float32)
+    expected = torch_out(model, x)
+    np.testing.assert_allclose(fn(x), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(fn(torch.from_numpy(x)), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(fn.reference(x), expected, rtol=0, atol=0)
+
+
+def test_export_uses_eval_mode_and_gives_the_model_its_mode_back():
+    model = MLP().train()
+    fn = mlclab.from_torch(model, torch.randn(4, 64))
+    assert model.training and model.drop.training           # untouched
+    x = np.ones((4, 64), np.float32)
+    # (dropout in training mode would have zeroed half the hidden units)
+    np.testing.assert_allclose(fn(x), torch_out(MLP.eval(model), x), rtol=1e-5, atol=1e-5)
+
+
+def test_validate_compares_with_pytorch_layer_by_layer(mlp):
+    _, fn = mlp
+    report = mlclab.validate(fn, seed=0)
+    assert report.ok, report
+    assert report.reference_name.startswith("PyTorch MLP")
+    assert report.bindings, "each ATen node's value is compared"
+    lines = {b.source_line.strip() for b in report.bindings}
+    assert any(line.startswith("fc1: Linear(in_features=64") for line in lines)
+
+
+def test_bindings_know_their_module_path_and_operator(mlp):
+    _, fn = mlp
+    infos = list(fn.bindings.values())
+    assert {i.module for i in infos} >= {"", "fc1", "act", "fc2"}
+    relu = [i for i in infos if i.module == "act"]
+    assert relu and relu[-1].origin == "aten.relu"
+    assert fn.source.splitlines()[relu[-1].span.lineno - 1].strip() == "act: ReLU()"
+    assert all(i.span.lineno >= 1 for i in infos)
+
+
+def test_resnet18_matches_pytorch_and_agrees_on_top1(resnet):
+    model, fn = resnet
+    rng = np.random.default_rng(2)
+    for _ in range(2):
+        x = rng.standard_normal((1, 3, 224, 224), dtype=np.float32)
+        got, want = fn(x), torch_out(model, x)
+        assert np.abs(got - want).max() <= 1e-4 * max(1.0, np.abs(want).max())
+        assert got.argmax() == want.argmax()
+    paths = {i.module for i in fn.bindings.values()}
+    assert {"conv1", "layer1.0.conv1", "layer4.1.bn2", "fc"} <= paths
+    unmapped = [v for b in fn.relax_function.body.blocks for v in [x.var for x in b.bindings]
+                if v not in fn.bindings]
+    assert not unmapped
+
+
+def test_resnet18_validates_and_every_view_renders(resnet):
+    _, fn = resnet
+    report = mlclab.validate(fn, seed=0)
+    assert report.ok, report
+    assert fn.text("relax").count("R.nn.conv2d(") == 20
+    assert len(fn.graph().graph.find(op="nn.conv2d")) == 20
+    assert "conv2d" in fn.text("tir")
+    assert fn.pipeline()["FuseOps"].mod is not None
+
+
+def test_transformer_encoder_layer_matches_pytorch():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                             dropout=0.0, batch_first=True, activation="gelu")
+    fn = mlclab.from_torch(layer, torch.randn(2, 8, 32))
+    report = mlclab.validate(fn, seed=1)
+    assert report.ok, report
+    assert any(i.module.startswith("self_attn") for i in fn.bindings.values())
+
+
+def test_dynamic_batch_is_a_symbolic_size_named_batch():
+    torch.manual_seed(0)
+    model = MLP()
+    fn = mlclab.from_torch(model, torch.randn(4, 64), dynamic_batch=True)
+    assert fn.signature() == "MLP(x: Tensor[(batch, 64), f32]) -> Tensor[(batch, 10), f32]"
+    for n in (3, 7):
+        x = np.random.default_rng(n).standard_normal((n, 64), dtype=np.float32)
+        np.testing.assert_allclose(fn(x), torch_out(model, x), rtol=1e-5, atol=1e-5)
+    assert mlclab.validate(fn, seed=2).ok
+
+
+def test_params_as_inputs_take_the_weights_after_the_inputs():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3))
+    fn = mlclab.from_torch(model, torch.randn(2, 8), params_as_inputs=True)
+    assert [p.name for p in fn.params] == ["input", "p_0_weight", "p_0_bias", "p_2_weight",
+                                           "p_2_bias"]
+    weights = [p.detach().numpy() for p in model.parameters()]
+    x = np.ones((2, 8), np.float32)
+    np.testing.assert_allclose(fn(x, *weights), torch_out(model, x), rtol=1e-5, atol=1e-6)
+    halved = [w / 2 for w in weights]
+    np.testing.assert_allclose(fn(x, *halved), fn.reference(x, *halved), rtol=1e-5, atol=1e-6)
+    assert mlclab.validate(fn, seed=0).ok           # random weights, PyTorch given the same
+
+
+class Tagger(torch.nn.Module):
+    """Integer inputs and two outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4)
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, ids):
+        h = self.emb(ids)
+        return self.head(h).softmax(-1), h.mean(1)
+
+
+def test_integer_inputs_and_tuple_outputs():
+    torch.manual_seed(0)
+    model = Tagger()
+    fn = mlclab.from_torch(model, torch.tensor([[1, 2, 3]]))
+    ids = np.array([[9, 0, 4]])
+    got = fn(ids)
+    with torch.no_grad():
+        want = model.eval()(torch.from_numpy(ids))
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-6)
+    report = mlclab.validate(fn, seed=0)
+    assert report.ok and report.inputs[0][1].max() < 10     # drawn inside the table
+
+
+@pytest.mark.parametrize("bad", [10, -1, 2**40])
+def test_an_index_outside_the_embedding_is_refused_not_read(bad):
+    # TVM's take reads out of bounds (the process dies); PyTorch refuses the index.
+    fn = mlclab.from_torch(Tagger(), torch.tensor([[1, 2, 3]]))
+    with pytest.raises(ValueError, match=r"argument ids holds index .* outside 0\.\.9 for emb: "
+                                         r"Embedding\(10, 4\)"):
+        fn(np.array([[1, bad, 3]]))
+    with pytest.raises(ValueError, match="outside 0..9"):
+        fn.reference(np.array([[1, bad, 3]]))
+
+
+def test_a_computed_index_is_clipped_never_read_out_of_bounds():
+    code = textwrap.dedent("""
+        import numpy as np, torch, mlclab
+        class Shifted(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = torch.nn.Embedding(10, 4)
+            def forward(self, ids):
+                return self.emb(ids * 1000)
+        fn = mlclab.from_torch(Shifted(), torch.tensor([[1, 2, 3]]))
+        assert 'mode="fast"' not in fn.text()
+        print(fn(np.array([[1, 2, 3]])).shape)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "(1, 3, 4)"
+
+
+# ----------------------------------------------------------------------------- errors
+def test_bad_arguments_name_the_parameter():
+    with pytest.raises(TypeError, match="module must be a torch.nn.Module, got function"):
+        mlclab.from_torch(lambda x: x, torch.ones(1))
+    with pytest.raises(TypeError, match="pass example inputs"):
+        mlclab.from_torch(MLP())
+    with pytest.raises(TypeError, match=r"example_args\[1\] must be a torch.Tensor or a numpy "
+                                        r"array, got list"):
+        mlclab.from_torch(MLP(), torch.ones(4, 64), [1, 2])
+    with pytest.raises(TypeError, match="dynamic_batch must be True or False"):
+        mlclab.from_torch(MLP(), torch.ones(4, 64), dynamic_batch=1)
+    with pytest.raises(ValueError, match="target"):
+        mlclab.from_torch(MLP(), torch.ones(4, 64), target="cuda")
+
+
+def test_wrong_call_arguments_get_mlclabs_messages(mlp):
+    _, fn = mlp
+    with pytest.raises(TypeError, match="must be a float32 array"):
+        fn(np.ones((4, 64)))
+    with pytest.raises(ValueError, match=r"must have shape \(4, 64\)"):
+        fn(np.ones((3, 64), np.float32))
+    with pytest.raises(TypeError, match="takes 1 argument"):
+        fn(np.ones((4, 64), np.float32), np.ones((4, 64), np.float32))
+
+
+class Gamma(torch.nn.Module):
+    def forward(self, x):
+        return torch.lgamma(x)
+
+
+def test_an_operator_tvm_cannot_translate_is_named_with_its_module_path():
+    model = torch.nn.Sequential()
+    model.add_module("proj", torch.nn.Linear(4, 4))
+    model.add_module("gamma", Gamma())
+    with pytest.raises(ValueError) as err:
+        mlclab.from_torch(model, torch.randn(2, 4))
+    message = str(err.value)
+    assert "aten.lgamma" in message and "gamma (gamma: Gamma())" in message
+    assert "Traceback" not in message
+
+
+class Branchy(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+
+def test_data_dependent_control_flow_is_a_clear_error(capfd):
+    with pytest.raises(ValueError, match="torch.export could not capture Branchy"):
+        mlclab.from_torch(Branchy(), torch.randn(2, 4))
+    out, err = capfd.readouterr()
+    assert "def forward" not in out + err          # torch's graph dump stays out of the cell
+
+
+def test_imported_functions_copy_as_themselves_and_refuse_pickling():
+    code = textwrap.dedent("""
+        import copy, pickle, torch, mlclab
+        fn = mlclab.from_torch(torch.nn.Linear(3, 2), torch.ones(1, 3))
+        assert copy.copy(fn) is fn and copy.deepcopy(fn) is fn
+        for obj in (fn, fn.program, fn.bindings):
+            try:
+                pickle.dumps(obj)
+            except TypeError as exc:
+                print(type(obj).__name__, "refused:", "from_torch" in str(exc) or "bindings" in repr(obj))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.count("refused: True") == 3, out.stdout
