@@ -272,3 +272,20 @@ def test_imported_functions_copy_as_themselves_and_refuse_pickling():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.count("refused: True") == 3, out.stdout
+
+
+def test_a_divergent_layer_is_named_by_its_module_path(mlp, monkeypatch):
+    _, fn = mlp
+    honest = type(fn).trace
+
+    def off_after_relu(self, *args):
+        values = honest(self, *args)
+        relu = next(i.name for i in self.bindings.values() if i.origin == "aten.relu")
+        values[relu] = values[relu] + 1.0
+        return values
+
+    monkeypatch.setattr(type(fn), "trace", off_after_relu)
+    report = mlclab.validate(fn, seed=0)
+    bad = report.first_divergent_binding
+    assert bad is not None and bad.module == "act" and bad.source_line.strip() == "act: ReLU()"
+    assert not report.ok

@@ -310,6 +310,7 @@ class BindingCheck:
     line: Optional[int]
     source_line: str
     comparison: Comparison
+    module: Optional[str] = None  # an imported model's layer: its PyTorch module path
 
     @property
     def ok(self) -> bool:
@@ -423,7 +424,8 @@ def _binding_checks(fn, args, rtol, atol, notes: list[str]) -> list[BindingCheck
             dsl_name=getattr(info, "dsl_name", None),
             line=getattr(getattr(info, "span", None), "lineno", None),
             source_line=getattr(info, "source_line", "") or "",
-            comparison=worst))
+            comparison=worst,
+            module=getattr(info, "module", None)))
     return checks
 
 
