@@ -28,6 +28,7 @@ BENCHMARKS = [
     ("compile_latency.py", "compile latency and cache hits"),
     ("graph_render.py", "drawing time against graph size, for fan-out shapes"),
     ("scale.py", "each stage's time against program depth"),
+    ("torch_import.py", "from_torch's stages against model depth"),
 ]
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
