@@ -258,6 +258,12 @@ def test_data_dependent_control_flow_is_a_clear_error(capfd):
     assert "def forward" not in out + err          # torch's graph dump stays out of the cell
 
 
+def test_a_model_that_fails_on_its_example_inputs_says_so():
+    with pytest.raises(ValueError, match=r"could not capture Linear on the example inputs: .*"
+                                         r"does model\(\*example_args\) run in PyTorch"):
+        mlclab.from_torch(torch.nn.Linear(4, 2), torch.randn(2, 3))
+
+
 def test_imported_functions_copy_as_themselves_and_refuse_pickling():
     code = textwrap.dedent("""
         import copy, pickle, torch, mlclab

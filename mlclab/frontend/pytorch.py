@@ -147,10 +147,15 @@ def _export(module, example_args, dynamic_batch):
             return torch.export.export(module, tuple(example_args), dynamic_shapes=dynamic_shapes)
     except Exception as exc:      # torch's own message says what it could not capture
         first = _first_line(exc)
+        name = type(module).__name__
+        if "data-dependent" in str(exc) or "DataDependent" in type(exc).__name__:
+            raise UnsupportedModel(
+                f"torch.export could not capture {name}: {first}. Python control flow on a "
+                f"tensor's value (if x.sum() > 0) cannot be compiled ahead of time; use "
+                f"torch.where, or move the branch out of forward") from None
         raise UnsupportedModel(
-            f"torch.export could not capture {type(module).__name__}: {first}. mlclab compiles "
-            f"what torch.export can trace: tensor code without data-dependent Python control "
-            f"flow") from None
+            f"torch.export could not capture {name} on the example inputs: {first} (does "
+            f"model(*example_args) run in PyTorch?)") from None
 
 
 @contextlib.contextmanager
