@@ -2,8 +2,8 @@
 
 ``fn`` (a DSL function) or ``mlclab.from_torch(model, x)`` shows a header (signature, target,
 validation badge) and a tab per registered graph view and text style, then the validation; the
-MIME bundle carries the widget and a static HTML twin. Outside a kernel (terminal IPython)
-it is the one-line repr, with nothing computed.
+MIME bundle carries the widget and a static HTML twin. In terminal IPython, which prints only
+the text, it is the one-line repr, with nothing computed.
 """
 import os
 import pathlib
@@ -30,8 +30,9 @@ def f(x: Tensor[("n", 4), f32], w: Tensor[(4, 3), f32]):
 
 @pytest.fixture
 def kernel(monkeypatch):
-    """As inside a Jupyter kernel, whose front end draws HTML and widgets."""
-    monkeypatch.setattr(cell_display, "in_kernel", lambda: True)
+    """As inside a Jupyter kernel, whose front end draws HTML and widgets (other tests in the
+    session may have started a terminal-like IPython shell)."""
+    monkeypatch.setattr(cell_display, "draws_html", lambda: True)
 
 
 @pytest.fixture(scope="module")
@@ -77,13 +78,26 @@ def test_chosen_tabs_and_an_unknown_one(kernel, dsl_fn):
         FunctionDisplay(dsl_fn, show=["relax", "nope"])
 
 
-def test_outside_a_kernel_only_the_repr(dsl_fn, monkeypatch):
-    def fail(*args, **kwargs):
-        raise AssertionError("the display was built outside a kernel")
+def test_terminal_ipython_gets_only_the_repr(dsl_fn, monkeypatch):
+    import IPython
 
+    class TerminalShell:                         # an IPython shell without a kernel
+        pass
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the display was built for a terminal")
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: TerminalShell())
     monkeypatch.setattr(cell_display, "FunctionDisplay", fail)
-    assert not cell_display.in_kernel()
+    assert not cell_display.draws_html()
     assert dsl_fn._repr_mimebundle_() == ({"text/plain": repr(dsl_fn)}, {})
+
+
+def test_without_ipython_a_caller_gets_the_html(monkeypatch):
+    import IPython
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
+    assert cell_display.draws_html()             # e.g. marimo: it asks, so it draws
 
 
 def test_imported_pytorch_mlp_displays(kernel):

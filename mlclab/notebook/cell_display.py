@@ -267,18 +267,19 @@ class FunctionDisplay:
         return data, metadata
 
 
-def in_kernel() -> bool:
-    """Whether this runs in a Jupyter kernel, whose front end draws HTML and widgets. Terminal
-    IPython asks an object for its MIME bundle too, then prints only the text: building the
-    tabs there would validate the function (seconds for a ResNet) for nothing."""
+def draws_html() -> bool:
+    """Whether whoever asks for a MIME bundle will draw its HTML. Terminal IPython asks too,
+    then prints only the text: building the tabs there would validate the function (seconds
+    for a ResNet) for nothing. A Jupyter kernel's front end draws it, and so does any caller
+    outside IPython (plain Python never asks)."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
-    return getattr(shell, "kernel", None) is not None
+    return shell is None or getattr(shell, "kernel", None) is not None
 
 
 def function_display(fn):
-    """``CompiledFunction._repr_mimebundle_``: the :class:`FunctionDisplay` of ``fn`` in a
-    notebook, its one-line ``repr`` anywhere else."""
-    if not in_kernel():
+    """``CompiledFunction._repr_mimebundle_``: the :class:`FunctionDisplay` of ``fn``; its
+    one-line ``repr`` alone in terminal IPython."""
+    if not draws_html():
         return {"text/plain": repr(fn)}, {}
     return FunctionDisplay(fn)._repr_mimebundle_()
