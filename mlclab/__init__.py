@@ -26,6 +26,7 @@ _displays.register("validation_html", "mlclab.notebook.report_html:report_html")
 _displays.register("widget_bundle", "mlclab.notebook.widgets:widget_bundle")
 _displays.register("profile_html", "mlclab.notebook.profile_html:profile_html")
 _displays.register("profile_compare_html", "mlclab.notebook.profile_html:comparison_html")
+_displays.register("function_display", "mlclab.notebook.cell_display:function_display")
 
 
 def load_ipython_extension(ipython):

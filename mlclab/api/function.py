@@ -215,3 +215,8 @@ class CompiledFunction(HoldsIR):
         """The interactive graph viewer (a widget; a static SVG where widgets cannot run),
         provided by the notebook layer through ``mlclab.api.displays``."""
         return displays.lookup("viewer")(self, view=view, **options)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """A notebook shows a function as a cell does: its graph, texts and validation in tabs
+        (provided by the notebook layer through ``mlclab.api.displays``)."""
+        return displays.lookup("function_display")(self)

@@ -1,4 +1,6 @@
-"""What a ``%%tinynn`` cell shows: one compact display with a tab per view.
+"""What a ``%%tinynn`` cell shows: one compact display with a tab per view; and what a
+compiled function shows when it is a cell's last expression (``fn`` alone, or
+``mlclab.from_torch(model, x)``): the same tabs for that one function.
 
 Live: an ipywidgets ``Tab`` per function (a toggle picks the function when the cell defines
 several), whose graph tabs are :class:`GraphViewer` widgets. Static (nbconvert, nbviewer,
@@ -7,6 +9,7 @@ GitHub): the same views as ``<details>`` sections, graphs as inline SVG, no scri
 from __future__ import annotations
 
 import html
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -14,7 +17,7 @@ import ipywidgets as W
 
 from ..inspect.texts import text_styles
 from ..viz.registry import view_kinds
-from .report_html import report_html
+from .report_html import badge, report_html
 from .widgets import widget_bundle
 
 _PRE = ("margin:0;padding:6px 8px;max-height:480px;overflow:auto;"
@@ -194,8 +197,6 @@ class CellDisplay:
         badges = ""
         for name, fv in self.functions.items():
             if fv.report is not None:
-                from .report_html import badge
-
                 badges += f" {badge(fv.report.ok)} <code>{html.escape(name)}</code> vs numpy"
         return (f'<div class="mlclab-cell-header" style="font-family:var(--jp-ui-font-family,sans-serif);'
                 f'font-size:12px;margin:2px 0 4px">tinynn: compiled {names}{where}{badges}</div>')
@@ -220,3 +221,65 @@ class CellDisplay:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return widget_bundle(self.widget(), self.static_html())
+
+
+# ---------------------------------------------------------------------- one compiled function
+def function_tabs() -> list:
+    """The tabs of a function's own display: every registered graph view and text style (read
+    at each call, as the cell's choices are), then the validation. The pipeline is left out:
+    it has its own display, ``fn.pipeline()``, and runs every pass once per pass."""
+    return [show for show, tab in show_tabs().items() if tab.kind != "pipeline"]
+
+
+class FunctionDisplay:
+    """One compiled function (DSL or imported) as a cell shows it: a header with its signature
+    and a validation badge, then a tab per view. ``seed`` fixes the validate view's random
+    inputs, so the display is the same on every run."""
+
+    def __init__(self, fn, show: Optional[Sequence[str]] = None, seed: Optional[int] = 0):
+        show = function_tabs() if show is None else list(show)
+        for view in show:
+            _tab(view)                 # an unknown view fails here, not inside a tab
+        self.fn = fn
+        self.views = FunctionViews(fn, show, seed=seed)
+
+    def header_html(self) -> str:
+        fn = self.fn
+        verdict = ""
+        if "validate" in self.views.show:
+            ok, report = self.views.validation()
+            if ok:
+                verdict = (f" {badge(report.ok)} vs {html.escape(fn.reference_name)} "
+                           f"(max abs err {report.max_abs_err:.3g})")
+        return (f'<div class="mlclab-function-header" style="font-family:var(--jp-ui-font-family,'
+                f'sans-serif);font-size:12px;margin:2px 0 4px">{html.escape(repr(fn))} · '
+                f"<code>{html.escape(str(fn.target))}</code>{verdict}</div>")
+
+    def widget(self) -> W.Widget:
+        return W.VBox([W.HTML(self.header_html()), self.views.tabs()])
+
+    def static_html(self) -> str:
+        return f'<div class="mlclab-function">{self.header_html()}{self.views.static_html()}</div>'
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        data, metadata = widget_bundle(self.widget(), self.static_html())
+        data["text/plain"] = repr(self.fn)
+        return data, metadata
+
+
+def draws_html() -> bool:
+    """Whether whoever asks for a MIME bundle will draw its HTML. Terminal IPython asks too,
+    then prints only the text: building the tabs there would validate the function (seconds
+    for a ResNet) for nothing. A Jupyter kernel's front end draws it, and so does any caller
+    outside IPython (plain Python never asks)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is None or getattr(shell, "kernel", None) is not None
+
+
+def function_display(fn):
+    """``CompiledFunction._repr_mimebundle_``: the :class:`FunctionDisplay` of ``fn``; its
+    one-line ``repr`` alone in terminal IPython."""
+    if not draws_html():
+        return {"text/plain": repr(fn)}, {}
+    return FunctionDisplay(fn)._repr_mimebundle_()
