@@ -251,8 +251,10 @@ class Branchy(torch.nn.Module):
         return -x
 
 
-def test_data_dependent_control_flow_is_a_clear_error(capfd):
-    with pytest.raises(ValueError, match="torch.export could not capture Branchy"):
+def test_data_dependent_control_flow_is_a_clear_error_at_its_line(capfd):
+    with pytest.raises(ValueError, match=r"torch.export could not capture Branchy: Python control "
+                                         r"flow on a tensor's value at forward, line \d+: "
+                                         r"`if x.sum\(\) > 0:` .*use torch.where"):
         mlclab.from_torch(Branchy(), torch.randn(2, 4))
     out, err = capfd.readouterr()
     assert "def forward" not in out + err          # torch's graph dump stays out of the cell

@@ -150,9 +150,10 @@ def _export(module, example_args, dynamic_batch):
         name = type(module).__name__
         if "data-dependent" in str(exc) or "DataDependent" in type(exc).__name__:
             raise UnsupportedModel(
-                f"torch.export could not capture {name}: {first}. Python control flow on a "
-                f"tensor's value (if x.sum() > 0) cannot be compiled ahead of time; use "
-                f"torch.where, or move the branch out of forward") from None
+                f"torch.export could not capture {name}: Python control flow on a tensor's "
+                f"value{_user_line(exc)} (torch: {first.split(' (')[0].rstrip('.')}). One traced run "
+                f"cannot decide such a branch for every input: use torch.where, or move the "
+                f"branch out of forward") from None
         raise UnsupportedModel(
             f"torch.export could not capture {name} on the example inputs: {first} (does "
             f"model(*example_args) run in PyTorch?)") from None
@@ -178,6 +179,16 @@ def _quiet_torch():
             yield
     finally:
         logger.setLevel(level)
+
+
+def _user_line(exc) -> str:
+    """Where in the model's code torch.export gave up (its message quotes the line), as
+    `` at forward, line 8: `if h.sum() > 0:```, or ""."""
+    found = re.search(r'File "[^"]*", line (\d+), in (\w+)\n[ \t]+(\S.*)', str(exc))
+    if not found:
+        return ""
+    line, function, code = found.groups()
+    return f" at {function}, line {line}: `{displayable(code.strip())}`"
 
 
 def _first_line(exc) -> str:
