@@ -126,16 +126,21 @@ def module_folds(full: Graph, shown: Graph) -> Optional[dict]:
         return None
     foldable = {full.clusters[cid].path for cid in foldable_modules(full)}
     opened = [c.path for c in shown.clusters.values() if c.kind == MODULE and c.path in foldable]
-    folded = {}
-    for nid, node in shown.nodes.items():
-        if node.kind == "collapsed" and node.attrs.get("kind") == MODULE:
-            cid = nid[len("collapsed:"):]
-            inside = {c.path for c in full.clusters.values()
-                      if c.kind == MODULE and cid in full.cluster_path(c.id)}
-            inside.update(n.source.module for n in full.nodes.values()
-                          if n.source is not None and n.source.module
-                          and cid in full.cluster_path(n.group))
-            folded[nid] = sorted(inside)
+    boxes = {nid[len("collapsed:"):]: nid for nid, node in shown.nodes.items()
+             if node.kind == "collapsed" and node.attrs.get("kind") == MODULE}
+    inside: dict = {nid: set() for nid in boxes.values()}
+    # One pass over the whole graph: each module and node path goes to the box holding it.
+    for c in full.clusters.values():
+        if c.kind == MODULE:
+            for a in full.cluster_path(c.id):
+                if a in boxes:
+                    inside[boxes[a]].add(c.path)
+    for node in full.nodes.values():
+        if node.source is not None and node.source.module:
+            for a in full.cluster_path(node.group):
+                if a in boxes:
+                    inside[boxes[a]].add(node.source.module)
+    folded = {nid: sorted(paths) for nid, paths in inside.items()}
     return {"open": opened, "folded": folded}
 
 

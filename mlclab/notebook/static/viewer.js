@@ -78,7 +78,7 @@ const foldedModule = (info) => info && info.kind === "collapsed" && (info.attrs 
 // (mlclab.notebook.viewer.search_text is the same on the Python side).
 function searchText(info, inside) {
   const source = info.source || {}, attrs = info.attrs || {};
-  return [info.op || "", info.name || "", source.module || "", attrs.module || "", ...(inside || [])].join(" ").toLowerCase();
+  return [info.op || "", info.name || info.label || "", source.module || "", attrs.module || "", ...(inside || [])].join(" ").toLowerCase();
 }
 
 function save(model, name, value) {
@@ -260,8 +260,10 @@ function buildClusters(state) {
   state.ui.collapseAll.disabled = foldable(state).length === 0;
 }
 
-// "collapse groups" folds fused groups and other inner clusters, not whole functions.
-const foldable = (state) => state.clusters.filter((c) => c.kind !== "function");
+// "collapse groups" folds fused groups and other inner clusters, not whole functions, nor the
+// modules of a view whose modules the kernel folds (clicks and "fold all" do that).
+const foldable = (state) => state.clusters.filter((c) => c.kind !== "function"
+  && !(c.kind === "module" && modulesOf(state.model) && !drawnWhole(state.model)));
 
 // Modules: the open paths go to the kernel, which draws the view again.
 function openModules(model, paths) {
