@@ -288,9 +288,8 @@ function openToMatches(model) {
   if (!query || drawnWhole(model)) return;
   const hits = [];
   for (const paths of Object.values(folded)) for (const p of paths) if (p.toLowerCase().includes(query)) hits.push(p);
-  // Open each hit's ancestors, so the hit itself shows (folded, or as its nodes).
-  const parents = hits.map((p) => p.split(".").slice(0, -1).join(".")).filter((p) => p);
-  if (parents.length || hits.length) openModules(model, parents.length ? parents : hits);
+  // Each hit opens with its ancestors, so its nodes show (and match).
+  if (hits.length) openModules(model, hits);
 }
 
 function toggleCluster(state, name) {
