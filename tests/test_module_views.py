@@ -273,3 +273,24 @@ def test_viewer_opens_folds_and_searches_modules(resnet):
     assert len(v.nodes) < 30 and "overview: " in v.static_html()
     with pytest.raises(TypeError, match="path"):
         v.open_module("")
+
+
+def test_validation_marks_reach_the_folded_module_that_holds_them(resnet, resnet_full):
+    def binding(module):
+        return next(n.name for n in resnet_full.nodes.values()
+                    if n.source is not None and n.source.module == module and n.kind == "op")
+
+    bad, good = binding("layer3.1.conv2"), binding("layer1.0.conv1")
+    notes = {bad: {"status": "diverged", "text": "differs"}, good: {"status": "ok", "text": "ok"},
+             binding("layer3.0.conv1"): {"status": "ok", "text": "ok"}}
+    v = function_viewer(resnet, annotations=notes, highlight_bindings=[bad])
+    layer3, layer1 = ("collapsed:fn:ResNet/module:layer3", "collapsed:fn:ResNet/module:layer1")
+    assert v.annotations[layer3]["status"] == "diverged"
+    assert v.annotations[layer3]["text"].startswith("1 of 2 checked values inside diverge")
+    assert v.annotations[layer1]["status"] == "ok" and v.highlight == [layer3]
+    v.open_module("layer3")                          # one level down: the block holding it
+    block = "collapsed:fn:ResNet/module:layer3.1"
+    assert v.annotations[block]["status"] == "diverged" and block in v.highlight
+    v.open_module("layer3.1")                        # the node itself
+    (node,) = [nid for nid, info in v.nodes.items() if info.get("name") == bad]
+    assert v.annotations[node] == {"status": "diverged", "text": "differs"} and node in v.highlight

@@ -119,9 +119,23 @@ def view_payload(fn, view: str, full: bool = False, profile=None,
     return clean_json(payload)
 
 
-def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str) -> list[str]:
-    """Ids of the nodes that hold the IR binding ``binding`` (one per view; more in a tree)."""
-    return [nid for nid, info in nodes.items() if info.get("name") == binding]
+def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str,
+                      modules: Optional[Mapping] = None) -> list[str]:
+    """Ids of the nodes that hold the IR binding ``binding`` (one per view; more in a tree);
+    with a payload's ``modules``, the folded module holding it when no node shows it."""
+    found = [nid for nid, info in nodes.items() if info.get("name") == binding]
+    if found or not modules:
+        return found
+    return [nid for nid, names in (modules.get("names") or {}).items() if binding in names]
+
+
+def _folded_note(notes: list) -> dict:
+    """One mark for a folded module from the marks of the bindings inside it."""
+    bad = sum(1 for n in notes if n.get("status") == "diverged")
+    if bad:
+        return {"status": "diverged", "text": f"{bad} of {len(notes)} checked values inside "
+                                              f"diverge; open it to see which"}
+    return {"status": "ok", "text": f"{len(notes)} checked values inside, all ok"}
 
 
 def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] = None,
@@ -143,10 +157,17 @@ def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] =
     annotations, highlight_bindings = dict(annotations or {}), list(highlight_bindings)
 
     def marks_of(data: dict) -> tuple[dict, list]:
-        nodes = data.get("nodes", {})
-        notes = {nid: dict(note) for binding, note in annotations.items()
-                 for nid in nodes_for_binding(nodes, binding)}
-        return notes, [nid for b in highlight_bindings for nid in nodes_for_binding(nodes, b)]
+        nodes, modules = data.get("nodes", {}), data.get("modules")
+        notes, inside = {}, {}
+        for binding, note in annotations.items():
+            for nid in nodes_for_binding(nodes, binding, modules):
+                if nodes[nid].get("name") == binding:
+                    notes[nid] = dict(note)
+                else:                   # a folded module: summed up below
+                    inside.setdefault(nid, []).append(note)
+        notes.update({nid: _folded_note(marks) for nid, marks in inside.items()})
+        return notes, list(dict.fromkeys(nid for b in highlight_bindings
+                                         for nid in nodes_for_binding(nodes, b, modules)))
 
     def load(name: str, full: bool = False) -> dict:
         # Called by the viewer (defined below, before any view switch can happen). Modules the

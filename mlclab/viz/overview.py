@@ -120,8 +120,9 @@ def _deepest_cut(graph: Graph, max_nodes: int) -> Optional[int]:
 def module_folds(full: Graph, shown: Graph) -> Optional[dict]:
     """What the viewer needs to fold and unfold an imported model's modules, or None for a
     graph without modules: ``{"open": [paths of the foldable modules drawn open], "folded":
-    {folded node id: [every module path inside it]}}`` (the paths inside are what search
-    matches, so ``layer2.1`` finds the folded ``layer2``)."""
+    {folded node id: [every module path inside it]}, "names": {folded node id: [the binding
+    names inside it]}}``. Search matches the paths inside (``layer2.1`` finds the folded
+    ``layer2``); validation marks a folded module by the bindings inside."""
     if not has_modules(full):
         return None
     foldable = {full.clusters[cid].path for cid in foldable_modules(full)}
@@ -129,6 +130,7 @@ def module_folds(full: Graph, shown: Graph) -> Optional[dict]:
     boxes = {nid[len("collapsed:"):]: nid for nid, node in shown.nodes.items()
              if node.kind == "collapsed" and node.attrs.get("kind") == MODULE}
     inside: dict = {nid: set() for nid in boxes.values()}
+    names: dict = {nid: [] for nid in boxes.values()}
     # One pass over the whole graph: each module and node path goes to the box holding it.
     for c in full.clusters.values():
         if c.kind == MODULE:
@@ -136,12 +138,15 @@ def module_folds(full: Graph, shown: Graph) -> Optional[dict]:
                 if a in boxes:
                     inside[boxes[a]].add(c.path)
     for node in full.nodes.values():
+        box = next((boxes[a] for a in full.cluster_path(node.group) if a in boxes), None)
+        if box is None:
+            continue
         if node.source is not None and node.source.module:
-            for a in full.cluster_path(node.group):
-                if a in boxes:
-                    inside[boxes[a]].add(node.source.module)
+            inside[box].add(node.source.module)
+        if node.name:
+            names[box].append(node.name)
     folded = {nid: sorted(paths) for nid, paths in inside.items()}
-    return {"open": opened, "folded": folded}
+    return {"open": opened, "folded": folded, "names": names}
 
 
 def describe(full: Graph, shown: Graph) -> Optional[dict]:
