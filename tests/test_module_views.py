@@ -43,10 +43,14 @@ def folded(graph):
 def test_module_tree_reads_every_module_of_the_listing():
     tv = mlclab.import_torchvision()
     model = tv.models.resnet18(weights=None)
-    tree = module_tree(ModuleListing(model).text)
+    listing = ModuleListing(model)
+    tree = module_tree(listing.text)
     assert set(tree) == {name for name, _ in model.named_modules()}
-    assert tree["layer2.0.downsample.0"].startswith("Conv2d(64, 128, kernel_size=(1, 1)")
-    assert tree["layer1"] == "Sequential()" and tree[""] == "ResNet()"
+    assert tree["layer2.0.downsample.0"].head.startswith("Conv2d(64, 128, kernel_size=(1, 1)")
+    assert tree["layer1"].head == "Sequential()" and tree[""].head == "ResNet()"
+    # Each path's line is the one the listing gives that module (what bindings point at).
+    for path, line in tree.items():
+        assert line.lineno == listing.line_of[path] and line.span == listing.span(path)
     assert module_tree("") == {} and module_tree(None) == {}
 
 
@@ -97,6 +101,10 @@ def test_resnet_first_look_is_stem_layers_and_head(resnet, resnet_full):
     boxes = folded(g)
     assert sorted(boxes) == sorted(STEM_AND_HEAD)
     assert boxes["layer1"].attrs["class"] == "Sequential" and boxes["layer1"].attrs["ops"] == "14"
+    # A folded module points at its line of the module tree (fn.source), as nodes do.
+    line = boxes["layer1"].source
+    assert line.source_line.strip() == "layer1: Sequential()" and line.module == "layer1"
+    assert resnet.source.splitlines()[line.span.lineno - 1] == line.source_line
     assert boxes["fc"].attrs["class"] == "Linear" and boxes["fc"].is_output
     # The stem's conv1 and bn1 are single operators: drawn open, with their weights.
     (stem_conv,) = g.find(op="nn.conv2d")

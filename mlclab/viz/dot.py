@@ -273,7 +273,11 @@ class DotPlotter:
             attrs.update(STATUS_STYLE[node.status])
         if node.is_output:
             attrs["peripheries"] = "2"
-        if node.source is not None and node.source.module is not None:
+        if folded_module:
+            attrs["tooltip"] = dot_string(_shorten(
+                f"{node.op}: {node.attrs.get('class', '')} ({node.attrs.get('ops')} operators, "
+                f"{node.attrs.get('nodes')} nodes); click to unfold", 4 * self.max_label))
+        elif node.source is not None and node.source.module is not None:
             # An imported model: the module that computed it, its ATen operator, its class.
             where = " · ".join(filter(None, (node.source.module or "(the model's forward)",
                                              node.source.origin,
@@ -283,10 +287,6 @@ class DotPlotter:
             # Capped: a 1,000-term line would otherwise be copied into every node's tooltip.
             attrs["tooltip"] = dot_string(_shorten(
                 f"line {node.line}: {node.source.source_line.strip()}", 4 * self.max_label))
-        elif folded_module:
-            attrs["tooltip"] = dot_string(_shorten(
-                f"{node.op}: {node.attrs.get('class', '')} ({node.attrs.get('ops')} operators, "
-                f"{node.attrs.get('nodes')} nodes); click to unfold", 4 * self.max_label))
         if node.fill:
             attrs["fillcolor"] = node.fill
         if node.tooltip:
@@ -329,8 +329,8 @@ class DotPlotter:
                 f"{name}: {typ}" if name and typ else name or typ, 2 * self.max_label))))
         if self.show_source and node.source is not None and node.source.module is not None:
             # An imported model: its line is the module's, so show the module path instead
-            # (the model's own forward has none).
-            if node.source.module:
+            # (the model's own forward has none; a folded module has it as its headline).
+            if node.source.module and node.kind != "collapsed":
                 rows.append('<font point-size="9" color="#1e40af">{}</font>'.format(
                     html_escape(_shorten(node.source.module, self.max_label))))
         # A parameter's line is the ``def`` line: long, and the same for all of them.

@@ -96,7 +96,7 @@ class Graph:
     outputs: list = field(default_factory=list)      # node ids of function results
     # How plotters lay it out, so they never ask which view made it: one of LAYOUTS.
     layout: str = "dataflow"
-    # An imported PyTorch model's module tree: path -> its line ("Conv2d(3, 64, ...)"), read
+    # An imported PyTorch model's module tree: path -> its line (a modules.ModuleLine), read
     # from the function's source by the parser; empty for the DSL (mlclab.viz.modules).
     modules: dict = field(default_factory=dict)
 
@@ -192,7 +192,7 @@ class Graph:
                 c = self.clusters[folded]
                 members = [n for n in self.nodes.values()
                            if n.group and fold_of.get(n.group) == folded]
-                out.add_node(_folded_node(nid, c, members))
+                out.add_node(_folded_node(nid, c, members, self.modules.get(c.path)))
         seen = set()
         for e in self.edges:
             src, dst = node_map[e.src], node_map[e.dst]
@@ -275,17 +275,20 @@ def _copy(node: Node) -> Node:
 COMPUTING = ("op", "call", "fused", "if", "closure", "collapsed")
 
 
-def _folded_node(nid: str, c: Cluster, members: list[Node]) -> Node:
+def _folded_node(nid: str, c: Cluster, members: list[Node], line=None) -> Node:
     """The node a folded cluster becomes. A module says its path, class and how many
-    operators it holds; other clusters are named by their label."""
+    operators it holds, and points at its ``line`` of the module tree (a
+    ``modules.ModuleLine``, if known); other clusters are named by their label."""
     attrs = {"nodes": str(len(members)), "kind": c.kind}
     if c.kind != "module":
         return Node(nid, "collapsed", c.label, name=c.label, value=nid,
                     type=_last_type(members), group=c.parent, attrs=attrs)
     ops = sum(1 for n in members if n.kind in COMPUTING)
     attrs.update({"module": c.path, "class": c.detail.partition("(")[0], "ops": str(ops)})
+    source = None if line is None else BindingInfo(c.path, None, line.span, line.text,
+                                                   "binding", module=c.path)
     node = Node(nid, "collapsed", c.path, value=nid, type=_last_type(members), group=c.parent,
-                attrs=attrs)
+                attrs=attrs, source=source)
     node.text = f"{c.path}: {ops} operator{'' if ops == 1 else 's'}"
     return node
 

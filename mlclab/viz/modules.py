@@ -25,16 +25,33 @@ has no one place.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Optional
 
+from ..lang.source import Span
 from .model import Cluster, Graph
 
 # The cluster kind this module adds (the plotter draws it, overview folds it).
 MODULE = "module"
 
 
+@dataclass(frozen=True)
+class ModuleLine:
+    """One module's line of an imported model's module tree (``fn.source``)."""
+
+    lineno: int                       # 1-based
+    text: str                         # the line as listed: "        conv1: Conv2d(64, 64, ...)"
+    head: str                         # its class and arguments: "Conv2d(64, 64, ...)"
+
+    @property
+    def span(self) -> Span:
+        """The line's text, its indentation left out."""
+        indent = len(self.text) - len(self.text.lstrip(" "))
+        return Span(self.lineno, indent, self.lineno, len(self.text))
+
+
 def module_tree(listing: Optional[str]) -> dict:
-    """Module path -> its line of the module tree (``"Conv2d(3, 64, kernel_size=(7, 7))"``).
+    """Module path -> its :class:`ModuleLine` (``""``: the model itself).
 
     ``listing`` is an imported model's ``fn.source`` as ``frontend.pytorch.ModuleListing``
     writes it: the root's class on the first line, then one line per submodule, indented four
@@ -43,9 +60,9 @@ def module_tree(listing: Optional[str]) -> dict:
     lines = (listing or "").splitlines()
     if not lines:
         return {}
-    tree = {"": lines[0].strip()}
+    tree = {"": ModuleLine(1, lines[0], lines[0].strip())}
     stack: list[str] = []             # the names of the current line's ancestors
-    for line in lines[1:]:
+    for lineno, line in enumerate(lines[1:], start=2):
         text = line.lstrip(" ")
         depth, rest = divmod(len(line) - len(text), 4)
         name, sep, head = text.partition(": ")
@@ -53,7 +70,7 @@ def module_tree(listing: Optional[str]) -> dict:
             continue
         del stack[depth - 1:]
         stack.append(name)
-        tree[".".join(stack)] = head
+        tree[".".join(stack)] = ModuleLine(lineno, line, head)
     return tree
 
 
@@ -203,9 +220,10 @@ def _add_cluster(graph: Graph, scope, prefix: tuple, outer: Optional[str]) -> st
     # Named relative to the enclosing module cluster: "0" inside "layer1", "layer1.0" when
     # "layer1" has no box of its own.
     name = path[len(parent_path) + 1:] if parent_path else path
-    line = graph.modules.get(path, "")
-    cls = class_of(line)
+    line = graph.modules.get(path)
+    head = line.head if line is not None else ""
+    cls = class_of(head)
     cid = f"{scope}/{MODULE}:{path}" if scope else f"{MODULE}:{path}"
     graph.add_cluster(Cluster(cid, f"{name} · {cls}" if cls else name, MODULE,
-                              outer or scope, path=path, detail=line))
+                              outer or scope, path=path, detail=head))
     return cid

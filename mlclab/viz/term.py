@@ -62,7 +62,7 @@ class TermPlotter:
                 and f"/{MODULE}:" not in node.group:
             parts.append(f"[{node.group.rsplit('/', 1)[-1]}]")
         if self.show_source and node.source is not None and node.source.module is not None:
-            if node.source.module:
+            if node.source.module and node.kind != "collapsed":
                 parts.append(f"<{node.source.module}>")
         elif self.show_source and node.source is not None:
             parts.append(f"<line {node.line}>")
