@@ -10,14 +10,16 @@ A node's info is one JSON shape everywhere: the model's ``Node.to_dict()`` (what
 :func:`node_info`). The viewer, its static twin and the cell display all read that shape.
 
 Big graphs are shown as an overview first (``mlclab.viz.overview``); the viewer's "draw all"
-asks for ``view_payload(fn, view, full=True)``.
+asks for ``view_payload(fn, view, full=True)``. An imported model's overview has its modules
+folded; the viewer opens and folds them by asking for ``view_payload(fn, view,
+open_modules=[...])``.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ..viz.dot import LayoutTimeout, xml_text
-from ..viz.overview import describe, overview
+from ..viz.overview import describe, module_folds, overview
 from ..viz.registry import view_names
 from ..viz.views import GraphView
 from .viewer import PENDING, GraphViewer, binding_lines, svg_of
@@ -73,25 +75,41 @@ def _drawing(fn, view: str, profile=None):
         drawn = (fn.graph("fused", profile=profile) if profile is not None
                  else step.graph("dataflow"))
         return drawn, step.text("let"), step.text("relax")
-    return fn.graph(view), fn.text("let"), fn.text("relax")
+    # The whole graph: the overview below folds it (fn.graph() alone folds big models).
+    return fn.graph(view, collapse=None), fn.text("let"), fn.text("relax")
 
 
-def view_payload(fn, view: str, full: bool = False, profile=None) -> dict:
+def cluster_info(c) -> dict:
+    """A cluster as the viewer gets it; a module cluster also has its ``path`` and ``detail``
+    (its line of the module tree)."""
+    info = {"label": c.label, "kind": c.kind, "parent": c.parent}
+    if c.path is not None:
+        info.update(path=c.path, detail=c.detail)
+    return info
+
+
+def view_payload(fn, view: str, full: bool = False, profile=None,
+                 open_modules: Optional[Iterable[str]] = None) -> dict:
     """``{"svg", "nodes", "clusters", "let_text"}`` of one view of a compiled function.
 
     A big graph is drawn as an overview unless ``full``; the payload then says so in
-    ``"overview": {"shown", "total"}``. If Graphviz runs out of time, the payload carries the
-    graph as ``"text"`` with a ``"note"`` instead of an SVG.
+    ``"overview": {"shown", "total"}``. An imported model's overview has its modules folded
+    (``open_modules``: the module paths to draw open, default the first look's), and its
+    payload has ``"modules": {"open", "folded"}`` (``mlclab.viz.overview.module_folds``). If
+    Graphviz runs out of time, the payload carries the graph as ``"text"`` with a ``"note"``
+    instead of an SVG.
     """
     drawn, let_text, script_text = _drawing(fn, view, profile)
-    graph = drawn.graph if full else overview(drawn.graph)
+    graph = drawn.graph if full else overview(drawn.graph, open_modules=open_modules)
     payload = {"nodes": node_infos(graph, let_text, script_text),
-               "clusters": {cid: {"label": c.label, "kind": c.kind, "parent": c.parent}
-                            for cid, c in graph.clusters.items()},
+               "clusters": {cid: cluster_info(c) for cid, c in graph.clusters.items()},
                "let_text": let_text}
     shown = describe(drawn.graph, graph)
     if shown:
         payload["overview"] = shown
+    modules = module_folds(drawn.graph, graph)
+    if modules:
+        payload["modules"] = modules
     view_obj = drawn if graph is drawn.graph else GraphView(graph)
     try:
         payload["svg"] = svg_of(view_obj)
@@ -101,9 +119,23 @@ def view_payload(fn, view: str, full: bool = False, profile=None) -> dict:
     return clean_json(payload)
 
 
-def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str) -> list[str]:
-    """Ids of the nodes that hold the IR binding ``binding`` (one per view; more in a tree)."""
-    return [nid for nid, info in nodes.items() if info.get("name") == binding]
+def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str,
+                      modules: Optional[Mapping] = None) -> list[str]:
+    """Ids of the nodes that hold the IR binding ``binding`` (one per view; more in a tree);
+    with a payload's ``modules``, the folded module holding it when no node shows it."""
+    found = [nid for nid, info in nodes.items() if info.get("name") == binding]
+    if found or not modules:
+        return found
+    return [nid for nid, names in (modules.get("names") or {}).items() if binding in names]
+
+
+def _folded_note(notes: list) -> dict:
+    """One mark for a folded module from the marks of the bindings inside it."""
+    bad = sum(1 for n in notes if n.get("status") == "diverged")
+    if bad:
+        return {"status": "diverged", "text": f"{bad} of {len(notes)} checked values inside "
+                                              f"diverge; open it to see which"}
+    return {"status": "ok", "text": f"{len(notes)} checked values inside, all ok"}
 
 
 def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] = None,
@@ -125,20 +157,35 @@ def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] =
     annotations, highlight_bindings = dict(annotations or {}), list(highlight_bindings)
 
     def marks_of(data: dict) -> tuple[dict, list]:
-        nodes = data.get("nodes", {})
-        notes = {nid: dict(note) for binding, note in annotations.items()
-                 for nid in nodes_for_binding(nodes, binding)}
-        return notes, [nid for b in highlight_bindings for nid in nodes_for_binding(nodes, b)]
+        nodes, modules = data.get("nodes", {}), data.get("modules")
+        notes, inside = {}, {}
+        for binding, note in annotations.items():
+            for nid in nodes_for_binding(nodes, binding, modules):
+                if nodes[nid].get("name") == binding:
+                    notes[nid] = dict(note)
+                else:                   # a folded module: summed up below
+                    inside.setdefault(nid, []).append(note)
+        notes.update({nid: _folded_note(marks) for nid, marks in inside.items()})
+        return notes, list(dict.fromkeys(nid for b in highlight_bindings
+                                         for nid in nodes_for_binding(nodes, b, modules)))
 
     def load(name: str, full: bool = False) -> dict:
-        # Called by the viewer (defined below, before any view switch can happen).
-        data = view_payload(fn, name, full=True, profile=profile) if full else draw(name)
+        # Called by the viewer (defined below, before any view switch can happen). Modules the
+        # student opened apply to every view; ``draw`` makes the first look.
+        opened = viewer.open_modules
+        if full:
+            data = view_payload(fn, name, full=True, profile=profile)
+        elif opened != first_open:
+            data = view_payload(fn, name, profile=profile, open_modules=opened)
+        else:
+            data = draw(name)
         notes, marks = marks_of(data)
         viewer.annotations = {**viewer.annotations, **notes}
         viewer.highlight = list(dict.fromkeys([*viewer.highlight, *marks]))
         return data
 
     first = draw(view)
+    first_open = list((first.get("modules") or {}).get("open", []))
     notes, marks = marks_of(first)
     # The first view's let text is the function's, unless it shows a later IR (fused); printing
     # it again costs 0.1-0.3 s on a 1,000-binding program.
@@ -146,5 +193,6 @@ def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] =
     viewer = GraphViewer({name: first if name == view else PENDING for name in views},
                          loader=load, view=view, source=xml_text(fn.source),
                          let_text=xml_text(let_text), annotations=notes, highlight=marks,
+                         open_modules=first_open,
                          **kwargs)
     return viewer

@@ -92,10 +92,19 @@ def _clean_view(v: Mapping) -> dict:
     out = {"svg": sanitize_svg(svg_of(v["svg"])) if v.get("svg") else "",
            "nodes": dict(v.get("nodes") or {}),
            "clusters": dict(v.get("clusters") or {})}
-    for key in ("let_text", "overview", "text", "note"):
+    for key in ("let_text", "overview", "modules", "text", "note"):
         if key in v:
             out[key] = v[key]
     return out
+
+
+def search_text(info: Mapping, inside=()) -> str:
+    """What search matches in a node: its operator, binding name, module path (imported
+    models), and for a folded module the paths inside it (viewer.js searches the same)."""
+    source = info.get("source") or {}
+    attrs = info.get("attrs") or {}
+    return " ".join([info.get("op") or "", info.get("name") or "", source.get("module") or "",
+                     attrs.get("module") or "", *inside])
 
 
 def node_label(info: Mapping, node_id: str = "") -> str:
@@ -125,6 +134,13 @@ class GraphViewer(anywidget.AnyWidget):
     viewer's "draw all" button, or :meth:`unfold`) draws it whole with ``loader(name,
     full=True)``. A view whose layout ran out of time carries ``text`` and ``note`` instead of
     an SVG.
+
+    An imported model's view may fold its modules (``"modules": {"open": [paths], "folded":
+    {node id: [paths inside]}}``, see ``mlclab.notebook.graphs.view_payload``): clicking a
+    folded module, or :meth:`open_module`, adds its path to ``open_modules``, which redraws
+    such views through ``loader(name)`` (the loader reads ``open_modules``); clicking an open
+    module's name folds it again, and the banner's "fold all" empties the list (back to the
+    first look).
     """
 
     _esm = _STATIC / "viewer.js"
@@ -140,13 +156,16 @@ class GraphViewer(anywidget.AnyWidget):
     source = traitlets.Unicode("").tag(sync=True)
     let_text = traitlets.Unicode("").tag(sync=True)
     unfolded = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    open_modules = traitlets.List(traitlets.Unicode()).tag(sync=True)
 
     def __init__(self, views: Optional[Mapping[str, Mapping]] = None,
                  loader: Optional[Callable[[str], Mapping]] = None, **kwargs: Any) -> None:
         self._loader = loader           # set first: setting ``view`` below may already need it
+        self._ready = False             # the first open_modules describes the views given
         clean = {name: _clean_view(v) for name, v in (views or {}).items()}
         kwargs.setdefault("view", next(iter(clean), ""))
         super().__init__(views=clean, **kwargs)
+        self._ready = True
         self.ensure_view(self.view)
 
     @traitlets.validate("view")
@@ -171,6 +190,35 @@ class GraphViewer(anywidget.AnyWidget):
         for name in change["new"]:
             if self._loader is not None and (self.views.get(name) or {}).get("overview"):
                 self._load(name, full=True)
+        # A view taken back out ("fold all" after "draw all"): its overview again.
+        for name in set(change["old"]) - set(change["new"]):
+            if self._loader is not None and (self.views.get(name) or {}).get("modules"):
+                self._load(name)
+
+    @traitlets.observe("open_modules")
+    def _on_open_modules(self, change):
+        # Views that fold modules are redrawn with the new choice: the current one now, the
+        # others when next shown. Views drawn whole stay so.
+        if self._loader is None or not self._ready:
+            return
+        stale = [name for name, v in self.views.items()
+                 if (v or {}).get("modules") and name not in self.unfolded]
+        if not stale:
+            return
+        self.views = {**self.views, **{name: dict(PENDING) for name in stale if name != self.view}}
+        if self.view in stale:
+            self._load(self.view)
+
+    def open_module(self, path: str) -> None:
+        """Draw module ``path`` (``"layer1"``, ``"layer2.1"``) unfolded, and its ancestors."""
+        if not isinstance(path, str) or not path:
+            raise TypeError(f"path must be a module path such as 'layer1', got {path!r}")
+        known = (self.views.get(self.view) or {}).get("modules")
+        if known is None:
+            raise ValueError(f"the {self.view!r} view has no modules to open")
+        parts = path.split(".")
+        wanted = [".".join(parts[:k]) for k in range(1, len(parts) + 1)]
+        self.open_modules = list(dict.fromkeys([*known.get("open", []), *wanted]))
 
     def unfold(self, view: Optional[str] = None) -> None:
         """Draw the whole graph of ``view`` (default: the current one) instead of its overview."""
@@ -204,10 +252,12 @@ class GraphViewer(anywidget.AnyWidget):
         return self.nodes.get(self.selected_node)
 
     def find(self, op: str) -> list[str]:
-        """Ids of the current view's nodes whose operator or name contains ``op``."""
+        """Ids of the current view's nodes whose operator, name or module path contains
+        ``op`` (a folded module matches the paths inside it), as the search box finds them."""
         op = op.lower()
+        folded = ((self.views.get(self.view) or {}).get("modules") or {}).get("folded", {})
         return [nid for nid, info in self.nodes.items()
-                if op in f"{info.get('op') or ''} {info.get('name') or ''}".lower()]
+                if op in search_text(info, folded.get(nid, ())).lower()]
 
     # ----------------------------------------------------------------- static fallback
     def static_html(self) -> str:
@@ -244,8 +294,9 @@ def _overview_note(view: Mapping) -> str:
     shown = view.get("overview")
     if not shown:
         return ""
-    return (f' · overview: {int(shown["shown"])} of {int(shown["total"])} nodes '
-            f"(groups folded, the start cut)")
+    what = "modules folded" if view.get("modules") else "groups folded, the start cut"
+    return f' · overview: {int(shown["shown"])} of {int(shown["total"])} nodes ({what})'
+
 
 
 # ``let %x = ...``, ``x = ...`` and ``x: R.Tensor(...) = ...``: the name a line binds.

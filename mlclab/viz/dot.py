@@ -107,7 +107,11 @@ CLUSTER_STYLE = {
     "then": dict(style="dashed", color="#9ca3af"),
     "else": dict(style="dashed", color="#9ca3af"),
     "closure": dict(style="dotted", color="#6b7280"),
+    # An imported model's modules: thin blue frames, unfilled, so nested levels stay light.
+    "module": dict(style="rounded", color="#93c5fd", fontcolor="#1e40af"),
 }
+# A folded module: blue where a folded fused group is amber.
+FOLDED_MODULE_STYLE = dict(shape="box3d", style="filled", fillcolor="#dbeafe", margin="0.14,0.08")
 EDGE_STYLE = {
     "data": dict(),
     "call": dict(style="dashed", color="#7c3aed"),
@@ -250,12 +254,17 @@ class DotPlotter:
         fill(None, 1)
 
     def cluster_attrs(self, c) -> dict:
-        return {"label": f"<{html_escape(_shorten(c.label, 2 * self.max_label))}>",
-                "id": dot_string(f"cluster:{c.id}"), "fontsize": "10",
-                "labeljust": "l", **CLUSTER_STYLE.get(c.kind, {})}
+        attrs = {"label": f"<{html_escape(_shorten(c.label, 2 * self.max_label))}>",
+                 "id": dot_string(f"cluster:{c.id}"), "fontsize": "10",
+                 "labeljust": "l", **CLUSTER_STYLE.get(c.kind, {})}
+        if c.path is not None:
+            attrs["tooltip"] = dot_string(_shorten(f"{c.path}: {c.detail}", 4 * self.max_label))
+        return attrs
 
     def node_attrs(self, node: Node) -> dict:
-        attrs = dict(NODE_STYLE.get(node.kind, NODE_STYLE["op"]))
+        folded_module = node.kind == "collapsed" and node.attrs.get("kind") == "module"
+        attrs = dict(FOLDED_MODULE_STYLE if folded_module
+                     else NODE_STYLE.get(node.kind, NODE_STYLE["op"]))
         attrs["id"] = dot_string(node.id)
         attrs["label"] = "<" + self.label(node) + ">"
         if node.recomputed:
@@ -264,7 +273,17 @@ class DotPlotter:
             attrs.update(STATUS_STYLE[node.status])
         if node.is_output:
             attrs["peripheries"] = "2"
-        if node.source is not None and node.source.source_line:
+        if folded_module:
+            attrs["tooltip"] = dot_string(_shorten(
+                f"{node.op}: {node.attrs.get('class', '')} ({node.attrs.get('ops')} operators, "
+                f"{node.attrs.get('nodes')} nodes); click to unfold", 4 * self.max_label))
+        elif node.source is not None and node.source.module is not None:
+            # An imported model: the module that computed it, its ATen operator, its class.
+            where = " · ".join(filter(None, (node.source.module or "(the model's forward)",
+                                             node.source.origin,
+                                             node.source.source_line.strip())))
+            attrs["tooltip"] = dot_string(_shorten(where, 4 * self.max_label))
+        elif node.source is not None and node.source.source_line:
             # Capped: a 1,000-term line would otherwise be copied into every node's tooltip.
             attrs["tooltip"] = dot_string(_shorten(
                 f"line {node.line}: {node.source.source_line.strip()}", 4 * self.max_label))
@@ -293,7 +312,12 @@ class DotPlotter:
         if self.show_attrs and node.attrs and node.kind not in ("collapsed", "elided"):
             for key, value in node.attrs.items():
                 rows.append(small.format(html_escape(_shorten(f"{key}={value}", self.max_label))))
-        if node.kind == "collapsed":
+        if node.kind == "collapsed" and node.attrs.get("kind") == "module":
+            ops = node.attrs.get("ops", "?")
+            rows.append(small.format(html_escape(_shorten(
+                f"{node.attrs.get('class') or 'module'} · {ops} op{'' if ops == '1' else 's'}",
+                self.max_label))))
+        elif node.kind == "collapsed":
             rows.append(small.format(html_escape(f"{node.attrs.get('nodes', '?')} nodes")))
         if node.kind == "elided":
             hidden = node.attrs.get("hidden") or node.attrs.get("reason", "")
@@ -303,8 +327,14 @@ class DotPlotter:
         if name or typ:
             rows.append(small.format(html_escape(_shorten(
                 f"{name}: {typ}" if name and typ else name or typ, 2 * self.max_label))))
+        if self.show_source and node.source is not None and node.source.module is not None:
+            # An imported model: its line is the module's, so show the module path instead
+            # (the model's own forward has none; a folded module has it as its headline).
+            if node.source.module and node.kind != "collapsed":
+                rows.append('<font point-size="9" color="#1e40af">{}</font>'.format(
+                    html_escape(_shorten(node.source.module, self.max_label))))
         # A parameter's line is the ``def`` line: long, and the same for all of them.
-        if self.show_source and node.source is not None and node.kind != "param":
+        elif self.show_source and node.source is not None and node.kind != "param":
             line = node.source.source_line.strip()
             rows.append('<font point-size="9" color="#4b5563">{}</font>'.format(html_escape(
                 _shorten(f"line {node.line}: {line}" if line

@@ -72,11 +72,18 @@ class Edge:
 class Cluster:
     id: str
     label: str
-    kind: str                        # "function", "fused", "then", "else", "closure"
+    kind: str                        # "function", "fused", "then", "else", "closure", "module"
     parent: Optional[str] = None
+    # A "module" cluster (an imported PyTorch model, see mlclab.viz.modules): the module's
+    # path ("layer1.0") and its line of the module tree ("BasicBlock()"); None otherwise.
+    path: Optional[str] = None
+    detail: str = ""
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "label": self.label, "kind": self.kind, "parent": self.parent}
+        out = {"id": self.id, "label": self.label, "kind": self.kind, "parent": self.parent}
+        if self.path is not None:
+            out.update(path=self.path, detail=self.detail)
+        return out
 
 
 @dataclass
@@ -89,6 +96,9 @@ class Graph:
     outputs: list = field(default_factory=list)      # node ids of function results
     # How plotters lay it out, so they never ask which view made it: one of LAYOUTS.
     layout: str = "dataflow"
+    # An imported PyTorch model's module tree: path -> its line (a modules.ModuleLine), read
+    # from the function's source by the parser; empty for the DSL (mlclab.viz.modules).
+    modules: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ building
     def add_node(self, node: Node) -> Node:
@@ -139,11 +149,16 @@ class Graph:
         return len(self.nodes)
 
     def copy(self) -> "Graph":
-        out = Graph(self.name, self.view, outputs=list(self.outputs), layout=self.layout)
+        out = self._empty(outputs=list(self.outputs))
         out.nodes = {nid: _copy(n) for nid, n in self.nodes.items()}
         out.edges = [Edge(**e.__dict__) for e in self.edges]
         out.clusters = {cid: Cluster(**c.__dict__) for cid, c in self.clusters.items()}
         return out
+
+    def _empty(self, outputs: list) -> "Graph":
+        """A graph like this one (name, view, layout, module tree) without nodes."""
+        return Graph(self.name, self.view, outputs=outputs, layout=self.layout,
+                     modules=self.modules)
 
     # ------------------------------------------------------------------ big graphs
     def collapse(self, kinds: Iterable[str] = ("fused",), keep: Iterable[str] = ()) -> "Graph":
@@ -160,11 +175,11 @@ class Graph:
                 if c.kind in kinds and anc not in keep:
                     fold_of[cid] = anc
                     break
-        out = Graph(self.name, self.view, outputs=[], layout=self.layout)
+        out = self._empty(outputs=[])
         node_map: dict[str, str] = {}
         for cid, c in self.clusters.items():
             if cid not in fold_of:
-                out.add_cluster(Cluster(c.id, c.label, c.kind, c.parent))
+                out.add_cluster(Cluster(**c.__dict__))
         for node in self.nodes.values():
             folded = fold_of.get(node.group) if node.group else None
             if folded is None:
@@ -177,9 +192,7 @@ class Graph:
                 c = self.clusters[folded]
                 members = [n for n in self.nodes.values()
                            if n.group and fold_of.get(n.group) == folded]
-                out.add_node(Node(nid, "collapsed", c.label, name=c.label, value=nid,
-                                  type=_last_type(members), group=c.parent,
-                                  attrs={"nodes": str(len(members)), "kind": c.kind}))
+                out.add_node(_folded_node(nid, c, members, self.modules.get(c.path)))
         seen = set()
         for e in self.edges:
             src, dst = node_map[e.src], node_map[e.dst]
@@ -225,10 +238,9 @@ class Graph:
         keep = {nid for nid, d in dist.items() if d <= depth}
         if not self.outputs:             # nothing to measure from: keep everything
             keep = set(self.nodes)
-        out = Graph(self.name, self.view, outputs=[o for o in self.outputs if o in keep],
-                    layout=self.layout)
+        out = self._empty(outputs=[o for o in self.outputs if o in keep])
         for c in self.clusters.values():
-            out.add_cluster(Cluster(c.id, c.label, c.kind, c.parent))
+            out.add_cluster(Cluster(**c.__dict__))
         for nid, node in self.nodes.items():
             if nid in keep:
                 out.add_node(_copy(node))
@@ -257,6 +269,28 @@ class Graph:
 
 def _copy(node: Node) -> Node:
     return Node(**{**node.__dict__, "attrs": dict(node.attrs)})
+
+
+# Nodes that compute something; the rest (parameters, weights, tuple plumbing) only feed them.
+COMPUTING = ("op", "call", "fused", "if", "closure", "collapsed")
+
+
+def _folded_node(nid: str, c: Cluster, members: list[Node], line=None) -> Node:
+    """The node a folded cluster becomes. A module says its path, class and how many
+    operators it holds, and points at its ``line`` of the module tree (a
+    ``modules.ModuleLine``, if known); other clusters are named by their label."""
+    attrs = {"nodes": str(len(members)), "kind": c.kind}
+    if c.kind != "module":
+        return Node(nid, "collapsed", c.label, name=c.label, value=nid,
+                    type=_last_type(members), group=c.parent, attrs=attrs)
+    ops = sum(1 for n in members if n.kind in COMPUTING)
+    attrs.update({"module": c.path, "class": c.detail.partition("(")[0], "ops": str(ops)})
+    source = None if line is None else BindingInfo(c.path, None, line.span, line.text,
+                                                   "binding", module=c.path)
+    node = Node(nid, "collapsed", c.path, value=nid, type=_last_type(members), group=c.parent,
+                attrs=attrs, source=source)
+    node.text = f"{c.path}: {ops} operator{'' if ops == 1 else 's'}"
+    return node
 
 
 def _last_type(nodes: list[Node]) -> str:

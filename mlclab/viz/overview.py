@@ -2,23 +2,40 @@
 
 Past :data:`OVERVIEW_NODES` nodes a drawing stops being readable (and its SVG slows the page),
 so the notebook first shows an overview and offers to draw everything (as Model Explorer opens
-a big model with its layers collapsed). The overview is made in two steps, each only if the
-graph is still too big: fold fused groups and called functions into one node each, then keep
-the nodes nearest the results (``Graph.limit_depth``, which marks the cut with "… N more").
+a big model with its layers collapsed). The overview is made in steps, each only if the graph
+is still too big: an imported model's modules folded by level (:func:`fold_modules`), fused
+groups and called functions folded into one node each, then the nodes nearest the results
+kept (``Graph.limit_depth``, which marks the cut with "… N more").
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Optional
+from typing import Iterable, Optional
 
-from .model import Graph
+from .model import COMPUTING, Graph
+from .modules import MODULE, has_modules
 
 # Lesson graphs have under 100 nodes; an unrolled 64-step RNN has 325.
 OVERVIEW_NODES = 300
 
+# An imported model past this many nodes is first shown with its modules folded (ResNet-18
+# has 197 nodes; a small MLP's 20 stay drawn whole): its outermost modules, so ResNet-18 reads
+# as stem, layer1..4 (one node each) and head (18 nodes; folding the blocks instead shows 29).
+# A model whose outermost level shows fewer than MODULE_MIN_NODES nodes (one module wrapping
+# the rest) opens a level more, while that shows at most MODULE_NODES.
+MODULE_FOLD_NODES = 60
+MODULE_NODES = 30
+MODULE_MIN_NODES = 8
 
-def overview(graph: Graph, max_nodes: int = OVERVIEW_NODES) -> Graph:
-    """``graph`` itself when it has at most ``max_nodes`` nodes, else a folded, cut copy."""
+
+def overview(graph: Graph, max_nodes: int = OVERVIEW_NODES,
+             open_modules: Optional[Iterable[str]] = None) -> Graph:
+    """``graph`` itself when it has at most ``max_nodes`` nodes (and no modules to fold), else a
+    folded, cut copy. An imported model's modules are folded past ``MODULE_FOLD_NODES`` nodes
+    (the levels :func:`default_open` picks), or as ``open_modules`` says when given: the module
+    paths drawn open, every other module folded."""
+    if has_modules(graph) and (open_modules is not None or len(graph) > MODULE_FOLD_NODES):
+        graph = fold_modules(graph, open_modules)
     if len(graph) <= max_nodes:
         return graph
     folded = graph.collapse(("fused", "function"), keep=[f"fn:{graph.name}"])
@@ -26,6 +43,61 @@ def overview(graph: Graph, max_nodes: int = OVERVIEW_NODES) -> Graph:
         return folded
     depth = _deepest_cut(folded, max_nodes)
     return folded if depth is None else folded.limit_depth(depth)
+
+
+def foldable_modules(graph: Graph) -> dict:
+    """Module cluster id -> its level (1: outermost) for the module clusters worth folding:
+    those holding at least two operators (a conv and its weight stay one open box)."""
+    computing: dict = defaultdict(int)
+    for node in graph.nodes.values():
+        if node.kind in COMPUTING:
+            for cid in graph.cluster_path(node.group):
+                computing[cid] += 1
+    out = {}
+    for cid, c in graph.clusters.items():
+        if c.kind == MODULE and computing[cid] >= 2:
+            out[cid] = sum(1 for a in graph.cluster_path(cid) if graph.clusters[a].kind == MODULE)
+    return out
+
+
+def default_open(graph: Graph, max_nodes: int = MODULE_NODES,
+                 min_nodes: int = MODULE_MIN_NODES) -> list[str]:
+    """The module paths open at first look: the outermost level is folded, unless its drawing
+    shows fewer than ``min_nodes`` nodes (a model wrapping one big module) and the next level
+    down still fits in ``max_nodes``; then that level, and so on."""
+    levels = foldable_modules(graph)
+    if not levels:
+        return []
+    fold_at, deepest = 1, max(levels.values())
+    while fold_at < deepest:
+        if _folded_size(graph, {c for c, lv in levels.items() if lv >= fold_at}) >= min_nodes \
+                or _folded_size(graph, {c for c, lv in levels.items() if lv > fold_at}) > max_nodes:
+            break
+        fold_at += 1
+    return [graph.clusters[cid].path for cid, lv in levels.items() if lv < fold_at]
+
+
+def fold_modules(graph: Graph, open_modules: Optional[Iterable[str]] = None,
+                 max_nodes: int = MODULE_NODES) -> Graph:
+    """A copy with every foldable module cluster folded into one node, except those whose path
+    is in ``open_modules`` (default: :func:`default_open`); a module inside a folded one is
+    folded with it."""
+    opened = set(default_open(graph, max_nodes) if open_modules is None else open_modules)
+    foldable = foldable_modules(graph)
+    keep = [cid for cid, c in graph.clusters.items() if cid not in foldable or c.path in opened]
+    return graph.collapse((MODULE,), keep=keep)
+
+
+def _folded_size(graph: Graph, folded: set) -> int:
+    """How many nodes ``graph`` has with the clusters ``folded`` folded (outermost wins)."""
+    shown, boxes = 0, set()
+    for node in graph.nodes.values():
+        box = next((cid for cid in graph.cluster_path(node.group) if cid in folded), None)
+        if box is None:
+            shown += 1
+        else:
+            boxes.add(box)
+    return shown + len(boxes)
 
 
 def _deepest_cut(graph: Graph, max_nodes: int) -> Optional[int]:
@@ -43,6 +115,38 @@ def _deepest_cut(graph: Graph, max_nodes: int) -> Optional[int]:
         kept += at_depth[depth]
         depth += 1
     return max(depth - 1, 0)
+
+
+def module_folds(full: Graph, shown: Graph) -> Optional[dict]:
+    """What the viewer needs to fold and unfold an imported model's modules, or None for a
+    graph without modules: ``{"open": [paths of the foldable modules drawn open], "folded":
+    {folded node id: [every module path inside it]}, "names": {folded node id: [the binding
+    names inside it]}}``. Search matches the paths inside (``layer2.1`` finds the folded
+    ``layer2``); validation marks a folded module by the bindings inside."""
+    if not has_modules(full):
+        return None
+    foldable = {full.clusters[cid].path for cid in foldable_modules(full)}
+    opened = [c.path for c in shown.clusters.values() if c.kind == MODULE and c.path in foldable]
+    boxes = {nid[len("collapsed:"):]: nid for nid, node in shown.nodes.items()
+             if node.kind == "collapsed" and node.attrs.get("kind") == MODULE}
+    inside: dict = {nid: set() for nid in boxes.values()}
+    names: dict = {nid: [] for nid in boxes.values()}
+    # One pass over the whole graph: each module and node path goes to the box holding it.
+    for c in full.clusters.values():
+        if c.kind == MODULE:
+            for a in full.cluster_path(c.id):
+                if a in boxes:
+                    inside[boxes[a]].add(c.path)
+    for node in full.nodes.values():
+        box = next((boxes[a] for a in full.cluster_path(node.group) if a in boxes), None)
+        if box is None:
+            continue
+        if node.source is not None and node.source.module:
+            inside[box].add(node.source.module)
+        if node.name:
+            names[box].append(node.name)
+    folded = {nid: sorted(paths) for nid, paths in inside.items()}
+    return {"open": opened, "folded": folded, "names": names}
 
 
 def describe(full: Graph, shown: Graph) -> Optional[dict]:

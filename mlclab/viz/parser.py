@@ -19,6 +19,7 @@ from typing import Optional
 
 from .dataflow_walk import DataflowWalk
 from .model import Cluster, Graph, Node
+from .modules import module_tree
 from .registry import register_view
 from .relax_info import (Described, all_bindings, arg, const_text, describe, format_type,
                          is_primitive, is_tensor_const, literal, lookup, resolve, value_ids)
@@ -42,6 +43,10 @@ class RelaxParser:
                              f"{', '.join(map(repr, sorted(unknown)))}; it has "
                              f"{', '.join(p.name for p in subject.function.params)}")
         self.graph = Graph(subject.name, self.view, layout=self.layout)
+        if any(info.module is not None for info in subject.bindings.values()):
+            # An imported PyTorch model: its module tree names the module clusters
+            # (mlclab.viz.modules, applied by views.shape once every node has its source).
+            self.graph.modules = module_tree(subject.source)
         self._ids = {}
         self._const_count = 0
         self._build()

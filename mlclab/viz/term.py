@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from .model import Graph, Node
+from .modules import MODULE
 
 KIND_WORD = {"param": "Param", "const": "Const", "op": "Call", "call": "CallFunc",
              "fused": "CallFused", "tuple": "Tuple", "getitem": "TupleGetItem", "if": "If",
@@ -56,9 +57,14 @@ class TermPlotter:
             parts.append(f": {node.type}")
         if self.show_attrs and node.attrs and node.kind not in ("elided",):
             parts.append("{" + ", ".join(f"{k}={v}" for k, v in node.attrs.items()) + "}")
-        if node.group and node.group.count("/") and node.kind not in ("param",):
+        # The innermost group (a fused one); an imported model's module shows as its path.
+        if node.group and node.group.count("/") and node.kind not in ("param",) \
+                and f"/{MODULE}:" not in node.group:
             parts.append(f"[{node.group.rsplit('/', 1)[-1]}]")
-        if self.show_source and node.source is not None:
+        if self.show_source and node.source is not None and node.source.module is not None:
+            if node.source.module and node.kind != "collapsed":
+                parts.append(f"<{node.source.module}>")
+        elif self.show_source and node.source is not None:
             parts.append(f"<line {node.line}>")
         if node.recomputed:
             parts.append("recomputed")

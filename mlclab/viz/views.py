@@ -11,15 +11,20 @@ from typing import Optional
 
 from .dot import INSTALL_HINT, DotPlotter, LayoutTimeout, svg_text, write
 from .model import Graph
+from .modules import group_modules, has_modules
+from .overview import MODULE_FOLD_NODES, fold_modules
 from .registry import view_kind
 from .term import TermPlotter
 
-# Folding choices of ``collapse``: which cluster kinds fold into one node.
-COLLAPSE = {None: (), "function": ("function",), "group": ("fused",), "all": ("function", "fused")}
+# Folding choices of ``collapse``: which cluster kinds fold into one node. "module" folds an
+# imported model's modules by level (mlclab.viz.overview.fold_modules); "auto" does that only
+# past MODULE_FOLD_NODES nodes, and nothing for the DSL.
+COLLAPSE = {None: (), "function": ("function",), "group": ("fused",), "all": ("function", "fused"),
+            "module": ("module",), "auto": ()}
 
 
 def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
-          collapse: Optional[str] = None, depth: Optional[int] = None,
+          collapse: Optional[str] = "auto", depth: Optional[int] = None,
           params: Optional[dict] = None, max_nodes: Optional[int] = None) -> "GraphView":
     """One registered view of ``fn`` (a compiled function, ``relax.Function`` or ``IRModule``).
 
@@ -27,7 +32,9 @@ def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
       a DAG), ``"tree"`` (shared values duplicated and marked recomputed), ``"let"`` (A-normal
       form, scopes nested), and any view registered since.
     - ``collapse``: ``"function"`` folds each called function into one node, ``"group"`` each
-      fused group, ``"all"`` both; ``depth`` keeps nodes at most that many edges from a result.
+      fused group, ``"all"`` both; ``"module"`` folds an imported model's modules by level,
+      and ``"auto"`` (the default) does so for models past ``MODULE_FOLD_NODES`` nodes;
+      ``None`` draws everything. ``depth`` keeps nodes at most that many edges from a result.
     - ``max_nodes``: where the tree view stops expanding (it can grow exponentially).
     """
     kind = view_kind(view)
@@ -49,7 +56,8 @@ def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
 def check_shape_options(collapse, depth) -> None:
     """``collapse`` and ``depth`` as ``graph`` takes them, or a ValueError/TypeError naming them."""
     if not isinstance(collapse, (str, type(None))) or collapse not in COLLAPSE:
-        raise ValueError(f"collapse must be one of 'function', 'group', 'all', got {collapse!r}")
+        choices = ", ".join(repr(c) for c in COLLAPSE)
+        raise ValueError(f"collapse must be one of {choices}, got {collapse!r}")
     if depth is not None:
         if isinstance(depth, bool) or not isinstance(depth, int):
             raise TypeError(f"depth must be an int (edges from a result), got {depth!r}")
@@ -58,9 +66,14 @@ def check_shape_options(collapse, depth) -> None:
 
 
 def shape(g: Graph, collapse: Optional[str] = None, depth: Optional[int] = None) -> Graph:
-    """Apply the big-graph options to a parsed graph."""
+    """Apply the big-graph options to a parsed graph, after grouping an imported model's nodes
+    by module (here, not in the parser: the pipeline's graphs get their sources after parsing)."""
     check_shape_options(collapse, depth)
-    if COLLAPSE[collapse]:
+    g = group_modules(g)
+    if collapse == "module" or (collapse == "auto" and len(g) > MODULE_FOLD_NODES):
+        if has_modules(g):
+            g = fold_modules(g)
+    elif COLLAPSE[collapse]:
         g = g.collapse(COLLAPSE[collapse], keep=[f"fn:{g.name}"])
     if depth is not None:
         g = g.limit_depth(depth)

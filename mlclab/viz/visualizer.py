@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .dot import DotPlotter
+from .modules import group_modules
 from .parser import DataflowParser
 
 
@@ -21,7 +22,9 @@ class Visualizer:
                  function: Optional[str] = None):
         self.plotter = plotter if plotter is not None else DotPlotter()
         self.parser = parser if parser is not None else DataflowParser()
-        self.graph = self.parser.parse(mod_or_fn, function=function, params=params)
+        # An imported PyTorch model's nodes go into their module clusters (as in fn.graph()).
+        self.graph = group_modules(self.parser.parse(mod_or_fn, function=function,
+                                                     params=params))
 
     def render(self, filename: Optional[str] = None):
         return self.plotter.render(self.graph, filename)

@@ -5,7 +5,9 @@
 // interaction on top of that SVG: pan/zoom, click to select (synced back to the kernel as
 // `selected_node`), hover to light up the node's DSL line and let binding, view switching,
 // folding clusters (fused groups) by the group Python gives each node, search by operator,
-// per-node validation marks, and "draw all" for a big graph shown as an overview. Every
+// binding name or module path, per-node validation marks, "draw all" for a big graph shown as
+// an overview, and opening/folding an imported model's modules (Python lays each choice out
+// again: the `open_modules` trait, read by the kernel's loader). Every
 // string from Python reaches the page through textContent or a sanitized SVG document, never
 // through innerHTML.
 //
@@ -67,6 +69,17 @@ function boxOf(el) {
 const currentView = (model) => (model.get("views") || {})[model.get("view")] || {};
 const nodesOf = (model) => currentView(model).nodes || {};
 const labelOf = (info, id) => info.op || info.name || info.label || id;
+// An imported model's view that folds modules: {open: [paths], folded: {node id: [paths]}}.
+const modulesOf = (model) => currentView(model).modules || null;
+const drawnWhole = (model) => (model.get("unfolded") || []).includes(model.get("view"));
+const foldedModule = (info) => info && info.kind === "collapsed" && (info.attrs || {}).kind === "module";
+
+// What search matches: operator, binding name, module path, and what a folded module holds
+// (mlclab.notebook.viewer.search_text is the same on the Python side).
+function searchText(info, inside) {
+  const source = info.source || {}, attrs = info.attrs || {};
+  return [info.op || "", info.name || info.label || "", source.module || "", attrs.module || "", ...(inside || [])].join(" ").toLowerCase();
+}
 
 function save(model, name, value) {
   model.set(name, value);
@@ -167,6 +180,9 @@ function showDetails(state, id) {
     row("attributes", attrs),
     row("type", info.type),
     row("binding", info.name),
+    row("module", source.module || (foldedModule(info) ? info.attrs.module : "")),
+    row("PyTorch op", source.origin),
+    row("holds", foldedModule(info) ? `${info.attrs.class || "module"}: ${info.attrs.ops} operators, ${info.attrs.nodes} nodes (click to open)` : ""),
     row("DSL variable", source.dsl_name),
     row("DSL line", info.line ? `${info.line}: ${source.source_line || ""}` : ""),
     row("TVMScript", info.script || ""),
@@ -183,10 +199,11 @@ function refreshMarks(state) {
   const highlight = new Set(model.get("highlight") || []);
   const notes = model.get("annotations") || {};
   const query = (model.get("search") || "").trim().toLowerCase();
+  const folded = (modulesOf(model) || {}).folded || {};
   let count = 0;
   for (const [id, gs] of state.index.elements) {
     const info = nodes[id] || {};
-    const hit = query !== "" && `${info.op || ""} ${labelOf(info, "")}`.toLowerCase().includes(query);
+    const hit = query !== "" && searchText(info, folded[id]).includes(query);
     if (hit) count += 1;
     const status = (notes[id] || {}).status;
     for (const g of gs) {
@@ -227,18 +244,53 @@ function buildClusters(state) {
     const name = g.id.startsWith("cluster:") ? g.id.slice("cluster:".length) : titleOf(g).replace(/^cluster_?/, "");
     const info = known[name] || {};
     const c = { name, kind: info.kind || "", label: info.label || name, g, placeholder: null,
-      members: clusterMembers(name, view.nodes || {}, known) };
-    // Clicking a cluster's label folds it.
-    const handle = g.querySelector(":scope > text") || g;
+      path: info.path, members: clusterMembers(name, view.nodes || {}, known) };
+    // Clicking a cluster's label folds it: a module of a module-folding view is laid out
+    // again by Python, other clusters are covered here. (A cluster with a tooltip has its
+    // label inside an <a>.)
+    const handle = g.querySelector(":scope > text, :scope > g > a > text") || g;
     handle.classList.add("mlclab-cluster-handle");
-    handle.addEventListener("click", () => toggleCluster(state, c.name));
+    handle.addEventListener("click", () => {
+      const modules = modulesOf(state.model);
+      if (c.kind === "module" && modules && !drawnWhole(state.model) && (modules.open || []).includes(c.path)) foldModule(state.model, c.path);
+      else toggleCluster(state, c.name);
+    });
     return c;
   });
   state.ui.collapseAll.disabled = foldable(state).length === 0;
 }
 
-// "collapse groups" folds fused groups and other inner clusters, not whole functions.
-const foldable = (state) => state.clusters.filter((c) => c.kind !== "function");
+// "collapse groups" folds fused groups and other inner clusters, not whole functions, nor the
+// modules of a view whose modules the kernel folds (clicks and "fold all" do that).
+const foldable = (state) => state.clusters.filter((c) => c.kind !== "function"
+  && !(c.kind === "module" && modulesOf(state.model) && !drawnWhole(state.model)));
+
+// Modules: the open paths go to the kernel, which draws the view again.
+function openModules(model, paths) {
+  const open = (modulesOf(model) || {}).open || [];
+  const wanted = [];
+  for (const path of paths) {
+    const parts = path.split(".");
+    for (let k = 1; k <= parts.length; k++) wanted.push(parts.slice(0, k).join("."));
+  }
+  save(model, "open_modules", [...new Set([...open, ...wanted])]);
+}
+
+function foldModule(model, path) {
+  const open = (modulesOf(model) || {}).open || [];
+  save(model, "open_modules", open.filter((p) => p !== path && !p.startsWith(path + ".")));
+}
+
+// Enter in the search box opens the modules that hold what it matches.
+function openToMatches(model) {
+  const query = (model.get("search") || "").trim().toLowerCase();
+  const folded = (modulesOf(model) || {}).folded || {};
+  if (!query || drawnWhole(model)) return;
+  const hits = [];
+  for (const paths of Object.values(folded)) for (const p of paths) if (p.toLowerCase().includes(query)) hits.push(p);
+  // Each hit opens with its ancestors, so its nodes show (and match).
+  if (hits.length) openModules(model, hits);
+}
 
 function toggleCluster(state, name) {
   const collapsed = new Set(state.model.get("collapsed") || []);
@@ -320,6 +372,7 @@ function drawViewButtons(state) {
 function drawBanner(state, view) {
   const { model, ui } = state;
   const shown = view.overview;
+  if (view.modules) { drawModuleBanner(state, view); return; }
   if (!shown) { ui.banner.replaceChildren(); ui.banner.hidden = true; return; }
   const name = model.get("view");
   const asked = (model.get("unfolded") || []).includes(name);
@@ -327,6 +380,32 @@ function drawBanner(state, view) {
   button.disabled = asked;
   button.addEventListener("click", () => save(model, "unfolded", [...(model.get("unfolded") || []), name]));
   ui.banner.replaceChildren(h("span", { text: `overview: ${shown.shown} of ${shown.total} nodes (groups folded, the start cut) ` }), button);
+  ui.banner.hidden = false;
+}
+
+// An imported model: how much is folded, "fold all" (back to the first look) and "draw all".
+function drawModuleBanner(state, view) {
+  const { model, ui } = state;
+  const name = model.get("view");
+  const whole = drawnWhole(model);
+  const shown = view.overview;
+  const folded = Object.keys(view.modules.folded || {}).length;
+  const text = whole || !shown ? "modules: every module drawn open; click a module's name to cover it "
+    : `modules: ${shown.shown} of ${shown.total} nodes, ${folded} module${folded === 1 ? "" : "s"} folded; click one to open it, an open module's name to fold it `;
+  const foldAll = h("button", { type: "button", class: "mlclab-fold-modules", text: "fold all" });
+  foldAll.disabled = !whole && (view.modules.open || []).length === 0;
+  foldAll.addEventListener("click", () => {
+    model.set("unfolded", (model.get("unfolded") || []).filter((v) => v !== name));
+    model.set("open_modules", []);
+    model.save_changes();
+  });
+  const parts = [h("span", { text }), foldAll];
+  if (shown && !whole) {
+    const all = h("button", { type: "button", class: "mlclab-unfold", text: `draw all ${shown.total} nodes` });
+    all.addEventListener("click", () => save(model, "unfolded", [...(model.get("unfolded") || []), name]));
+    parts.push(all);
+  }
+  ui.banner.replaceChildren(...parts);
   ui.banner.hidden = false;
 }
 
@@ -383,7 +462,7 @@ function draw(state) {
 function buildLayout(el) {
   const ui = {
     viewButtons: h("div", { class: "mlclab-views", role: "tablist" }),
-    search: h("input", { class: "mlclab-search", type: "search", placeholder: "search operator…", "aria-label": "search operator" }),
+    search: h("input", { class: "mlclab-search", type: "search", placeholder: "search op, name, module…", "aria-label": "search operator, binding name or module path (Enter opens the modules that hold it)" }),
     matches: h("span", { class: "mlclab-matches" }),
     collapseAll: h("button", { class: "mlclab-collapse-all", type: "button", text: "collapse groups" }),
     zoomIn: h("button", { class: "mlclab-zoom-in", type: "button", title: "zoom in", text: "+" }),
@@ -434,8 +513,11 @@ function bindPointer(state) {
     if (moved || e.type !== "pointerup") return;
     if (target.closest && target.closest(".mlclab-cluster-handle, .mlclab-placeholder")) return;
     const g = target.closest ? target.closest("g.node") : null;
+    const info = g ? nodesOf(model)[g.dataset.node] : null;
+    // A folded module opens (the kernel draws it again); it is not a node to select.
+    if (foldedModule(info) && modulesOf(model)) { openModules(model, [info.attrs.module]); return; }
     // Only nodes the model describes can be selected (Python checks the id it receives).
-    save(model, "selected_node", g && nodesOf(model)[g.dataset.node] ? g.dataset.node : "");
+    save(model, "selected_node", info ? g.dataset.node : "");
   };
   canvas.addEventListener("pointerup", endDrag);
   canvas.addEventListener("pointercancel", endDrag);
@@ -471,6 +553,7 @@ function bindToolbar(state) {
   ui.search.addEventListener("input", () => save(model, "search", ui.search.value));
   ui.search.addEventListener("keydown", (e) => {
     if (e.key === "Escape") { ui.search.value = ""; save(model, "search", ""); }
+    if (e.key === "Enter") openToMatches(model);
   });
   ui.collapseAll.addEventListener("click", () => {
     const any = (model.get("collapsed") || []).length > 0;
@@ -490,6 +573,7 @@ function bindModel(state) {
   const marks = () => refreshMarks(state);
   const handlers = {
     views: redraw, view: redraw, let_text: redraw, unfolded: () => drawBanner(state, currentView(model)),
+    open_modules: () => drawBanner(state, currentView(model)),
     selected_node: marks, highlight: marks, annotations: marks, search: onSearch,
     collapsed: () => refreshCollapse(state), source: onSource,
   };

@@ -1,0 +1,304 @@
+"""An imported model's module hierarchy in the views: nested module clusters, folded by level,
+labelled with module paths, opened and searched in the viewer (issue 12)."""
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import mlclab  # noqa: E402
+from mlclab.frontend.pytorch import ModuleListing  # noqa: E402
+from mlclab.notebook.graphs import function_viewer, view_payload  # noqa: E402
+from mlclab.viz.modules import MODULE, module_tree  # noqa: E402
+from mlclab.viz.overview import MODULE_NODES, default_open, fold_modules  # noqa: E402
+
+STEM_AND_HEAD = ["maxpool", "layer1", "layer2", "layer3", "layer4", "fc"]
+
+
+@pytest.fixture(scope="module")
+def resnet():
+    tv = mlclab.import_torchvision()
+    torch.manual_seed(0)
+    return mlclab.from_torch(tv.models.resnet18(weights=None), torch.randn(1, 3, 224, 224))
+
+
+@pytest.fixture(scope="module")
+def resnet_full(resnet):
+    return resnet.graph(collapse=None).graph
+
+
+def module_cluster(graph, path):
+    (c,) = [c for c in graph.clusters.values() if c.kind == MODULE and c.path == path]
+    return c
+
+
+def folded(graph):
+    """Module path -> its folded node."""
+    return {n.attrs["module"]: n for n in graph.nodes.values()
+            if n.kind == "collapsed" and n.attrs.get("kind") == MODULE}
+
+
+# ------------------------------------------------------------------ the module tree
+def test_module_tree_reads_every_module_of_the_listing():
+    tv = mlclab.import_torchvision()
+    model = tv.models.resnet18(weights=None)
+    listing = ModuleListing(model)
+    tree = module_tree(listing.text)
+    assert set(tree) == {name for name, _ in model.named_modules()}
+    assert tree["layer2.0.downsample.0"].head.startswith("Conv2d(64, 128, kernel_size=(1, 1)")
+    assert tree["layer1"].head == "Sequential()" and tree[""].head == "ResNet()"
+    # Each path's line is the one the listing gives that module (what bindings point at).
+    for path, line in tree.items():
+        assert line.lineno == listing.line_of[path] and line.span == listing.span(path)
+    assert module_tree("") == {} and module_tree(None) == {}
+
+
+# ------------------------------------------------------------------ clusters
+def test_resnet_modules_nest_and_hold_their_convolutions(resnet_full):
+    g = resnet_full
+    layer1, block, conv = (module_cluster(g, p) for p in ("layer1", "layer1.0", "layer1.0.conv1"))
+    assert block.parent == layer1.id and conv.parent == block.id and layer1.parent == "fn:ResNet"
+    assert (layer1.label, block.label, conv.label) == ("layer1 · Sequential", "0 · BasicBlock",
+                                                     "conv1 · Conv2d")
+    assert conv.detail.startswith("Conv2d(64, 64, kernel_size=(3, 3)")
+    convs = g.find(op="nn.conv2d")
+    per_layer = {p: sum(1 for n in convs if module_cluster(g, p).id in g.cluster_path(n.group))
+                 for p in ("layer1", "layer2", "layer3", "layer4")}
+    # Two blocks of two convolutions each; layers 2-4 also downsample with a 1x1 convolution.
+    assert per_layer == {"layer1": 4, "layer2": 5, "layer3": 5, "layer4": 5} and len(convs) == 20
+    # Each convolution sits in its own module's box with its weight.
+    (first,) = [n for n in convs if n.source.module == "layer1.0.conv1"]
+    assert first.group == conv.id
+    weights = [g.nodes[e.src] for e in g.edges
+               if e.dst == first.id and g.nodes[e.src].kind == "const"]
+    assert weights and all(w.group == conv.id for w in weights)
+
+
+def test_a_module_called_twice_or_holding_one_node_gets_no_box(resnet_full):
+    g = resnet_full
+    paths = {c.path for c in g.clusters.values() if c.kind == MODULE}
+    # BasicBlock calls its relu twice (two nodes far apart); the stem's relu is one node.
+    assert "layer1.0.relu" not in paths and "relu" not in paths and "avgpool" not in paths
+    relus = [n for n in g.find(op="nn.relu") if n.source.module == "layer1.0.relu"]
+    assert len(relus) == 2 and {n.group for n in relus} == {module_cluster(g, "layer1.0").id}
+
+
+def test_dsl_graphs_get_no_module_clusters():
+    f = mlclab.compile("def f(x: Tensor[(8,), f32]):\n    y = log(x)\n    return y + y\n")["f"]
+    for view in ("dataflow", "let", "tree"):
+        default, whole = f.graph(view), f.graph(view, collapse=None)
+        assert default.to_dict() == whole.to_dict() and default.graph.modules == {}
+        assert all(c.kind != MODULE and "path" not in c.to_dict()
+                   for c in default.graph.clusters.values())
+        assert "line 2: y = log(x)" in default.source
+
+
+# ------------------------------------------------------------------ folding
+def test_resnet_first_look_is_stem_layers_and_head(resnet, resnet_full):
+    g = resnet.graph().graph                     # folded by default: a big imported model
+    assert len(g) <= MODULE_NODES and len(g) < len(resnet_full) / 5
+    boxes = folded(g)
+    assert sorted(boxes) == sorted(STEM_AND_HEAD)
+    assert boxes["layer1"].attrs["class"] == "Sequential" and boxes["layer1"].attrs["ops"] == "14"
+    # A folded module points at its line of the module tree (fn.source), as nodes do.
+    line = boxes["layer1"].source
+    assert line.source_line.strip() == "layer1: Sequential()" and line.module == "layer1"
+    assert resnet.source.splitlines()[line.span.lineno - 1] == line.source_line
+    assert boxes["fc"].attrs["class"] == "Linear" and boxes["fc"].is_output
+    # The stem's conv1 and bn1 are single operators: drawn open, with their weights.
+    (stem_conv,) = g.find(op="nn.conv2d")
+    assert stem_conv.source.module == "conv1"
+    assert {n.source.module for n in g.nodes.values() if n.source and n.kind == "op"} >= \
+        {"conv1", "bn1", "relu", "avgpool"}
+    # Edges run stem -> layer1 -> ... -> layer4 -> head.
+    ids = {p: n.id for p, n in boxes.items()}
+    for a, b in zip(STEM_AND_HEAD[1:4], STEM_AND_HEAD[2:5]):
+        assert ids[b] in g.users(ids[a])
+
+
+def test_opening_one_module_shows_its_children_folded(resnet_full):
+    g = fold_modules(resnet_full, ["layer1"])
+    boxes = folded(g)
+    assert {"layer1.0", "layer1.1"} <= set(boxes) and "layer1" not in boxes
+    layer1 = module_cluster(g, "layer1")
+    assert boxes["layer1.0"].group == layer1.id and boxes["layer1.1"].group == layer1.id
+    assert boxes["layer1.0"].attrs["ops"] == "7"                 # conv bn relu conv bn add relu
+    assert {"layer2", "layer3", "layer4"} <= set(boxes)
+    # One level more: the block's convolutions themselves.
+    deeper = fold_modules(resnet_full, ["layer1", "layer1.0"])
+    convs = [n for n in deeper.find(op="nn.conv2d") if n.source.module.startswith("layer1.0")]
+    assert len(convs) == 2 and "layer1.0" not in folded(deeper)
+    # Everything open is the whole graph; nothing open folds the outermost modules.
+    everything = [c.path for c in resnet_full.clusters.values() if c.kind == MODULE]
+    assert len(fold_modules(resnet_full, everything)) == len(resnet_full)
+    assert sorted(folded(fold_modules(resnet_full, []))) == sorted(STEM_AND_HEAD)
+
+
+def test_a_model_wrapping_one_module_opens_a_level_more():
+    blocks = [torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()) for _ in range(8)]
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = torch.nn.Sequential(*blocks)
+
+        def forward(self, x):
+            return self.body(x)
+
+    fn = mlclab.from_torch(Wrapper(), torch.randn(2, 8))
+    full = fn.graph(collapse=None).graph
+    assert default_open(full) == ["body"]
+    g = fn.graph(collapse="module").graph
+    assert sorted(folded(g)) == [f"body.{i}" for i in range(8)]
+
+
+# ------------------------------------------------------------------ labels and drawing
+def test_labels_and_svg_show_module_paths_escaped():
+    class Odd(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def extra_repr(self):
+            return "<b>&'\"x"
+
+        def forward(self, x):
+            return torch.relu(self.lin(x)) * 2
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = torch.nn.ModuleDict({"a<b&c": Odd(), "d>e": Odd()})
+
+        def forward(self, x):
+            for block in self.blocks.values():
+                x = block(x)
+            return x
+
+    fn = mlclab.from_torch(Net(), torch.randn(2, 4))
+    view = fn.graph(collapse=None)
+    odd = module_cluster(view.graph, "blocks.a<b&c")
+    assert odd.label == "a<b&c · Odd" and odd.detail == "Odd(<b>&'\"x)"
+    svg = view.svg()
+    ET.fromstring(svg)                                           # well formed
+    assert "a&lt;b&amp;c · Odd" in svg                           # the cluster's label
+    assert "blocks.a&lt;b&amp;c: Odd(&lt;b&gt;&amp;&#39;&quot;x)" in svg   # its tooltip
+    assert "blocks.a&lt;b&amp;c.lin</text>" in svg               # a node's module row
+    assert "<b>&" not in svg
+    folded_svg = fn.graph(collapse="module").svg()
+    ET.fromstring(folded_svg)
+    assert "blocks" in folded_svg and "ModuleDict" in folded_svg
+
+
+def test_node_cards_and_text_name_the_module(resnet):
+    view = resnet.graph(collapse=None)
+    src = view.source
+    (conv,) = [line for line in src.splitlines() if 'id="ResNet:lv8"' in line]
+    # The module path replaces the DSL line ("line 7: conv1: Conv2d(...)") on the card.
+    assert ">layer1.0.conv1</font>" in conv and "line " not in conv
+    assert "aten.convolution" in conv                             # in the tooltip
+    assert ">layer4.1.bn2</font>" in src
+    text = view.text
+    assert "<layer1.0.conv1>" in text and "[module:" not in text
+    folded_src = resnet.graph().source
+    assert "Sequential · 14 ops" in folded_src and "BasicBlock" not in folded_src
+
+
+def test_transformer_layer_and_mlp():
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
+                                             dropout=0.0, batch_first=True)
+    fn = mlclab.from_torch(layer, torch.randn(2, 16, 64))
+    g = fn.graph().graph
+    boxes = folded(g)
+    assert boxes["self_attn"].attrs["class"] == "MultiheadAttention"
+    assert {"self_attn", "linear1", "linear2"} <= set(boxes) and len(g) <= MODULE_NODES
+    mlp = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    small = mlclab.from_torch(mlp, torch.randn(3, 8)).graph().graph
+    # Small enough to draw whole: each Linear a box; the ReLU one node labelled "1".
+    assert not folded(small)
+    assert sorted(c.label for c in small.clusters.values() if c.kind == MODULE) == \
+        ["0 · Linear", "2 · Linear"]
+    (relu,) = small.find(op="nn.relu")
+    assert relu.source.module == "1" and relu.group == "fn:Sequential"
+
+
+def test_the_fused_view_is_grouped_by_module_too(resnet):
+    # The pipeline's graphs get their sources after parsing; grouping comes after that.
+    g = resnet.graph("fused").graph
+    fused = [c for c in g.clusters.values() if c.kind == "fused"]
+    layers = {module_cluster(g, f"layer{i}").id for i in range(1, 5)}
+    # A fused group moves whole into the module of its members.
+    assert fused and sum(1 for c in fused if c.parent in layers) >= 8
+    assert all(module_cluster(g, f"layer{i}").parent == "fn:ResNet" for i in range(1, 5))
+
+
+# ------------------------------------------------------------------ the viewer
+def test_viewer_payload_carries_module_paths_and_the_hierarchy(resnet):
+    p = view_payload(resnet, "dataflow")
+    json.dumps(p)
+    assert p["overview"] == {"shown": len(p["nodes"]), "total": 197}
+    assert p["modules"]["open"] == []
+    folded_ids = p["modules"]["folded"]
+    layer2 = "collapsed:fn:ResNet/module:layer2"
+    assert "layer2.1.conv1" in folded_ids[layer2] and "layer2.0.downsample" in folded_ids[layer2]
+    assert p["nodes"][layer2]["attrs"]["class"] == "Sequential"
+    conv = next(n for n in p["nodes"].values() if n["op"] == "nn.conv2d")
+    assert conv["source"]["module"] == "conv1" and conv["source"]["origin"] == "aten.convolution"
+    opened = view_payload(resnet, "dataflow", open_modules=["layer1"])
+    c = opened["clusters"]["fn:ResNet/module:layer1"]
+    assert c == {"label": "layer1 · Sequential", "kind": MODULE, "parent": "fn:ResNet",
+                 "path": "layer1", "detail": "Sequential()"}
+    assert opened["modules"]["open"] == ["layer1"]
+    whole = view_payload(resnet, "dataflow", full=True)
+    assert "overview" not in whole and len(whole["nodes"]) == 197
+    # Drawn whole, every foldable module is open (a conv's box is not foldable).
+    assert whole["modules"]["folded"] == {}
+    assert {"layer1", "layer1.0", "layer2.0.downsample"} <= set(whole["modules"]["open"])
+    assert "layer1.0.conv1" not in whole["modules"]["open"]
+    assert whole["clusters"]["fn:ResNet/module:layer1.0.conv1"]["parent"] == \
+        "fn:ResNet/module:layer1.0"
+
+
+def test_viewer_opens_folds_and_searches_modules(resnet):
+    v = function_viewer(resnet)
+    assert v.open_modules == [] and len(v.nodes) <= MODULE_NODES
+    assert v.find("layer2.1") == ["collapsed:fn:ResNet/module:layer2"]
+    v.open_module("layer2.1")
+    assert v.open_modules == ["layer2", "layer2.1"]
+    hits = v.find("layer2.1")
+    assert hits and all(v.nodes[h]["source"]["module"].startswith("layer2.1") for h in hits)
+    assert "collapsed:fn:ResNet/module:layer2.0" in v.nodes
+    v.view = "let"                                   # the choice holds in every view
+    assert "collapsed:fn:ResNet/module:layer2.0" in v.nodes and v.find("layer2.1")
+    v.view = "dataflow"
+    v.open_modules = []                              # "fold all": the first look again
+    assert sorted(n["attrs"]["module"] for n in v.nodes.values()
+                  if n["kind"] == "collapsed") == sorted(STEM_AND_HEAD)
+    v.unfold()                                       # "draw all"
+    assert len(v.nodes) == 197
+    v.unfolded = []                                  # "fold all" after it
+    assert len(v.nodes) < 30 and "overview: " in v.static_html()
+    with pytest.raises(TypeError, match="path"):
+        v.open_module("")
+
+
+def test_validation_marks_reach_the_folded_module_that_holds_them(resnet, resnet_full):
+    def binding(module):
+        return next(n.name for n in resnet_full.nodes.values()
+                    if n.source is not None and n.source.module == module and n.kind == "op")
+
+    bad, good = binding("layer3.1.conv2"), binding("layer1.0.conv1")
+    notes = {bad: {"status": "diverged", "text": "differs"}, good: {"status": "ok", "text": "ok"},
+             binding("layer3.0.conv1"): {"status": "ok", "text": "ok"}}
+    v = function_viewer(resnet, annotations=notes, highlight_bindings=[bad])
+    layer3, layer1 = ("collapsed:fn:ResNet/module:layer3", "collapsed:fn:ResNet/module:layer1")
+    assert v.annotations[layer3]["status"] == "diverged"
+    assert v.annotations[layer3]["text"].startswith("1 of 2 checked values inside diverge")
+    assert v.annotations[layer1]["status"] == "ok" and v.highlight == [layer3]
+    v.open_module("layer3")                          # one level down: the block holding it
+    block = "collapsed:fn:ResNet/module:layer3.1"
+    assert v.annotations[block]["status"] == "diverged" and block in v.highlight
+    v.open_module("layer3.1")                        # the node itself
+    (node,) = [nid for nid, info in v.nodes.items() if info.get("name") == bad]
+    assert v.annotations[node] == {"status": "diverged", "text": "differs"} and node in v.highlight
