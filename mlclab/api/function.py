@@ -3,15 +3,14 @@ from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
-
 from .. import reference as _reference
 from ..backend.alignment import PARAM_ALIGNMENT
 from ..runtime import Marshaller
 from . import displays
 from .arguments import Bound, bind
-from .errors import boundary
+from .errors import boundary, passes_through, translate
 from .holds_ir import Bindings, HoldsIR
+from .shapes import _ALWAYS_AVAILABLE as ALWAYS_AVAILABLE
 from .shapes import check_memory, check_sizes
 
 _SIZED_ENTRIES = 256
@@ -30,15 +29,15 @@ class CompiledFunction(HoldsIR):
         self._marshaller = Marshaller([p.type.dtype for p in self.typed.params],
                                       kernel_alignment=PARAM_ALIGNMENT)
         self._vm_fn = None
-        # The thin call: (dtype, shape) per parameter when every shape is fixed, so that an
-        # argument that already is a numpy array of that dtype and shape needs no other check
-        # (bind() does the rest once; sizes and memory need are the same every call).  A
-        # 4-element add through bind() cost ~12 us against the VM's ~1.5 us.
-        self._exact = None
+        # The thin call (Marshaller.thin), made by the first call that bind() accepted when
+        # every parameter's shape is fixed: numpy arrays of exactly the declared dtypes and
+        # shapes then need no other check -- sizes and the memory need are the same every call.
+        # A 4-element add cost ~12 us through bind() alone, against the VM's ~1 us.
+        self._thin = None
+        # the fixed shapes the thin call is made for, until it is made (or refused)
+        self._thin_shapes = None
         if all(isinstance(d, int) for p in self.typed.params for d in p.type.shape):
-            self._exact = tuple((np.dtype(p.type.dtype), tuple(p.type.shape))
-                                for p in self.typed.params)
-        self._exact_need = None
+            self._thin_shapes = [p.type.shape for p in self.typed.params]
         # Sizes already checked -> the bytes their largest operator needs. Walking the program
         # costs ~50 us a call (measured on a 5-binding function), as much as a small kernel.
         self._sized: dict = {}
@@ -83,6 +82,10 @@ class CompiledFunction(HoldsIR):
     def bind(self, args, caller: Optional[str] = None) -> Bound:
         """The arguments checked and converted, with every value's size checked for them:
         a ``TypeError``/``ValueError``/``MemoryError`` before anything runs."""
+        return self._bind(args, caller)[0]
+
+    def _bind(self, args, caller: Optional[str] = None) -> tuple:
+        """``bind``, and the bytes the largest operator needs for these sizes."""
         caller = caller or self.name
         bound = bind(self.typed.params, args, caller)
         key = tuple(sorted(bound.sizes.items()))
@@ -93,43 +96,60 @@ class CompiledFunction(HoldsIR):
                 self._sized.clear()
             self._sized[key] = need
         check_memory(need, caller)
-        if self._exact is not None:
-            self._exact_need = need
-        return bound
+        return bound, need
 
     def check_args(self, args, caller: Optional[str] = None) -> list:
         """The arguments as numpy arrays of the declared dtypes, or a clear error."""
         return self.bind(args, caller).arrays
 
-    @boundary(lambda self, *args: f"calling {self.name}")
     def __call__(self, *args, **kwargs):
+        # The api's exception policy (errors.boundary) written out: a decorator's extra call
+        # and argument packing cost ~0.25 us, a quarter of the VM's own time on a tiny call.
+        thin = self._thin
+        if thin is not None and not kwargs:
+            try:
+                result = thin(args)
+            except Exception as exc:
+                if passes_through(exc):
+                    raise
+                raise translate(exc, f"calling {self.name}") from exc
+            if result is not None:
+                return result
+        return self._call(args, kwargs)
+
+    @boundary(lambda self, *args: f"calling {self.name}")
+    def _call(self, args, kwargs):
+        """The full call: every argument checked and converted by bind(), which decides
+        anything unusual (lists, other dtypes, strided or read-only arrays, symbolic sizes)."""
         if kwargs:
             params = ", ".join(p.name for p in self.typed.params)
             raise TypeError(f"{self.name}() takes its arguments by position ({params}), got "
                             f"keyword {', '.join(kwargs)}")
-        arrays = self._exact_arrays(args)
-        if arrays is None:
-            arrays = self.check_args(args)
+        bound, need = self._bind(args)
         built = self.program.built
         with built.lock:
             if self._vm_fn is None:
                 self._vm_fn = built.vm[self.name]
-            return self._marshaller.call(self._vm_fn, arrays)
+            vm_fn = self._vm_fn
+            result = self._marshaller.call(vm_fn, bound.arrays)
+        shapes = self._thin_shapes
+        if shapes is not None:
+            self._thin_shapes = None
+            self._thin = self._marshaller.thin(self._checked(vm_fn, need), built.lock, shapes)
+        return result
 
-    def _exact_arrays(self, args):
-        """``args`` unchanged when each is a numpy array of exactly its parameter's dtype and
-        fixed shape, once bind() has checked this function's sizes; else None (bind decides)."""
-        exact = self._exact
-        if exact is None or len(args) != len(exact):
-            return None
-        for a, (dtype, shape) in zip(args, exact):
-            if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
-                return None
-        need = self._exact_need
-        if need is None:
-            return None
-        check_memory(need, self.name)
-        return args
+    def _checked(self, vm_fn, need: int):
+        """``vm_fn``, checking the memory need first where it is more than any machine has
+        for certain (``shapes.check_memory`` then reads what is available, every call)."""
+        if need <= ALWAYS_AVAILABLE:
+            return vm_fn
+        name = self.name
+
+        def checked(*tensors):
+            check_memory(need, name)
+            return vm_fn(*tensors)
+
+        return checked
 
     @boundary(lambda self, *args: f"evaluating {self.name}.reference")
     def reference(self, *args):
