@@ -305,3 +305,20 @@ def test_empty_inputs_and_size_one_axes_with_odd_strides_run(prog):
     x = np.arange(256, dtype="float32")[None, :]
     assert x.flags.c_contiguous and x.strides[0] == 0
     np.testing.assert_array_equal(prog["same"](x), x)
+
+
+def test_a_thin_call_is_offered_only_where_numpys_flags_suffice():
+    lock = threading.RLock()
+    fn = _const_module()
+    # TVM's own kernels assume 64-byte alignment, which no numpy flag says: no thin call
+    assert Marshaller(["float32"]).thin(fn, lock, [(4,)]) is None
+    element = Marshaller(["float32"], kernel_alignment="element")
+    # an empty array is staged (numpy exports it with strides the kernels refuse)
+    assert element.thin(fn, lock, [(0, 4)]) is None
+    call = element.thin(fn, lock, [(4,)])
+    x = np.zeros(4, "float32")
+    assert call((x, x)) is None and call([x.astype("float64")]) is None
+    assert call([np.zeros(5, "float32")]) is None and call([np.zeros(8, "float32")[::2]]) is None
+    first = call([x])  # the constant is copied: the caller owns what it gets
+    first[:] = -1
+    np.testing.assert_array_equal(call([x]), np.arange(4))
