@@ -114,17 +114,17 @@ class Marshaller:
     def thin(self, fn, lock, shapes):
         """A call of ``fn`` (a VM function) prepared once for the common case, or None where
         this marshaller cannot offer one: a function ``call(args)`` that, when every
-        argument is a numpy array of exactly its parameter's dtype and its fixed shape in
+        argument is a numpy array of exactly its parameter's dtype and its shape in
         ``shapes`` -- C-contiguous, writeable and aligned, so it can be read in place --
         calls ``fn`` holding ``lock`` and returns what ``call`` would.  For anything else it
         returns None before calling anything, and the caller takes the full path.
 
-        Everything that does not change between calls is decided here, once: the dtypes and
-        shapes to compare, each input's size, the functions called.  Per call that leaves a
-        type, dtype, shape and flags comparison per argument, a DLPack import per argument,
-        the call, and for a lone tensor result the reference-count and address checks of
-        ``_convert`` inlined (a tuple, or a result to copy, goes through ``_convert``).  A
-        4-element add costs ~1.0 us in the VM; the full ``call`` path adds ~3 us."""
+        What does not change between calls is decided here, once: the dtypes and shapes to
+        compare, the functions called.  Per call that leaves a type, dtype, shape and flags
+        comparison per argument, the VM call on the arrays themselves, and for a lone
+        tensor result the checks of ``_convert`` inlined (a tuple, or a result to copy,
+        goes through ``_convert``): a 4-element add costs ~1.6 us more than the VM's own
+        ~1.1 us (docs/performance.md, section 3)."""
         use_count = self._use_count
         if use_count is None or len(shapes) != len(self.param_dtypes):
             return None

@@ -450,3 +450,16 @@ def test_thin_calls_from_several_threads_are_correct(thin_prog):
     for t in threads:
         t.join()
     assert problems == []
+
+
+def test_a_symbolic_size_gets_a_thin_call_per_shape_bind_accepted(monkeypatch):
+    f = mlclab.compile('def f(a: Tensor[("n", 3), f32], b: Tensor[(3,), f32]):\n'
+                       '    return a * b', force=True)["f"]
+    binds = _counting(monkeypatch, "bind")
+    b = rng.standard_normal(3).astype("f4")
+    for rows in (2, 2, 2, 5, 5, 2):
+        a = rng.standard_normal((rows, 3)).astype("f4")
+        np.testing.assert_array_equal(f(a, b), a * b)
+    assert len(binds) == 3  # the first call, and each change of n
+    with pytest.raises(ValueError, match=r"argument b must have shape \(3,\)"):
+        f(a, b[:2])

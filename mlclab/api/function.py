@@ -29,15 +29,12 @@ class CompiledFunction(HoldsIR):
         self._marshaller = Marshaller([p.type.dtype for p in self.typed.params],
                                       kernel_alignment=PARAM_ALIGNMENT)
         self._vm_fn = None
-        # The thin call (Marshaller.thin), made by the first call that bind() accepted when
-        # every parameter's shape is fixed: numpy arrays of exactly the declared dtypes and
-        # shapes then need no other check -- sizes and the memory need are the same every call.
-        # A 4-element add cost ~12 us through bind() alone, against the VM's ~1 us.
+        # The thin call (Marshaller.thin) for the shapes of the last call bind() accepted:
+        # numpy arrays of exactly the declared dtypes and those shapes need no other check
+        # (bind() would accept them again; the sizes and the memory need are the same).
+        # A 4-element add cost ~12 us through bind(), against the VM's ~1 us.
         self._thin = None
-        # the fixed shapes the thin call is made for, until it is made (or refused)
         self._thin_shapes = None
-        if all(isinstance(d, int) for p in self.typed.params for d in p.type.shape):
-            self._thin_shapes = [p.type.shape for p in self.typed.params]
         # Sizes already checked -> the bytes their largest operator needs. Walking the program
         # costs ~50 us a call (measured on a 5-binding function), as much as a small kernel.
         self._sized: dict = {}
@@ -132,9 +129,9 @@ class CompiledFunction(HoldsIR):
                 self._vm_fn = built.vm[self.name]
             vm_fn = self._vm_fn
             result = self._marshaller.call(vm_fn, bound.arrays)
-        shapes = self._thin_shapes
-        if shapes is not None:
-            self._thin_shapes = None
+        shapes = tuple(array.shape for array in bound.arrays)
+        if shapes != self._thin_shapes:  # (a symbolic size changed, or this is the first call)
+            self._thin_shapes = shapes
             self._thin = self._marshaller.thin(self._checked(vm_fn, need), built.lock, shapes)
         return result
 
