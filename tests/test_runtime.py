@@ -322,3 +322,17 @@ def test_a_thin_call_is_offered_only_where_numpys_flags_suffice():
     first = call([x])  # the constant is copied: the caller owns what it gets
     first[:] = -1
     np.testing.assert_array_equal(call([x]), np.arange(4))
+
+
+def test_the_thin_call_holds_the_vm_lock_around_the_vm_call_only():
+    lock = threading.RLock()
+    real = _const_module()
+    seen = []
+
+    def fn(*args):
+        seen.append(lock._is_owned())
+        return real(*args)
+
+    call = Marshaller(["float32"], kernel_alignment="element").thin(fn, lock, [(4,)])
+    np.testing.assert_array_equal(call([np.zeros(4, "float32")]), np.arange(4))
+    assert seen == [True] and not lock._is_owned()
