@@ -142,9 +142,9 @@ class CompiledFunction(HoldsIR):
             return vm_fn
         name = self.name
 
-        def checked(*tensors):
+        def checked(*arrays):
             check_memory(need, name)
-            return vm_fn(*tensors)
+            return vm_fn(*arrays)
 
         return checked
 
