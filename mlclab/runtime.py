@@ -143,6 +143,7 @@ class Marshaller:
             return None
         dtypes, shapes, count = tuple(dtypes), tuple(shapes), len(shapes)
         to_numpy, shares, ndarray = np.from_dlpack, np.may_share_memory, np.ndarray
+        from_dlpack = tvm_ffi.from_dlpack
         tensor_type = tvm_ffi.Tensor
         acquire, release, convert = lock.acquire, lock.release, self._convert
 
@@ -179,7 +180,10 @@ class Marshaller:
                 else:
                     return view
                 del view  # (it would count as a holder of the result)
-            return convert(result, [_span(array) for array in args])
+            # (each argument's address through a DLPack import: ~0.2 us against ~0.8 us for
+            # numpy's ``array.ctypes.data``)
+            return convert(result, [(from_dlpack(array).data_ptr(), array.nbytes)
+                                    for array in args])
 
         return call
 
@@ -280,11 +284,6 @@ class Marshaller:
                 del returned[address]
 
         returned[address] = weakref.ref(view, forget)
-
-
-def _span(array: np.ndarray) -> tuple:
-    """(address, size) of an array's memory, as ``_convert`` compares them."""
-    return array.ctypes.data, array.nbytes
 
 
 def _overlaps(address: int, size: int, spans) -> bool:
