@@ -452,6 +452,17 @@ def test_thin_calls_from_several_threads_are_correct(thin_prog):
     assert problems == []
 
 
+def test_a_function_fetched_anew_for_every_call_keeps_its_thin_call(thin_prog, monkeypatch):
+    # A program holds its functions weakly: prog["plus"](a, b) written out each time may make
+    # a new CompiledFunction per call; the call state lives with the build instead.
+    a, b = _pair()
+    thin_prog["plus"](a, b)
+    binds, sizes = _counting(monkeypatch, "bind"), _counting(monkeypatch, "check_sizes")
+    for _ in range(3):
+        np.testing.assert_array_equal(thin_prog["plus"](a, b), a + b)
+    assert binds == [] and sizes == []
+
+
 def test_a_symbolic_size_gets_a_thin_call_per_shape_bind_accepted(monkeypatch):
     f = mlclab.compile('def f(a: Tensor[("n", 3), f32], b: Tensor[(3,), f32]):\n'
                        '    return a * b', force=True)["f"]

@@ -16,6 +16,28 @@ from .shapes import check_memory, check_sizes
 _SIZED_ENTRIES = 256
 
 
+class _CallState:
+    """What calling one compiled function prepares, kept by its ``Built`` and shared by every
+    ``CompiledFunction`` made for it: a program holds its functions weakly, so
+    ``prog["f"](x)`` written out each time makes a new one per call, and re-deriving all
+    this (the size walk above all) cost ~140 us a call of a 4-element add."""
+
+    def __init__(self, params):
+        self.marshaller = Marshaller([p.type.dtype for p in params],
+                                     kernel_alignment=PARAM_ALIGNMENT)
+        self.vm_fn = None
+        # The thin call (Marshaller.thin) for the shapes of the last call bind() accepted:
+        # numpy arrays of exactly the declared dtypes and those shapes need no other check
+        # (bind() would accept them again; the sizes and the memory need are the same).
+        # A 4-element add cost ~12 us through bind(), against the VM's ~1 us.
+        self.thin = None
+        self.thin_shapes = None
+        # Sizes already checked -> the bytes their largest operator needs. Walking the
+        # program costs ~50 us a call (measured on a 5-binding function), as much as a small
+        # kernel.
+        self.sized: dict = {}
+
+
 class CompiledFunction(HoldsIR):
     """One compiled tinynn function: call it with numpy arrays, get numpy arrays back."""
 
@@ -26,18 +48,14 @@ class CompiledFunction(HoldsIR):
         self.__qualname__ = name
         self.typed = program.typed.functions[name]
         self.bindings = Bindings(program.built.bindings[name])
-        self._marshaller = Marshaller([p.type.dtype for p in self.typed.params],
-                                      kernel_alignment=PARAM_ALIGNMENT)
-        self._vm_fn = None
-        # The thin call (Marshaller.thin) for the shapes of the last call bind() accepted:
-        # numpy arrays of exactly the declared dtypes and those shapes need no other check
-        # (bind() would accept them again; the sizes and the memory need are the same).
-        # A 4-element add cost ~12 us through bind(), against the VM's ~1 us.
-        self._thin = None
-        self._thin_shapes = None
-        # Sizes already checked -> the bytes their largest operator needs. Walking the program
-        # costs ~50 us a call (measured on a 5-binding function), as much as a small kernel.
-        self._sized: dict = {}
+        state = program.built.call_states.get(name)
+        if state is None:
+            state = program.built.call_states.setdefault(name, _CallState(self.typed.params))
+        self._state = state
+        self._marshaller = state.marshaller
+        self._sized = state.sized
+        self._vm_fn = state.vm_fn
+        self._thin = state.thin
 
     # the contract of docs/architecture.md
     @property
@@ -123,16 +141,19 @@ class CompiledFunction(HoldsIR):
             raise TypeError(f"{self.name}() takes its arguments by position ({params}), got "
                             f"keyword {', '.join(kwargs)}")
         bound, need = self._bind(args)
-        built = self.program.built
+        built, state = self.program.built, self._state
         with built.lock:
-            if self._vm_fn is None:
-                self._vm_fn = built.vm[self.name]
             vm_fn = self._vm_fn
+            if vm_fn is None:
+                if state.vm_fn is None:
+                    state.vm_fn = built.vm[self.name]
+                vm_fn = self._vm_fn = state.vm_fn
             result = self._marshaller.call(vm_fn, bound.arrays)
         shapes = tuple(array.shape for array in bound.arrays)
-        if shapes != self._thin_shapes:  # (a symbolic size changed, or this is the first call)
-            self._thin_shapes = shapes
-            self._thin = self._marshaller.thin(self._checked(vm_fn, need), built.lock, shapes)
+        if shapes != state.thin_shapes:  # (a symbolic size changed, or this is the first call)
+            state.thin_shapes = shapes
+            state.thin = self._marshaller.thin(self._checked(vm_fn, need), built.lock, shapes)
+        self._thin = state.thin
         return result
 
     def _checked(self, vm_fn, need: int):
