@@ -135,7 +135,8 @@ class CompiledFunction(HoldsIR):
     @boundary(lambda self, *args: f"calling {self.name}")
     def _call(self, args, kwargs):
         """The full call: every argument checked and converted by bind(), which decides
-        anything unusual (lists, other dtypes, strided or read-only arrays, symbolic sizes)."""
+        anything unusual (lists, other dtypes, strided or read-only arrays, a new symbolic
+        size), then prepares the thin call for these shapes."""
         if kwargs:
             params = ", ".join(p.name for p in self.typed.params)
             raise TypeError(f"{self.name}() takes its arguments by position ({params}), got "
