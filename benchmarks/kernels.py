@@ -1,7 +1,7 @@
 """mlclab against numpy and PyTorch eager on the workloads of issues 6 and 13, through the
 public call path.
 
-    python benchmarks/kernels.py [--json FILE] [--quick]
+    python benchmarks/kernels.py [--json FILE] [--quick] [--tiny]
 
 Every mlclab figure is a call of a compiled ``mlclab.compile`` function on numpy arrays
 (argument checks, marshalling, the VM call, the result as a numpy array), timed
@@ -96,8 +96,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
+    parser.add_argument("--tiny", action="store_true", help="only the tiny-call row")
     args = parser.parse_args(argv)
     rounds = 7 if args.quick else 41
+    if args.tiny:
+        tiny = tiny_call(np.random.default_rng(0), torch_module(), rounds * 50,
+                         0 if args.quick else 1.0)
+        print(tiny["row"])
+        return 0
 
     rng = np.random.default_rng(0)
     prog = mlclab.compile(PROGRAM)

@@ -22,6 +22,10 @@ on fresh 16 MB buffers.  So:
   call, or a tensor something else still holds (a constant of the executable, whose
   memory every call returns).  Those are copied.  Every array a call returns is therefore
   the caller's own: no later call writes to it and writing to it changes no later result.
+
+``Marshaller.call`` does this for any arguments; ``Marshaller.thin`` prepares the same for
+one function's common case once (arrays of exactly its dtypes and shapes, handed to the VM
+as they are), so that a tiny call costs little more than the VM itself.
 """
 from __future__ import annotations
 
@@ -110,6 +114,78 @@ class Marshaller:
         shows)."""
         tensors, spans = self._import(arrays)
         return self._convert(fn(*tensors), spans)
+
+    def thin(self, fn, lock, shapes):
+        """A call of ``fn`` (a VM function) prepared once for the common case, or None where
+        this marshaller cannot offer one: a function ``call(args)`` that, when every
+        argument is a numpy array of exactly its parameter's dtype and its shape in
+        ``shapes`` -- C-contiguous, writeable and aligned, so it can be read in place --
+        calls ``fn`` holding ``lock`` and returns what ``call`` would.  For anything else it
+        returns None before calling anything, and the caller takes the full path.
+
+        What does not change between calls is decided here, once: the dtypes and shapes to
+        compare, the functions called.  Per call that leaves a type, dtype, shape and flags
+        comparison per argument, the VM call on the arrays themselves, and for a lone
+        tensor result the checks of ``_convert`` inlined (a tuple, or a result to copy,
+        goes through ``_convert``): a 4-element add costs ~1.6 us more than the VM's own
+        ~1.1 us (docs/performance.md, section 3)."""
+        use_count = self._use_count
+        if use_count is None or len(shapes) != len(self.param_dtypes):
+            return None
+        import tvm_ffi
+
+        dtypes = [np.dtype(d) for d in self.param_dtypes]
+        shapes = [tuple(int(d) for d in shape) for shape in shapes]
+        # numpy's ALIGNED flag is the element's alignment: enough only for kernels that assume
+        # no more than that (mlclab's); an empty array is staged (see ``_import``).
+        if any(a > d.alignment for a, d in zip(self._alignments, dtypes)) or any(
+                0 in shape for shape in shapes):
+            return None
+        dtypes, shapes, count = tuple(dtypes), tuple(shapes), len(shapes)
+        to_numpy, shares, ndarray = np.from_dlpack, np.may_share_memory, np.ndarray
+        from_dlpack = tvm_ffi.from_dlpack
+        tensor_type = tvm_ffi.Tensor
+        acquire, release, convert = lock.acquire, lock.release, self._convert
+
+        # Plain loops with an index, no zip, comprehension or helper call: each of those
+        # costs ~0.1 us here (Python 3.11), against the VM's own ~1 us for a tiny call.
+        def call(args):
+            if len(args) != count:
+                return None
+            index = 0
+            for array in args:
+                # ``is``: numpy's built-in dtypes are singletons, and any other spelling of
+                # the same dtype (another byte order...) is left to the full path.  ``carray``:
+                # C-contiguous, writeable and aligned to its element.
+                if (type(array) is not ndarray or array.dtype is not dtypes[index]
+                        or array.shape != shapes[index] or not array.flags.carray):
+                    return None
+                index += 1
+            acquire()
+            try:
+                # The arrays themselves: TVM-FFI imports each through DLPack in C, ~0.15 us
+                # an argument against ~0.35 us for tvm_ffi.from_dlpack from Python.
+                result = fn(*args)
+            finally:
+                release()
+            # 2 uses: this handle and use_count's argument; more is memory something else
+            # holds (a constant).  A result in an input's memory (a function returning its
+            # argument, or a reshape of it) shares memory with it.  Either is copied by
+            # ``_convert``, as is anything in a tuple.
+            if isinstance(result, tensor_type) and use_count(result) <= 2:
+                view = to_numpy(result)
+                for array in args:
+                    if shares(view, array):
+                        break
+                else:
+                    return view
+                del view  # (it would count as a holder of the result)
+            # (each argument's address through a DLPack import: ~0.2 us against ~0.8 us for
+            # numpy's ``array.ctypes.data``)
+            return convert(result, [(from_dlpack(array).data_ptr(), array.nbytes)
+                                    for array in args])
+
+        return call
 
     # ------------------------------------------------------------------ inputs
     def to_tvm(self, arrays: list) -> list:

@@ -1,5 +1,7 @@
 """Compiling and calling: the seed program, the decorator, argument checks, composition,
 if/else, the cache, and results that never change behind the caller's back."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -236,3 +238,257 @@ def test_calls_from_several_threads_take_turns_safely():
         outs = list(pool.map(f, xs))
     for x, out in zip(xs, outs):
         np.testing.assert_allclose(out, np.maximum(x @ x, 0), rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------
+# the thin call: prepared by the first call, then used for numpy arrays of exactly the
+# declared dtypes and fixed shapes; everything else still goes through bind()
+
+THIN = """
+def plus(a: Tensor[(2, 3), f32], b: Tensor[(2, 3), f32]):
+    return a + b
+
+def ident(x: Tensor[(4,), f32]):
+    return x
+
+def flat(x: Tensor[(2, 2), f32]):
+    return reshape(x, (4,))
+
+def const(x: Tensor[(4,), f32]):
+    return ones((4,))
+
+def pair(x: Tensor[(4,), f32]):
+    y = x * 2.0
+    return y, y
+
+def pick(x: Tensor[(4,), f32]):
+    if max(x) > 10.0:
+        return x
+    return x + 1.0
+"""
+
+
+@pytest.fixture()
+def thin_prog():
+    return mlclab.compile(THIN, force=True)
+
+
+def _pair():
+    return (rng.standard_normal((2, 3)).astype("f4"), rng.standard_normal((2, 3)).astype("f4"))
+
+
+def _counting(monkeypatch, name):
+    """Count the calls of ``mlclab.api.function.<name>`` (bind, check_sizes)."""
+    function = importlib.import_module("mlclab.api.function")
+    calls = []
+    original = getattr(function, name)
+
+    def counted(*args, **kwargs):
+        calls.append(name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(function, name, counted)
+    return calls
+
+
+def test_after_the_first_call_exact_arrays_skip_bind_and_the_size_walk(thin_prog, monkeypatch):
+    f = thin_prog["plus"]
+    binds, sizes = _counting(monkeypatch, "bind"), _counting(monkeypatch, "check_sizes")
+    assert f._thin is None
+    pairs = [_pair() for _ in range(5)]
+    outs = [f(a, b) for a, b in pairs]
+    assert f._thin is not None
+    assert binds == ["bind"] and sizes == ["check_sizes"]  # the first call only
+    for (a, b), out in zip(pairs, outs):
+        np.testing.assert_array_equal(out, a + b)
+        assert out.dtype == np.float32 and out.shape == (2, 3)
+
+
+@pytest.mark.parametrize("unusual", [
+    lambda a: a.tolist(),                                      # a list
+    lambda a: np.asfortranarray(a),                            # not C-contiguous
+    lambda a: np.lib.stride_tricks.as_strided(a, a.shape, a.strides, writeable=False),
+    lambda a: a.view(np.matrix),                               # a subclass
+    lambda a: np.frombuffer(b"\0" + a.tobytes(), "f4", offset=1).reshape(a.shape),  # misaligned
+])
+def test_anything_unusual_goes_through_bind_and_still_works(thin_prog, monkeypatch, unusual):
+    f = thin_prog["plus"]
+    a, b = _pair()
+    f(a, b)
+    binds = _counting(monkeypatch, "bind")
+    odd = unusual(a)
+    out = f(odd, b)
+    assert binds == ["bind"]
+    np.testing.assert_allclose(out, a + b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda f, a, b: f(a, b, b), TypeError, r"plus\(\) takes 2 arguments \(a, b\) but 3 were given"),
+    (lambda f, a, b: f(a), TypeError, r"plus\(\) takes 2 arguments \(a, b\) but 1 was given"),
+    (lambda f, a, b: f(a, b.astype("f8")), TypeError,
+     r'argument b must be a float32 array \(f32\), got float64; convert it with b.astype'),
+    (lambda f, a, b: f(a, b.astype(">f4")), TypeError,  # float32, the other byte order
+     r"argument b must be a float32 array \(f32\), got >f4"),
+    (lambda f, a, b: f(a, b.T.copy()), ValueError,
+     r"argument b must have shape \(2, 3\), got \(3, 2\)"),
+    (lambda f, a, b: f(a, b[None]), ValueError, r"argument b must have shape \(2, 3\) \(rank 2\)"),
+    (lambda f, a, b: f(a, b=b), TypeError, r"plus\(\) takes its arguments by position \(a, b\)"),
+    (lambda f, a, b: f(a, None), TypeError, "argument b must be a numpy array"),
+])
+def test_bad_arguments_give_the_same_errors_once_the_thin_call_exists(thin_prog, call, error,
+                                                                      message):
+    f = thin_prog["plus"]
+    a, b = _pair()
+    for _ in range(2):  # before the thin call is made, and after
+        with pytest.raises(error, match=message):
+            call(f, a, b)
+        f(a, b)
+    assert f._thin is not None
+
+
+def test_thin_results_are_the_callers_own(thin_prog):
+    """Fresh VM outputs are handed over without a copy -- the VM never reuses memory a
+    returned array still holds -- and everything else is copied: the argument itself, a
+    reshape of it, a constant, a tuple's repeated item, a branch that returns the input."""
+    plus, ident, flat = thin_prog["plus"], thin_prog["ident"], thin_prog["flat"]
+    a, b = _pair()
+    first = plus(a, b)
+    kept = first.copy()
+    later = [plus(*_pair()) for _ in range(20)]
+    np.testing.assert_array_equal(first, kept)  # no later call wrote into it
+    assert not any(np.shares_memory(first, r) for r in later)
+    first += 1  # and writing to it changes neither the inputs nor later results
+    np.testing.assert_array_equal(plus(a, b), kept)
+
+    for fn, x in ((ident, np.arange(4, dtype="f4")), (flat, np.arange(4, dtype="f4").reshape(2, 2))):
+        fn(x.copy())  # the thin call is made by the first call
+        out = fn(x)
+        assert fn._thin is not None and not np.shares_memory(out, x)
+        np.testing.assert_array_equal(out, x.reshape(out.shape))
+
+    const = thin_prog["const"]
+    x = np.zeros(4, "f4")
+    const(x)
+    c1, c2 = const(x), const(x)
+    c1[:] = -1
+    np.testing.assert_array_equal(const(x), 1)
+    assert not np.shares_memory(c1, c2)
+
+    y1, y2 = thin_prog["pair"](x)
+    y1, y2 = thin_prog["pair"](x + 1)
+    assert not np.shares_memory(y1, y2)
+    np.testing.assert_array_equal(y2, 2)
+
+    pick = thin_prog["pick"]
+    small, big = np.arange(4, dtype="f4"), np.arange(4, dtype="f4") * 10
+    np.testing.assert_array_equal(pick(small), small + 1)
+    out = pick(big)  # this branch returns the argument itself
+    assert pick._thin is not None and not np.shares_memory(out, big)
+    np.testing.assert_array_equal(out, big)
+
+
+@pytest.mark.parametrize("failure, expected", [
+    (RuntimeError("InternalError: deep in TVM\nStack trace: ..."), mlclab.InternalError),
+    (ValueError("a user's mistake"), ValueError),
+    (MemoryError("no room"), MemoryError),
+])
+def test_failures_in_the_thin_call_follow_the_error_policy(thin_prog, failure, expected):
+    f = thin_prog["plus"]
+    a, b = _pair()
+    f(a, b)
+
+    def broken(*args):
+        raise failure
+
+    f._thin = f._marshaller.thin(broken, f.program.built.lock, [(2, 3), (2, 3)])
+    with pytest.raises(expected) as info:
+        f(a, b)
+    if expected is mlclab.InternalError:
+        assert str(info.value).startswith("mlclab bug while calling plus: RuntimeError")
+        assert info.value.__cause__ is failure
+    else:
+        assert info.value is failure
+    assert not f.program.built.lock._is_owned()  # the VM lock was released
+
+
+def test_the_thin_call_checks_memory_when_the_need_is_large(thin_prog, monkeypatch):
+    function = importlib.import_module("mlclab.api.function")  # (mlclab.api.function is
+    shapes = importlib.import_module("mlclab.api.shapes")       # also the decorator)
+
+    monkeypatch.setattr(function, "ALWAYS_AVAILABLE", 0)
+    monkeypatch.setattr(shapes, "_ALWAYS_AVAILABLE", 0)
+    monkeypatch.setattr(shapes, "available_memory", lambda: 2 ** 40)
+    f = thin_prog["plus"]
+    a, b = _pair()
+    f(a, b)
+    np.testing.assert_array_equal(f(a, b), a + b)
+    monkeypatch.setattr(shapes, "available_memory", lambda: 8)
+    with pytest.raises(MemoryError, match=r"plus\(\): these sizes need about"):
+        f(a, b)
+    assert f._thin is not None
+
+
+def test_thin_calls_from_several_threads_are_correct(thin_prog):
+    import threading
+
+    f = thin_prog["plus"]
+    f(*_pair())
+    problems = []
+
+    def worker(k):
+        local = np.random.default_rng(k)
+        for _ in range(200):
+            a = local.standard_normal((2, 3)).astype("f4")
+            b = local.standard_normal((2, 3)).astype("f4")
+            out = f(a, b)
+            if not np.array_equal(out, a + b):
+                problems.append(k)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert problems == []
+
+
+def test_a_function_fetched_anew_for_every_call_keeps_its_thin_call(thin_prog, monkeypatch):
+    # A program holds its functions weakly: prog["plus"](a, b) written out each time may make
+    # a new CompiledFunction per call; the call state lives with the build instead.
+    a, b = _pair()
+    thin_prog["plus"](a, b)
+    binds, sizes = _counting(monkeypatch, "bind"), _counting(monkeypatch, "check_sizes")
+    for _ in range(3):
+        np.testing.assert_array_equal(thin_prog["plus"](a, b), a + b)
+    assert binds == [] and sizes == []
+
+
+def test_a_symbolic_size_gets_a_thin_call_per_shape_bind_accepted(monkeypatch):
+    f = mlclab.compile('def f(a: Tensor[("n", 3), f32], b: Tensor[(3,), f32]):\n'
+                       '    return a * b', force=True)["f"]
+    binds = _counting(monkeypatch, "bind")
+    b = rng.standard_normal(3).astype("f4")
+    for rows in (2, 2, 2, 5, 5, 2):
+        a = rng.standard_normal((rows, 3)).astype("f4")
+        np.testing.assert_array_equal(f(a, b), a * b)
+    assert len(binds) == 3  # the first call, and each change of n
+    with pytest.raises(ValueError, match=r"argument b must have shape \(3,\)"):
+        f(a, b[:2])
+
+
+def test_a_fresh_result_is_handed_over_without_a_copy(thin_prog):
+    f = thin_prog["plus"]
+    a, b = _pair()
+    f(a, b)
+    addresses = []
+    vm_fn = f._state.vm_fn
+
+    def recording(*arrays):
+        result = vm_fn(*arrays)
+        addresses.append(result.data_ptr())
+        return result
+
+    f._thin = f._marshaller.thin(recording, f.program.built.lock, [(2, 3), (2, 3)])
+    out = f(a, b)
+    assert addresses == [out.ctypes.data]  # numpy's view of the VM's own output
+    np.testing.assert_array_equal(out, a + b)

@@ -79,6 +79,9 @@ class Built:
         # One VM per program, and a VM is not thread-safe: calls take turns on this lock.
         self.lock = threading.RLock()
         self._vm = None
+        # function name -> what calling it prepares (api.function's call state): a program
+        # keeps its functions weakly, so this outlives each CompiledFunction
+        self.call_states: dict = {}
         self._traces: dict = {}
 
     @classmethod

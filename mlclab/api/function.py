@@ -3,18 +3,39 @@ from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
-
 from .. import reference as _reference
 from ..backend.alignment import PARAM_ALIGNMENT
 from ..runtime import Marshaller
 from . import displays
 from .arguments import Bound, bind
-from .errors import boundary
+from .errors import boundary, passes_through, translate
 from .holds_ir import Bindings, HoldsIR
+from .shapes import _ALWAYS_AVAILABLE as ALWAYS_AVAILABLE
 from .shapes import check_memory, check_sizes
 
 _SIZED_ENTRIES = 256
+
+
+class _CallState:
+    """What calling one compiled function prepares, kept by its ``Built`` and shared by every
+    ``CompiledFunction`` made for it: a program holds its functions weakly, so
+    ``prog["f"](x)`` written out each time makes a new one per call, and re-deriving all
+    this (the size walk above all) cost ~140 us a call of a 4-element add."""
+
+    def __init__(self, params):
+        self.marshaller = Marshaller([p.type.dtype for p in params],
+                                     kernel_alignment=PARAM_ALIGNMENT)
+        self.vm_fn = None
+        # The thin call (Marshaller.thin) for the shapes of the last call bind() accepted:
+        # numpy arrays of exactly the declared dtypes and those shapes need no other check
+        # (bind() would accept them again; the sizes and the memory need are the same).
+        # A 4-element add cost ~12 us through bind(), against the VM's ~1 us.
+        self.thin = None
+        self.thin_shapes = None
+        # Sizes already checked -> the bytes their largest operator needs. Walking the
+        # program costs ~50 us a call (measured on a 5-binding function), as much as a small
+        # kernel.
+        self.sized: dict = {}
 
 
 class CompiledFunction(HoldsIR):
@@ -27,21 +48,14 @@ class CompiledFunction(HoldsIR):
         self.__qualname__ = name
         self.typed = program.typed.functions[name]
         self.bindings = Bindings(program.built.bindings[name])
-        self._marshaller = Marshaller([p.type.dtype for p in self.typed.params],
-                                      kernel_alignment=PARAM_ALIGNMENT)
-        self._vm_fn = None
-        # The thin call: (dtype, shape) per parameter when every shape is fixed, so that an
-        # argument that already is a numpy array of that dtype and shape needs no other check
-        # (bind() does the rest once; sizes and memory need are the same every call).  A
-        # 4-element add through bind() cost ~12 us against the VM's ~1.5 us.
-        self._exact = None
-        if all(isinstance(d, int) for p in self.typed.params for d in p.type.shape):
-            self._exact = tuple((np.dtype(p.type.dtype), tuple(p.type.shape))
-                                for p in self.typed.params)
-        self._exact_need = None
-        # Sizes already checked -> the bytes their largest operator needs. Walking the program
-        # costs ~50 us a call (measured on a 5-binding function), as much as a small kernel.
-        self._sized: dict = {}
+        state = program.built.call_states.get(name)
+        if state is None:
+            state = program.built.call_states.setdefault(name, _CallState(self.typed.params))
+        self._state = state
+        self._marshaller = state.marshaller
+        self._sized = state.sized
+        self._vm_fn = state.vm_fn
+        self._thin = state.thin
 
     # the contract of docs/architecture.md
     @property
@@ -88,6 +102,10 @@ class CompiledFunction(HoldsIR):
     def bind(self, args, caller: Optional[str] = None) -> Bound:
         """The arguments checked and converted, with every value's size checked for them:
         a ``TypeError``/``ValueError``/``MemoryError`` before anything runs."""
+        return self._bind(args, caller)[0]
+
+    def _bind(self, args, caller: Optional[str] = None) -> tuple:
+        """``bind``, and the bytes the largest operator needs for these sizes."""
         caller = caller or self.name
         bound = bind(self.typed.params, args, caller)
         key = tuple(sorted(bound.sizes.items()))
@@ -98,43 +116,64 @@ class CompiledFunction(HoldsIR):
                 self._sized.clear()
             self._sized[key] = need
         check_memory(need, caller)
-        if self._exact is not None:
-            self._exact_need = need
-        return bound
+        return bound, need
 
     def check_args(self, args, caller: Optional[str] = None) -> list:
         """The arguments as numpy arrays of the declared dtypes, or a clear error."""
         return self.bind(args, caller).arrays
 
-    @boundary(lambda self, *args: f"calling {self.name}")
     def __call__(self, *args, **kwargs):
+        # The api's exception policy (errors.boundary) written out: a decorator's extra call
+        # and argument packing cost ~0.25 us, a quarter of the VM's own time on a tiny call.
+        thin = self._thin
+        if thin is not None and not kwargs:
+            try:
+                result = thin(args)
+            except Exception as exc:
+                if passes_through(exc):
+                    raise
+                raise translate(exc, f"calling {self.name}") from exc
+            if result is not None:
+                return result
+        return self._call(args, kwargs)
+
+    @boundary(lambda self, *args: f"calling {self.name}")
+    def _call(self, args, kwargs):
+        """The full call: every argument checked and converted by bind(), which decides
+        anything unusual (lists, other dtypes, strided or read-only arrays, a new symbolic
+        size), then prepares the thin call for these shapes."""
         if kwargs:
             params = ", ".join(p.name for p in self.typed.params)
             raise TypeError(f"{self.name}() takes its arguments by position ({params}), got "
                             f"keyword {', '.join(kwargs)}")
-        arrays = self._exact_arrays(args)
-        if arrays is None:
-            arrays = self.check_args(args)
-        built = self.program.built
+        bound, need = self._bind(args)
+        built, state = self.program.built, self._state
         with built.lock:
-            if self._vm_fn is None:
-                self._vm_fn = built.vm[self.name]
-            return self._marshaller.call(self._vm_fn, arrays)
+            vm_fn = self._vm_fn
+            if vm_fn is None:
+                if state.vm_fn is None:
+                    state.vm_fn = built.vm[self.name]
+                vm_fn = self._vm_fn = state.vm_fn
+            result = self._marshaller.call(vm_fn, bound.arrays)
+        shapes = tuple(array.shape for array in bound.arrays)
+        if shapes != state.thin_shapes:  # (a symbolic size changed, or this is the first call)
+            state.thin_shapes = shapes
+            state.thin = self._marshaller.thin(self._checked(vm_fn, need), built.lock, shapes)
+        self._thin = state.thin
+        return result
 
-    def _exact_arrays(self, args):
-        """``args`` unchanged when each is a numpy array of exactly its parameter's dtype and
-        fixed shape, once bind() has checked this function's sizes; else None (bind decides)."""
-        exact = self._exact
-        if exact is None or len(args) != len(exact):
-            return None
-        for a, (dtype, shape) in zip(args, exact):
-            if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
-                return None
-        need = self._exact_need
-        if need is None:
-            return None
-        check_memory(need, self.name)
-        return args
+    def _checked(self, vm_fn, need: int):
+        """``vm_fn``, checking the memory need first where it is more than any machine has
+        for certain (``shapes.check_memory`` then reads what is available, every call)."""
+        if need <= ALWAYS_AVAILABLE:
+            return vm_fn
+        name = self.name
+
+        def checked(*arrays):
+            check_memory(need, name)
+            return vm_fn(*arrays)
+
+        return checked
 
     @boundary(lambda self, *args: f"evaluating {self.name}.reference")
     def reference(self, *args):
