@@ -108,7 +108,10 @@ def schedule_primfunc(func, lanes: int, strict: bool = False):
     error = None
     # From the most to the least ambitious rules; a schedule refused half-way is dropped
     # whole and the next one starts from the unscheduled function.
-    for ambition in (TILE_AND_PACK, TILE, PARALLEL):
+    ambitions = (TILE_AND_PACK, TILE, PARALLEL)
+    if _has_blocked_conv(func):
+        ambitions = (BLOCKED_CONV,) + ambitions
+    for ambition in ambitions:
         try:
             sch = s_tir.Schedule(tvm.IRModule({"main": func}))
             _schedule_function(sch, lanes, ambition)
@@ -120,9 +123,10 @@ def schedule_primfunc(func, lanes: int, strict: bool = False):
     return func  # the correct, naive function
 
 
-# Rule sets, most ambitious first: register tiles with packed panels, register tiles
-# with only the packing a transposed input needs, and plain parallel/vector loops.
-TILE_AND_PACK, TILE, PARALLEL = 2, 1, 0
+# Rule sets, most ambitious first: the blocked-layout convolution (only for functions that
+# hold one), register tiles with packed panels, register tiles with only the packing a
+# transposed input needs, and plain parallel/vector loops.
+BLOCKED_CONV, TILE_AND_PACK, TILE, PARALLEL = 3, 2, 1, 0
 
 
 def _is_scheduled(func) -> bool:
@@ -141,6 +145,9 @@ def _schedule_function(sch, lanes: int, ambition: int = TILE_AND_PACK) -> None:
         raise ValueError("no blocks to schedule")
     _inline_producers(sch, blocks)
     blocks = _blocks(sch)
+    if ambition >= BLOCKED_CONV:
+        _schedule_blocked_conv(sch, blocks, lanes)
+        return
     if ambition >= TILE and _tile_single_reduction(sch, blocks, lanes,
                                                    pack=ambition >= TILE_AND_PACK):
         return
@@ -665,6 +672,75 @@ def _bound_iter(sch, loop, node, bindings):
         if value.same_as(var):
             return iv.var
     return None
+
+
+# ---------------------------------------------------------------------------------------
+# convolutions in the blocked layout (backend/conv_layout.py)
+
+# The most output pixels of one row a convolution's register tile holds: each is one
+# vector accumulator of an output-channel block, so AVX-512's 32 registers take 28 plus the
+# weight vector and the broadcast input; AVX2's 16 take 12 (as Relay's x86 schedule).
+def _row_pixels(lanes: int) -> int:
+    return 28 if lanes >= 16 else 12
+
+
+def _has_blocked_conv(func) -> bool:
+    """Whether ``func`` holds the reduction of a blocked-layout convolution."""
+    import tvm
+    from tvm import s_tir
+
+    from .conv_layout import BLOCK_NAME
+
+    try:
+        sch = s_tir.Schedule(tvm.IRModule({"main": func}))
+        return any(_name(sch, b).startswith(BLOCK_NAME) and _is_reduction(sch, b)
+                   for b in _blocks(sch))
+    except Exception:  # no root block (an already lowered function): not ours
+        return False
+
+
+def _schedule_blocked_conv(sch, blocks, lanes: int) -> None:
+    """``[n * oc_chunk * oh (parallel), ow_outer] x [ic_chunk, ky, kx, ic_block] x
+    [ow_inner (unrolled), oc_block (vector)]``: a row of ``ow_inner`` output pixels times
+    one block of output channels accumulates in registers while the whole reduction runs --
+    each step one weight vector and ``ow_inner`` broadcast inputs, one FMA per pixel -- and
+    the fused epilogue (bias, residual, relu) is applied to the tile before it leaves the
+    registers.  A 1x1 convolution is this same loop nest with ``ky = kx = 1``: a matmul of
+    pixels by channels, register-tiled the same way."""
+    from .conv_layout import BLOCK_NAME
+
+    conv = [b for b in blocks if _name(sch, b).startswith(BLOCK_NAME) and _is_reduction(sch, b)]
+    if len(conv) != 1:
+        raise ValueError("not one blocked convolution")
+    conv = conv[0]
+    index = blocks.index(conv)
+    prologue, epilogue = blocks[:index], blocks[index + 1:]
+    if any(_is_reduction(sch, b) for b in prologue + epilogue):
+        raise ValueError("a blocked convolution fused with another reduction")
+    loops = list(sch.get_loops(conv))
+    extents = _extents(sch, loops)
+    if len(loops) != 9 or None in extents:
+        raise ValueError("not a static blocked convolution")
+    n, oc_chunk, oh, ow, oc_block, ic_chunk, ky, kx, ic_block = loops
+    width = extents[3]
+    pixels = next(p for p in range(min(width, _row_pixels(lanes)), 0, -1) if width % p == 0)
+    ow_outer, ow_inner = sch.split(ow, factors=[None, pixels])
+    sch.reorder(n, oc_chunk, oh, ow_outer, ic_chunk, ky, kx, ic_block, ow_inner, oc_block)
+    if not epilogue:
+        # Accumulate into a tile-sized buffer that LLVM keeps in registers.
+        epilogue = [sch.cache_write(conv, 0, "global")]
+    rows = sch.fuse(n, oc_chunk, oh)
+    if _worth_parallel([_work(sch, conv)], PARALLEL_MIN_MACS):
+        sch.parallel(rows)
+    # The epilogue blocks that stayed separate (relu reads its input twice, so a residual
+    # add before it is stored, not inlined) follow the tile one after the other.
+    for block in epilogue:
+        _epilogue_per_tile(sch, block, ow_outer)
+    sch.vectorize(oc_block)
+    sch.unroll(ow_inner)
+    sch.decompose_reduction(conv, ic_chunk)
+    for b in prologue:  # the padding: a copy, vectorized along the channel block
+        _vectorize_spatial(sch, b, lanes)
 
 
 # ---------------------------------------------------------------------------------------
