@@ -34,6 +34,8 @@ import functools
 # ``schedules`` recognises; FuseTIR keeps block names.
 BLOCK_NAME = "conv2d_NCHWc"
 PAD_NAME = "conv2d_NCHWc_pad"
+POOL_NAME = "max_pool2d_NCHWc"
+POOL_PAD_NAME = "max_pool2d_NCHWc_pad"
 # The smallest channel block worth a vector: fewer output channels per block than this
 # (a prime channel count such as 3 or 7) leaves the convolution to the general schedule.
 # Input channels may use any block (an RGB image is ``NCHW3c``).
@@ -304,7 +306,8 @@ def _make_blocker():
         def _max_pool2d(self, binding, call) -> bool:
             (x,) = call.args
             a = call.attrs
-            if x not in self.blocked or (a.layout, a.out_layout) != ("NCHW", "NCHW"):
+            if x not in self.blocked or (a.layout, a.out_layout) != ("NCHW", "NCHW") \
+                    or a.ceil_mode or any(int(d) != 1 for d in a.dilation):
                 return False
             xb, block = self.blocked[x]
             layout = f"NCHW{block}c"
@@ -335,14 +338,57 @@ def legalize_conv2d(bb, call):
     import tvm
 
     a = call.attrs
-    if not (a.data_layout.startswith("NCHW") and a.data_layout.endswith("c")
-            and len(a.data_layout) > 4):
+    if not _is_blocked(a.data_layout):
         default = tvm.ir.Op.get("relax.nn.conv2d").get_attr("FLegalize")
         return default(bb, call)
     strides = [int(s) for s in a.strides]
     padding = [int(p) for p in a.padding]
     return bb.call_te(_conv2d_nchwc, call.args[0], call.args[1], strides=strides,
                       padding=padding, primfunc_name_hint="conv2d_NCHWc")
+
+
+def legalize_max_pool2d(bb, call):
+    """LegalizeOps' rule for ``relax.nn.max_pool2d``: in a blocked layout, one reduction
+    whose combiner lets NaN win (numpy's ``max``) over the padded window, which the CPU
+    schedule vectorizes along the channel block; any other pooling the operator table's
+    way (``ops.lowering``)."""
+    from ..ops.lowering import LEGALIZE
+
+    a = call.attrs
+    if not (_is_blocked(a.layout) and a.out_layout == a.layout and not a.ceil_mode
+            and all(int(d) == 1 for d in a.dilation) and _dtype(call.args[0]) == "float32"):
+        return LEGALIZE["relax.nn.max_pool2d"](bb, call)
+    return bb.call_te(_max_pool2d_nchwc, call.args[0],
+                      pool_size=[int(k) for k in a.pool_size],
+                      strides=[int(s) for s in a.strides],
+                      padding=[int(p) for p in a.padding], primfunc_name_hint="max_pool2d")
+
+
+def _is_blocked(layout) -> bool:
+    layout = str(layout)
+    return layout.startswith("NCHW") and layout.endswith("c") and len(layout) > 4
+
+
+def _max_pool2d_nchwc(data, pool_size, strides, padding):
+    from tvm import te, tirx, topi
+
+    n, cc, ih, iw, cb = data.shape
+    top, left, bottom, right = padding
+    (kh, kw), (sh, sw) = pool_size, strides
+    if any(padding):
+        data = topi.nn.pad(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0],
+                           pad_value=float("-inf"), name=POOL_PAD_NAME)
+    oh = (ih + top + bottom - kh) // sh + 1
+    ow = (iw + left + right - kw) // sw + 1
+    nan_max = te.comm_reducer(
+        lambda acc, v: tirx.Select(tirx.Or(tirx.isnan(v), v > acc), v, acc),
+        lambda dtype: tirx.const(float("-inf"), dtype), name="nan_max")
+    ry = te.reduce_axis((0, kh), name="ky")
+    rx = te.reduce_axis((0, kw), name="kx")
+    return te.compute(
+        (n, cc, oh, ow, cb),
+        lambda b, c, y, x, i: nan_max(data[b, c, y * sh + ry, x * sw + rx, i], axis=[ry, rx]),
+        name=POOL_NAME)
 
 
 def _conv2d_nchwc(data, kernel, strides, padding):

@@ -208,11 +208,12 @@ def _legalize_passes(target, optimized: bool = False) -> list:
     from tvm.relax.backend import cpu_generic
 
     from ..ops.lowering import LEGALIZE
-    from .conv_layout import legalize_conv2d
+    from .conv_layout import legalize_conv2d, legalize_max_pool2d
 
     first, *rest = cpu_generic.legalize_passes(target)
     assert first.info.name == "LegalizeOps", first.info.name
-    rules = {**LEGALIZE, "relax.nn.conv2d": legalize_conv2d} if optimized else LEGALIZE
+    blocked = {"relax.nn.conv2d": legalize_conv2d, "relax.nn.max_pool2d": legalize_max_pool2d}
+    rules = {**LEGALIZE, **blocked} if optimized else LEGALIZE
     return [relax.transform.LegalizeOps(customize_legalize_map=rules), *rest]
 
 
