@@ -28,6 +28,7 @@ BENCHMARKS = [
     ("compile_latency.py", "compile latency and cache hits"),
     ("graph_render.py", "drawing time against graph size, for fan-out shapes"),
     ("scale.py", "each stage's time against program depth"),
+    ("resnet.py", "ResNet-18 through mlclab vs PyTorch eager, 1 and 2 threads"),
 ]
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
