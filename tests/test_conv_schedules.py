@@ -311,3 +311,24 @@ def test_a_failing_layout_pass_falls_back_to_tvms_pipeline(monkeypatch):
     assert not optimized
     with torch.no_grad():
         np.testing.assert_allclose(got, model(*inputs).numpy(), atol=TOL, rtol=TOL)
+
+
+def test_a_conv_inside_an_if_is_left_to_the_general_schedule():
+    """The layout rewrite only touches functions of one dataflow block, so a value it moves
+    is always in scope where it is used; a branch keeps its NCHW convolution."""
+    src = textwrap.dedent('''
+        def f(x: Tensor[(1, 16, 6, 6), f32], w: Tensor[(16, 16, 3, 3), f32]):
+            if sum(x) > 0.0:
+                y = relu(conv2d(x, w, padding=(1, 1)))
+            else:
+                y = conv2d(x, w, padding=(1, 1))
+            return y + 1.0
+    ''')
+    fn = mlclab.compile(src)["f"]
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((1, 16, 6, 6), dtype=np.float32), \
+        rng.standard_normal((16, 16, 3, 3), dtype=np.float32)
+    for sign in (1, -1):
+        xs = np.abs(x) * sign
+        np.testing.assert_allclose(fn(xs, w), fn.reference(xs, w), atol=TOL, rtol=TOL)
+    assert not fn.pipeline()["mlclab.BlockConvLayout"].changed

@@ -83,14 +83,12 @@ def _is_primitive(func) -> bool:
 def _has_blockable_conv(func, lanes: int) -> bool:
     from tvm import relax
 
-    found = []
+    from .fold_batchnorm import single_dataflow_block
 
-    def visit(node):
-        if isinstance(node, relax.Call) and _conv_blocks(node, lanes) is not None:
-            found.append(node)
-
-    relax.analysis.post_order_visit(func.body, visit)
-    return bool(found)
+    block = single_dataflow_block(func)
+    return block is not None and any(
+        isinstance(b.value, relax.Call) and _conv_blocks(b.value, lanes) is not None
+        for b in block.bindings)
 
 
 def _static_shape(expr):
@@ -216,9 +214,11 @@ def _make_blocker():
         def _channel_operand(self, arg, channels: int, block: int):
             """A broadcast operand in the blocked layout: a blocked tensor of the same
             shape, a per-channel (1, C, 1, 1) vector reshaped, or a scalar; else None."""
-            if arg in self.blocked:
-                return self.blocked[arg][0] if self.blocked[arg][1] == block else None
             shape = _static_shape(arg)
+            if arg in self.blocked:
+                same = self.blocked[arg][1] == block and shape is not None \
+                    and len(shape) == 4 and shape[1] == channels
+                return self.blocked[arg][0] if same else None
             if shape is None:
                 return None
             if all(d == 1 for d in shape) and len(shape) <= 4:

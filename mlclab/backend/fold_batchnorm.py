@@ -26,7 +26,7 @@ def fold_batchnorm():
     def fold(mod, _ctx):
         updates = {}
         for gv, func in mod.functions_items():
-            if not isinstance(func, relax.Function):
+            if not isinstance(func, relax.Function) or single_dataflow_block(func) is None:
                 continue
             uses = _uses(func)
             plans = {var: plan for var, plan in _plans(func, uses).items() if plan is not None}
@@ -42,29 +42,37 @@ def fold_batchnorm():
     return fold
 
 
+def single_dataflow_block(func):
+    """The one dataflow block of ``func``'s body (as torch.export's and most DSL functions
+    have), or None.  The graph rewrites here and in ``conv_layout`` only touch such
+    functions: every value they move is then in scope wherever they use it."""
+    from tvm import relax
+
+    body = func.body
+    if not isinstance(body, relax.SeqExpr) or len(body.blocks) != 1:
+        return None
+    block = body.blocks[0]
+    if not isinstance(block, relax.DataflowBlock):
+        return None
+    if any(isinstance(b.value, (relax.If, relax.SeqExpr, relax.Function)) for b in block.bindings):
+        return None
+    return block
+
+
 def _uses(func) -> dict:
     """var -> the values (bindings' right-hand sides, or the function's result) reading it."""
     from tvm import relax
 
     uses: dict = {}
-    bindings = []
-
-    def collect(node):
-        if isinstance(node, relax.SeqExpr):
-            for block in node.blocks:
-                bindings.extend(block.bindings)
-            uses.setdefault(node.body, []).append(node.body)
-
-    relax.analysis.post_order_visit(func.body, collect)
-    for binding in bindings:
+    for value in [b.value for b in single_dataflow_block(func).bindings] + [func.body.body]:
         seen = set()
 
-        def record(node, value=binding.value):
+        def record(node, value=value):
             if isinstance(node, relax.Var) and node not in seen:
                 seen.add(node)
                 uses.setdefault(node, []).append(value)
 
-        relax.analysis.post_order_visit(binding.value, record)
+        relax.analysis.post_order_visit(value, record)
     return uses
 
 
