@@ -19,11 +19,17 @@ choosing a rule by the function's blocks:
   streams; for ``x @ w.T`` that copy is also the transpose;
 * **any other reduction** (softmax, pooling, reductions over the last axis, symbolic or
   prime widths): the spatial loops above each reduction are fused and run in parallel;
-  the reduction itself stays one serial loop.
+  the reduction itself stays one serial loop;
+* **a convolution or max pooling in the blocked NCHW[x]c layout** (made by
+  ``conv_layout``, recognised by its block names): a register tile of output pixels times
+  one or two channel-block vectors, the fused epilogue per tile, rows in parallel (see
+  ``_schedule_blocked_conv``).
 
-No rule ever splits or reorders the reduction loops, so every output is summed in exactly
-the order of the unscheduled code: results change only where LLVM contracts ``a*b+c`` into
-a fused multiply-add on a target that has FMA (about 1e-6 absolute for values near 1).
+Outside that last rule no rule splits or reorders the reduction loops, so every output is
+summed in exactly the order of the unscheduled code: results change only where LLVM
+contracts ``a*b+c`` into a fused multiply-add on a target that has FMA (about 1e-6 absolute
+for values near 1).  The blocked convolution sums its input channels block by block, which
+moves results by float32 rounding (about 1e-6 relative).
 Splits only use factors that divide their loop, so no loop gets a bounds predicate, and a
 symbolic or indivisible loop simply stays scalar.
 
