@@ -37,7 +37,8 @@ PAD_NAME = "conv2d_NCHWc_pad"
 POOL_NAME = "max_pool2d_NCHWc"
 POOL_PAD_NAME = "max_pool2d_NCHWc_pad"
 # The smallest channel block worth a vector: fewer output channels per block than this
-# (a prime channel count such as 3 or 7) leaves the convolution to the general schedule.
+# (fewer than 4 channels, or a prime count wider than a vector such as 17) leaves the
+# convolution to the general schedule.
 # Input channels may use any block (an RGB image is ``NCHW3c``).
 MIN_BLOCK = 4
 
@@ -264,10 +265,10 @@ def _make_blocker():
             if not _is_constant(wb):
                 wb = self.builder_.emit(wb)
             a = call.attrs
-            out = (R.nn.conv2d(
+            out = R.nn.conv2d(
                 xb, wb, strides=a.strides, padding=a.padding, dilation=a.dilation, groups=1,
                 data_layout=f"NCHW{ib}c", kernel_layout=f"OIHW{ib}i{ob}o",
-                out_layout=f"NCHW{ob}c", out_dtype="float32"))
+                out_layout=f"NCHW{ob}c", out_dtype="float32")
             self._bind(binding, out, ob)
             return True
 
@@ -311,10 +312,10 @@ def _make_blocker():
                 return False
             xb, block = self.blocked[x]
             layout = f"NCHW{block}c"
-            out = (R.nn.max_pool2d(
+            out = R.nn.max_pool2d(
                 xb, pool_size=a.pool_size, strides=a.strides, padding=a.padding,
                 dilation=a.dilation, ceil_mode=a.ceil_mode,
-                count_include_pad=a.count_include_pad, layout=layout, out_layout=layout))
+                count_include_pad=a.count_include_pad, layout=layout, out_layout=layout)
             self._bind(binding, out, block)
             return True
 
