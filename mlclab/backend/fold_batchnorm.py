@@ -26,7 +26,10 @@ def fold_batchnorm():
     def fold(mod, _ctx):
         updates = {}
         for gv, func in mod.functions_items():
-            if not isinstance(func, relax.Function) or single_dataflow_block(func) is None:
+            block = (single_dataflow_block(func) if isinstance(func, relax.Function)
+                     else None)
+            if block is None or not any(_op_name(b.value) == "relax.nn.batch_norm"
+                                        for b in block.bindings):
                 continue
             uses = _uses(func)
             plans = {var: plan for var, plan in _plans(func, uses).items() if plan is not None}
@@ -84,8 +87,7 @@ def _plans(func, uses) -> dict:
     values = relax.analysis.get_var2val(func)
     plans = {}
     for var, value in values.items():
-        if not (isinstance(value, relax.Call) and getattr(value.op, "name", "") ==
-                "relax.nn.batch_norm"):
+        if _op_name(value) != "relax.nn.batch_norm":
             continue
         plans[var] = _plan(value, values, uses, var)
     return plans
@@ -124,13 +126,17 @@ def _plan(call, values, uses, var):
 def _foldable_conv(value) -> bool:
     """A convolution whose output channels are axis 1 and whose weight is a constant with
     output channels first (so a per-channel scale is a per-filter scale)."""
-    from tvm import relax
-
-    if not (isinstance(value, relax.Call) and getattr(value.op, "name", "") == "relax.nn.conv2d"):
+    if _op_name(value) != "relax.nn.conv2d":
         return False
     a = value.attrs
     return (a.out_layout == "NCHW" and a.kernel_layout == "OIHW" and _is_constant(value.args[1])
             and str(value.args[1].ty.dtype) == "float32")
+
+
+def _op_name(value) -> str:
+    from tvm import relax
+
+    return getattr(value.op, "name", "") if isinstance(value, relax.Call) else ""
 
 
 def _is_constant(expr) -> bool:
