@@ -137,13 +137,15 @@ def test_resnet_style_conv_is_blocked_vectorized_and_register_tiled(lanes):
 
 def test_dsl_conv2d_takes_the_blocked_path_with_a_weight_parameter(lanes):
     src = textwrap.dedent('''
-        def block(x: Tensor[(1, 16, 12, 12), f32], w: Tensor[(32, 16, 3, 3), f32], b: Tensor[(32,), f32]):
+        def block(x: Tensor[(1, 16, 12, 12), f32], w: Tensor[(32, 16, 3, 3), f32],
+                  b: Tensor[(32,), f32]):
             y = relu(conv2d(x, w, bias=b, strides=(2, 2), padding=(1, 1)))
             return max_pool2d(y, (2, 2))
     ''')
     fn = mlclab.compile(src)["block"]
     rng = np.random.default_rng(0)
-    args = [rng.standard_normal(s, dtype=np.float32) for s in [(1, 16, 12, 12), (32, 16, 3, 3), (32,)]]
+    args = [rng.standard_normal(s, dtype=np.float32)
+            for s in [(1, 16, 12, 12), (32, 16, 3, 3), (32,)]]
     np.testing.assert_allclose(fn(*args), fn.reference(*args), atol=TOL, rtol=TOL)
     step = fn.pipeline()["mlclab.BlockConvLayout"]
     assert step.changed
