@@ -15,7 +15,7 @@ import pytest
 import mlclab
 from mlclab.backend.conv_layout import BLOCK_NAME, channel_block
 from mlclab.backend.passes import build_passes, resolve_target
-from mlclab.backend.schedules import vector_lanes
+from mlclab.backend.schedules import STACK_BYTES, _conv_tile, vector_lanes
 from mlclab.tvm_setup import tvm
 
 torch = pytest.importorskip("torch")
@@ -130,9 +130,14 @@ def test_resnet_style_conv_is_blocked_vectorized_and_register_tiled(lanes):
     assert "relu" in name  # the epilogue is fused into the convolution's kernel
     tir = kernels[name].script()
     assert f'T.sblock("{BLOCK_NAME}_update")' in tir
-    # the inner loops: output pixels unrolled, the channel block one vector
+    # the inner loops: channel blocks and output pixels unrolled, the channel block one
+    # vector -- a tile of accumulators small enough to stay in registers
+    oc_tile, pixels = _conv_tile(64 // block, 14, lanes)
+    assert oc_tile * pixels * lanes * 4 < STACK_BYTES
     assert f"for o in T.vectorized(T.int64({block})):" in tir
-    assert "for x_1 in T.unroll(T.int64(14)):" in tir
+    assert f"for x_1 in T.unroll(T.int64({pixels})):" in tir
+    if oc_tile > 1:
+        assert f"for oc_1 in T.unroll(T.int64({oc_tile})):" in tir
 
 
 def test_dsl_conv2d_takes_the_blocked_path_with_a_weight_parameter(lanes):
