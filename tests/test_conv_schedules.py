@@ -181,6 +181,8 @@ def test_batch_norm_is_folded_into_the_convolution():
     (24, 40, 3, 1, 1, 9),       # channels no vector divides (blocks of 12 and 10 or 8)
     (8, 16, 3, 1, (0, 2), 7),   # asymmetric padding
     (4, 8, 3, 3, 1, 5),         # stride 3, tiny image
+    (8, 16, 3, 1, 0, 3),        # a 1x1 output
+    (1, 8, 3, 1, 1, 8),         # one input channel (NCHW1c)
 ])
 def test_conv_bn_relu_matches_pytorch(cin, cout, kernel, stride, padding, size):
     _check_against_torch(ConvBnRelu(cin, cout, kernel, stride, padding), (1, cin, size, size))
