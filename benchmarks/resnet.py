@@ -134,6 +134,11 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, help="run only this thread count, in this "
                         "process (TVM_NUM_THREADS must match)")
     args = parser.parse_args(argv)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("PyTorch is not installed (pip install 'mlclab[torch]'): skipped")
+        return 0
     if args.threads:
         return measure(args.threads, args.quick)
     worst = 0
