@@ -165,7 +165,8 @@ def host_cpu():
 
 def _llvm_passes(target, optimized: bool) -> list:
     """TVM's fusing CPU pipeline (``tvm.compile(mod, "llvm")`` alone does not fuse on CPU)
-    with mlclab's additions: transpose folding before it and CPU schedules after FuseTIR.
+    with mlclab's additions: transpose folding, batch-norm folding and the blocked
+    convolution layout before it, and CPU schedules after FuseTIR.
     ``optimized=False`` is TVM's own pipeline, which the build falls back to when the
     optimized one fails, so a bug in mlclab's passes costs speed, never a program."""
     from tvm import relax
