@@ -204,6 +204,20 @@ def test_conv_with_bias_then_max_pool_matches_pytorch():
     _check_against_torch(model, (1, 8, 17, 17))
 
 
+def test_activations_between_convolutions_stay_blocked():
+    """MobileNet-style activations (relu6 is clip, SiLU a sigmoid and a multiply) and a
+    batch norm after a biased convolution (a multiply and an add): the graph stays in the
+    blocked layout from the first convolution to the last."""
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(8, 32, 3, 1, 1), torch.nn.BatchNorm2d(32), torch.nn.ReLU6(),
+        torch.nn.Conv2d(32, 32, 1), torch.nn.SiLU(), torch.nn.Conv2d(32, 16, 3, 2, 1),
+        torch.nn.Sigmoid(), torch.nn.Conv2d(16, 16, 1), torch.nn.Hardtanh(-0.5, 0.5),
+        torch.nn.GELU(), torch.nn.LeakyReLU(0.2), torch.nn.Tanh())
+    mod = _check_against_torch(model, (1, 8, 12, 12))
+    text = _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    assert text.count("R.layout_transform") == 2  # the input in, the result out
+
+
 @pytest.mark.parametrize("conv", [
     dict(groups=4),            # grouped
     dict(dilation=2),          # dilated

@@ -14,9 +14,9 @@ output pixels held in registers (see ``schedules._schedule_blocked_conv``).
   shapes) becomes ``R.nn.conv2d(data_layout="NCHW{x}c", kernel_layout="OIHW{x}i{y}o",
   out_layout="NCHW{y}c")``; a constant weight is re-laid out here with numpy, once, and a
   weight that is a parameter gets a ``layout_transform`` of its own;
-* the operators between convolutions that do not care about the layout -- relu, an add
-  or multiply of two blocked tensors (a residual) or of a per-channel vector (a bias),
-  max pooling -- stay in the blocked layout, so a ResNet is transformed once at its input
+* the operators between convolutions that do not care about the layout -- activations
+  (``ELEMENTWISE``), an add or multiply of two blocked tensors (a residual) or of a
+  per-channel vector (a bias), max pooling -- stay in the blocked layout, so a ResNet is transformed once at its input
   and once before the classifier;
 * every value keeps its NCHW binding (a ``layout_transform`` back) for any other user;
   those no one uses are dead code and removed, so the transforms are only at the edges.
@@ -41,6 +41,11 @@ POOL_PAD_NAME = "max_pool2d_NCHWc_pad"
 # convolution to the general schedule.
 # Input channels may use any block (an RGB image is ``NCHW3c``).
 MIN_BLOCK = 4
+# Element-wise operators of one tensor (activations), which give the same result in any
+# layout; the graph stays blocked through them.
+ELEMENTWISE = frozenset({
+    "relax.nn.relu", "relax.nn.relu6", "relax.clip", "relax.nn.leakyrelu", "relax.nn.silu",
+    "relax.nn.gelu", "relax.nn.gelu_tanh", "relax.sigmoid", "relax.tanh"})
 
 
 def channel_block(channels: int, lanes: int) -> int:
@@ -243,14 +248,14 @@ def _make_blocker():
             if isinstance(value, relax.TupleGetItem):
                 rewrite = self._tuple_item
             if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
-                rewrite = {
+                name = value.op.name
+                rewrite = ({
                     "relax.nn.conv2d": self._conv2d,
-                    "relax.nn.relu": self._unary,
                     "relax.add": self._binary,
                     "relax.subtract": self._binary,
                     "relax.multiply": self._binary,
                     "relax.nn.max_pool2d": self._max_pool2d,
-                }.get(value.op.name)
+                }.get(name) or (self._unary if name in ELEMENTWISE else None))
             if rewrite is None or not rewrite(binding, value):
                 super().visit_var_binding_(binding)
 
@@ -282,11 +287,14 @@ def _make_blocker():
             return True
 
         def _unary(self, binding, call) -> bool:
-            (x,) = call.args
-            if x not in self.blocked:
+            """An activation of a blocked tensor; its other arguments (``clip``'s bounds)
+            are scalars, which the layout does not touch."""
+            x, *rest = call.args
+            if x not in self.blocked or any(isinstance(getattr(r, "ty", None),
+                                                       relax.TensorType) for r in rest):
                 return False
             xb, block = self.blocked[x]
-            out = relax.Call(call.op, [xb], call.attrs)
+            out = relax.Call(call.op, [xb, *[self.visit_expr(r) for r in rest]], call.attrs)
             self._bind(binding, out, block)
             return True
 
