@@ -699,7 +699,9 @@ def _accumulators(lanes: int) -> int:
 
 
 # Output-channel blocks per register tile: each broadcast input value then feeds two FMAs
-# instead of one, which halves the broadcast loads per FMA.
+# instead of one, which halves the broadcast loads per FMA.  ResNet-18 on one AVX-512 core,
+# 2 x 7 against 1 x 14 accumulators: 3x3 at 56x56 1.00 vs 1.09 ms, at 14x14 0.98 vs
+# 1.06 ms, at 7x7 1.04 vs 1.31 ms.
 OC_TILE = 2
 
 
