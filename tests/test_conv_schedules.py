@@ -138,6 +138,11 @@ def test_resnet_style_conv_is_blocked_vectorized_and_register_tiled(lanes):
     assert f"for x_1 in T.unroll(T.int64({pixels})):" in tir
     if oc_tile > 1:
         assert f"for oc_1 in T.unroll(T.int64({oc_tile})):" in tir
+    # the two transforms at the edges are tiled transposes: one side vectorized, the
+    # other unrolled
+    transforms = [f.script() for n, f in kernels.items() if n.startswith("te_layout_transform")]
+    assert len(transforms) == 2
+    assert all("T.vectorized" in t and "T.unroll" in t for t in transforms)
 
 
 def test_dsl_conv2d_takes_the_blocked_path_with_a_weight_parameter(lanes):
