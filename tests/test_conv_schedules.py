@@ -185,9 +185,10 @@ def test_batch_norm_is_folded_into_the_convolution():
     (32, 64, 1, 2, 0, 14),      # the downsample: 1x1 stride 2
     (24, 40, 3, 1, 1, 9),       # channels no vector divides (blocks of 12 and 10 or 8)
     (8, 16, 3, 1, (0, 2), 7),   # asymmetric padding
-    (4, 8, 3, 3, 1, 5),         # stride 3, tiny image
-    (8, 16, 3, 1, 0, 3),        # a 1x1 output
-    (1, 8, 3, 1, 1, 8),         # one input channel (NCHW1c)
+    (8, 16, 3, 3, 1, 14),       # stride 3
+    (64, 32, 3, 1, 0, 3),       # a 1x1 output
+    (1, 8, 3, 1, 1, 16),        # one input channel (NCHW1c)
+    (4, 8, 3, 3, 1, 5),         # tiny: stays NCHW (below MIN_MACS)
 ])
 def test_conv_bn_relu_matches_pytorch(cin, cout, kernel, stride, padding, size):
     _check_against_torch(ConvBnRelu(cin, cout, kernel, stride, padding), (1, cin, size, size))
@@ -242,6 +243,14 @@ def test_a_prime_channel_count_wider_than_a_vector_falls_back():
     assert "layout_transform" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
 
 
+def test_a_tiny_conv_stays_nchw():
+    """Lesson 3's first block: 2,304 multiply-adds, less than the transforms would cost."""
+    mod = _check_against_torch(torch.nn.Conv2d(1, 4, 3, padding=1), (1, 1, 8, 8))
+    assert "layout_transform" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    mod = _check_against_torch(torch.nn.Conv2d(1, 8, 3, padding=1), (1, 1, 32, 32))
+    assert "layout_transform" in _until(mod, "mlclab.BlockConvLayout")["main"].script()
+
+
 def test_symbolic_batch_falls_back_and_stays_correct():
     from tvm import relax
     from tvm.relax import op as R
@@ -270,17 +279,18 @@ def test_symbolic_batch_falls_back_and_stays_correct():
 
 def test_blocked_max_pool_keeps_nan_as_numpy_does():
     src = textwrap.dedent('''
-        def f(x: Tensor[(1, 16, 8, 8), f32], w: Tensor[(16, 16, 1, 1), f32]):
+        def f(x: Tensor[(1, 16, 32, 32), f32], w: Tensor[(16, 16, 1, 1), f32]):
             return max_pool2d(conv2d(x, w), (2, 2))
     ''')
     fn = mlclab.compile(src)["f"]
-    x = np.random.default_rng(3).standard_normal((1, 16, 8, 8), dtype=np.float32)
+    x = np.random.default_rng(3).standard_normal((1, 16, 32, 32), dtype=np.float32)
     x[0, 0, 0, 0] = np.nan
     w = np.eye(16, dtype=np.float32).reshape(16, 16, 1, 1)
     got, want = fn(x, w), fn.reference(x, w)
     assert np.isnan(got[:, :, 0, 0]).all() and np.isnan(want[:, :, 0, 0]).all()
     np.testing.assert_allclose(got, want, atol=TOL, rtol=TOL)
-    assert 'layout="NCHW' in fn.pipeline()["mlclab.BlockConvLayout"].mod["f"].script()
+    block = channel_block(16, vector_lanes(resolve_target("llvm")))
+    assert f'layout="NCHW{block}c"' in fn.pipeline()["mlclab.BlockConvLayout"].mod["f"].script()
 
 
 def test_misaligned_arrays_in_a_subprocess():

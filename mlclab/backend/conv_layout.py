@@ -22,13 +22,14 @@ output pixels held in registers (see ``schedules._schedule_blocked_conv``).
   those no one uses are dead code and removed, so the transforms are only at the edges.
 
 Anything else -- grouped or dilated convolutions, symbolic sizes, other dtypes, channel
-counts with no block of at least ``MIN_BLOCK`` -- is left exactly as it was, for the
-general schedules.  ``legalize_conv2d`` lowers the blocked convolution to one loop nest
+counts with no block of at least ``MIN_BLOCK``, convolutions too small to pay for the
+transforms (``MIN_MACS``) -- is left exactly as it was, for the general schedules.  ``legalize_conv2d`` lowers the blocked convolution to one loop nest
 whose block names the CPU schedule looks for (``BLOCK_NAME``).
 """
 from __future__ import annotations
 
 import functools
+import math
 
 # The name of the blocked convolution's reduction block (and its padding's), which
 # ``schedules`` recognises; FuseTIR keeps block names.
@@ -41,6 +42,11 @@ POOL_PAD_NAME = "max_pool2d_NCHWc_pad"
 # convolution to the general schedule.
 # Input channels may use any block (an RGB image is ``NCHW3c``).
 MIN_BLOCK = 4
+# The fewest multiply-adds a convolution needs to be worth the blocked layout.  Below, the
+# convolution takes well under a microsecond and the layout transforms' kernel launches cost
+# more than they save (lesson 3's 1->4 channel 3x3 conv on 8x8, 2,304 multiply-adds: 6.7 us
+# a call blocked, 5.9 us not).
+MIN_MACS = 1 << 13
 # Element-wise operators of one tensor (activations), which give the same result in any
 # layout; the graph stays blocked through them.
 ELEMENTWISE = frozenset({
@@ -136,7 +142,8 @@ def _conv_blocks(call, lanes: int):
     if _dtype(x) != "float32" or _dtype(w) != "float32" or 0 in xs or 0 in ws:
         return None
     ob = channel_block(ws[0], lanes)
-    if ob < MIN_BLOCK:
+    out = _static_shape(call)
+    if ob < MIN_BLOCK or out is None or math.prod(out) * math.prod(ws[1:]) < MIN_MACS:
         return None
     return channel_block(xs[1], lanes), ob
 
