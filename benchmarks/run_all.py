@@ -29,6 +29,7 @@ BENCHMARKS = [
     ("graph_render.py", "drawing time against graph size, for fan-out shapes"),
     ("scale.py", "each stage's time against program depth"),
     ("torch_import.py", "from_torch's stages against model depth"),
+    ("resnet.py", "ResNet-18 through mlclab vs PyTorch eager, 1 and 2 threads"),
 ]
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 

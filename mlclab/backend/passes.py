@@ -14,8 +14,9 @@ def build_passes(target="llvm", optimized: bool = True) -> list:
     ``tvm.compile(relax_pipeline=...)``.
 
     ``optimized=False`` is TVM's own pipeline for the target, without mlclab's additions
-    (for the CPU: transpose folding and schedules): the build falls back to it when the
-    optimized one fails, so a bug there costs speed, never a program.
+    (for the CPU: transpose and batch-norm folding, blocked convolutions, schedules): the
+    build falls back to it when the optimized one fails, so a bug there costs speed, never
+    a program.
     """
     tgt = resolve_target(target)
     return backend_for(tgt).passes(tgt, optimized)

@@ -165,7 +165,8 @@ def host_cpu():
 
 def _llvm_passes(target, optimized: bool) -> list:
     """TVM's fusing CPU pipeline (``tvm.compile(mod, "llvm")`` alone does not fuse on CPU)
-    with mlclab's additions: transpose folding before it and CPU schedules after FuseTIR.
+    with mlclab's additions: transpose folding, batch-norm folding and the blocked
+    convolution layout before it, and CPU schedules after FuseTIR.
     ``optimized=False`` is TVM's own pipeline, which the build falls back to when the
     optimized one fails, so a bug in mlclab's passes costs speed, never a program."""
     from tvm import relax
@@ -173,9 +174,11 @@ def _llvm_passes(target, optimized: bool) -> list:
     from tvm.relax.backend.cpu_generic.pipeline import dataflow_lower_passes
 
     from .alignment import relax_param_alignment
-    from .schedules import schedule_cpu
+    from .conv_layout import block_conv_layout
+    from .fold_batchnorm import fold_batchnorm
+    from .schedules import schedule_cpu, vector_lanes
 
-    legalize = _legalize_passes(target)
+    legalize = _legalize_passes(target, optimized)
     if optimized:
         legalize = [_bounded_fuse_ops() if p.info.name == "FuseOps" else p for p in legalize]
     return [
@@ -183,6 +186,11 @@ def _llvm_passes(target, optimized: bool) -> list:
         # schedules pack panel by panel instead of running a separate transpose.
         *([relax.transform.FuseTransposeMatmul()] if optimized else []),
         *cpu_generic.library_dispatch_passes(target),
+        # Inference batch norms folded into their convolutions' weights and a bias.
+        *([fold_batchnorm()] if optimized else []),
+        # Convolutions in the NCHW[x]c layout, with their constant weights re-laid out
+        # once here (see conv_layout.py).
+        *([block_conv_layout(vector_lanes(target))] if optimized else []),
         *legalize,
         *([schedule_cpu(target)] if optimized else []),
         *dataflow_lower_passes(target),
@@ -193,17 +201,21 @@ def _llvm_passes(target, optimized: bool) -> list:
     ]
 
 
-def _legalize_passes(target) -> list:
+def _legalize_passes(target, optimized: bool = False) -> list:
     """TVM's CPU legalization, with the operator table's numpy-faithful lowerings (relu
-    keeps NaN) in place of TVM's own -- in both pipelines, as they are about results."""
+    keeps NaN) in place of TVM's own -- in both pipelines, as they are about results --
+    and, in the optimized one, the lowering of blocked-layout convolutions."""
     from tvm import relax
     from tvm.relax.backend import cpu_generic
 
     from ..ops.lowering import LEGALIZE
+    from .conv_layout import legalize_conv2d, legalize_max_pool2d
 
     first, *rest = cpu_generic.legalize_passes(target)
     assert first.info.name == "LegalizeOps", first.info.name
-    return [relax.transform.LegalizeOps(customize_legalize_map=LEGALIZE), *rest]
+    blocked = {"relax.nn.conv2d": legalize_conv2d, "relax.nn.max_pool2d": legalize_max_pool2d}
+    rules = {**LEGALIZE, **blocked} if optimized else LEGALIZE
+    return [relax.transform.LegalizeOps(customize_legalize_map=rules), *rest]
 
 
 # The most operators FuseOps puts in one fused function when mlclab schedules them (TVM's

@@ -1,0 +1,433 @@
+"""Convolutions in a blocked channel layout (NCHW[x]c), as Relay's x86 ``conv2d_NCHWc``.
+
+A CPU convolution in NCHW has no contiguous axis to vectorize over that is shared by the
+output and both inputs: each output pixel sums over input channels that lie a whole image
+apart.  In ``NCHW[x]c`` the channels are cut into blocks of ``x`` (one SIMD register of
+float32) and the block is the innermost axis, so one output pixel's block of output channels
+is one vector register, the weight ``OIHW[x]i[y]o`` gives one vector per input channel, and
+the inner loop is a broadcast of one input value and one fused multiply-add -- with a row of
+output pixels held in registers (see ``schedules._schedule_blocked_conv``).
+
+``block_conv_layout`` rewrites the Relax graph before legalization:
+
+* every convolution it can handle (NCHW/OIHW, ``groups=1``, no dilation, static float32
+  shapes) becomes ``R.nn.conv2d(data_layout="NCHW{x}c", kernel_layout="OIHW{x}i{y}o",
+  out_layout="NCHW{y}c")``; a constant weight is re-laid out here with numpy, once, and a
+  weight that is a parameter gets a ``layout_transform`` of its own;
+* the operators between convolutions that do not care about the layout -- activations
+  (``ELEMENTWISE``), an add or multiply of two blocked tensors (a residual) or of a
+  per-channel vector (a bias), max pooling -- stay in the blocked layout, so a ResNet is transformed once at its input
+  and once before the classifier;
+* every value keeps its NCHW binding (a ``layout_transform`` back) for any other user;
+  those no one uses are dead code and removed, so the transforms are only at the edges.
+
+Anything else -- grouped or dilated convolutions, symbolic sizes, other dtypes, channel
+counts with no block of at least ``MIN_BLOCK``, convolutions too small to pay for the
+transforms (``MIN_MACS``) -- is left exactly as it was, for the general schedules.  ``legalize_conv2d`` lowers the blocked convolution to one loop nest
+whose block names the CPU schedule looks for (``BLOCK_NAME``).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+# The name of the blocked convolution's reduction block (and its padding's), which
+# ``schedules`` recognises; FuseTIR keeps block names.
+BLOCK_NAME = "conv2d_NCHWc"
+PAD_NAME = "conv2d_NCHWc_pad"
+POOL_NAME = "max_pool2d_NCHWc"
+POOL_PAD_NAME = "max_pool2d_NCHWc_pad"
+# The smallest channel block worth a vector: fewer output channels per block than this
+# (fewer than 4 channels, or a prime count wider than a vector such as 17) leaves the
+# convolution to the general schedule.
+# Input channels may use any block (an RGB image is ``NCHW3c``).
+MIN_BLOCK = 4
+# The fewest multiply-adds a convolution needs to be worth the blocked layout.  Below, the
+# convolution takes well under a microsecond and the layout transforms' kernel launches cost
+# more than they save (lesson 3's 1->4 channel 3x3 conv on 8x8, 2,304 multiply-adds: 6.7 us
+# a call blocked, 5.9 us not).
+MIN_MACS = 1 << 13
+# Element-wise operators of one tensor (activations), which give the same result in any
+# layout; the graph stays blocked through them.
+ELEMENTWISE = frozenset({
+    "relax.nn.relu", "relax.nn.relu6", "relax.clip", "relax.nn.leakyrelu", "relax.nn.silu",
+    "relax.nn.gelu", "relax.nn.gelu_tanh", "relax.sigmoid", "relax.tanh"})
+
+
+def channel_block(channels: int, lanes: int) -> int:
+    """The channel block for ``channels``: the largest divisor no wider than one vector
+    (64 -> 16 on AVX-512, 24 -> 12, 3 -> 3).  The same for a value's producer and its
+    consumers, so a blocked value never needs re-blocking between two convolutions."""
+    return next(b for b in range(min(lanes, channels), 0, -1) if channels % b == 0)
+
+
+def block_conv_layout(lanes: int):
+    """A module pass putting the convolutions of every Relax function, and the
+    layout-agnostic operators between them, in the ``NCHW[x]c`` layout for ``lanes``-wide
+    float32 vectors."""
+    import tvm
+    from tvm import relax
+
+    @tvm.transform.module_pass(opt_level=0, name="mlclab.BlockConvLayout")
+    def blocked(mod, _ctx):
+        updates = {}
+        for gv, func in mod.functions_items():
+            if not isinstance(func, relax.Function) or _is_primitive(func):
+                continue
+            if not _has_blockable_conv(func, lanes):
+                continue
+            rewriter = _Blocker(mod, lanes)
+            new = rewriter.visit_expr(func)
+            if rewriter.changed:
+                updates[gv] = relax.analysis.remove_all_unused(new)
+        if not updates:
+            return mod
+        funcs = {gv: updates.get(gv, f) for gv, f in mod.functions_items()}
+        return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
+
+    return blocked
+
+
+def _is_primitive(func) -> bool:
+    return func.attrs is not None and bool(func.attrs.get("Primitive", False))
+
+
+def _has_blockable_conv(func, lanes: int) -> bool:
+    from tvm import relax
+
+    from .fold_batchnorm import single_dataflow_block
+
+    block = single_dataflow_block(func)
+    return block is not None and any(
+        isinstance(b.value, relax.Call) and _conv_blocks(b.value, lanes) is not None
+        for b in block.bindings)
+
+
+def _static_shape(expr):
+    """The int shape of a tensor-typed ``expr``, or None (unknown or symbolic)."""
+    from tvm import relax, tirx
+
+    ty = getattr(expr, "ty", None)
+    if not isinstance(ty, relax.TensorType) or ty.shape is None:
+        return None
+    values = getattr(ty.shape, "values", None)
+    if values is None or not all(isinstance(v, tirx.IntImm) for v in values):
+        return None
+    return tuple(int(v) for v in values)
+
+
+def _dtype(expr) -> str:
+    return str(getattr(expr.ty, "dtype", ""))
+
+
+def _op_name(call) -> str:
+    return getattr(call.op, "name", "")
+
+
+def _conv_blocks(call, lanes: int):
+    """(input block, output block) if ``call`` is a convolution this layout handles."""
+    if _op_name(call) != "relax.nn.conv2d":
+        return None
+    a = call.attrs
+    if (a.data_layout, a.kernel_layout, a.out_layout) != ("NCHW", "OIHW", "NCHW"):
+        return None
+    if int(a.groups) != 1 or any(int(d) != 1 for d in a.dilation):
+        return None
+    if a.out_dtype is not None and str(a.out_dtype) not in ("", "float32"):
+        return None
+    x, w = call.args
+    xs, ws = _static_shape(x), _static_shape(w)
+    if xs is None or ws is None or len(xs) != 4 or len(ws) != 4:
+        return None
+    if _dtype(x) != "float32" or _dtype(w) != "float32" or 0 in xs or 0 in ws:
+        return None
+    ob = channel_block(ws[0], lanes)
+    out = _static_shape(call)
+    if ob < MIN_BLOCK or out is None or math.prod(out) * math.prod(ws[1:]) < MIN_MACS:
+        return None
+    return channel_block(xs[1], lanes), ob
+
+
+def _index_maps(block: int):
+    """NCHW -> NCHW{block}c and back."""
+    def forward(n, c, h, w):
+        return n, c // block, h, w, c % block
+
+    def back(n, cc, h, w, c):
+        return n, cc * block + c, h, w
+
+    return forward, back
+
+
+def _blocked_weight(w, ib: int, ob: int):
+    """OIHW -> OIHW{ib}i{ob}o: a constant re-laid out now, anything else at run time."""
+    import numpy as np
+    from tvm import relax
+
+    if _is_constant(w):
+        value = w.value.numpy()
+        o, i, kh, kw = value.shape
+        packed = value.reshape(o // ob, ob, i // ib, ib, kh, kw).transpose(0, 2, 4, 5, 3, 1)
+        return relax.const(np.ascontiguousarray(packed))
+
+    def kernel_map(o, i, h, w_):
+        return o // ob, i // ib, h, w_, i % ib, o % ob
+
+    return relax.op.layout_transform(w, index_map=kernel_map)
+
+
+def _is_constant(expr) -> bool:
+    from tvm.ir.expr import Constant
+
+    return isinstance(expr, Constant)
+
+
+def _make_blocker():
+    import tvm
+    from tvm import relax
+    from tvm.relax import op as R
+
+    @relax.expr_functor.mutator
+    class Blocker(relax.PyExprMutator):
+        """Rewrites bindings whose operator has a blocked form; ``self.blocked`` maps an
+        original var to (its blocked value, the channel block)."""
+
+        def __init__(self, mod, lanes: int):
+            super().__init__(mod)
+            self.lanes = lanes
+            self.blocked = {}
+            self.tuples = {}  # original var -> the relax.Tuple it was bound to
+            self.changed = False
+
+        # -- helpers ------------------------------------------------------------
+        def _blocked_input(self, var, block: int):
+            """``var`` in NCHW{block}c: its blocked twin if it has one, else a transform."""
+            known = self.blocked.get(var)
+            if known is not None and known[1] == block:
+                return known[0]
+            forward, _ = _index_maps(block)
+            value = self.builder_.emit(R.layout_transform(self.visit_expr(var),
+                                                          index_map=forward))
+            self.blocked[var] = (value, block)
+            return value
+
+        def _bind(self, binding, blocked_value, block: int):
+            """Bind ``blocked_value`` (under ``binding.var``'s name, so a DSL name
+            survives) and keep ``binding.var`` as its NCHW view (dead code unless some
+            operator without a blocked form reads it)."""
+            if not isinstance(blocked_value, relax.Var):
+                name = binding.var.name if isinstance(binding.var, relax.DataflowVar) else ""
+                blocked_value = self.builder_.emit(blocked_value, name)
+            _, back = _index_maps(block)
+            nchw = self.builder_.normalize(R.layout_transform(blocked_value, index_map=back))
+            self.builder_.emit_normalized(relax.VarBinding(binding.var, nchw))
+            self.blocked[binding.var] = (blocked_value, block)
+            self.changed = True
+
+        def _channel_operand(self, arg, channels: int, block: int):
+            """A broadcast operand in the blocked layout: a blocked tensor of the same
+            shape, a per-channel (1, C, 1, 1) vector reshaped, or a scalar; else None."""
+            shape = _static_shape(arg)
+            if arg in self.blocked:
+                same = self.blocked[arg][1] == block and shape is not None \
+                    and len(shape) == 4 and shape[1] == channels
+                return self.blocked[arg][0] if same else None
+            if shape is None:
+                return None
+            if all(d == 1 for d in shape) and len(shape) <= 4:
+                return self.visit_expr(arg) if len(shape) == 0 else \
+                    self.builder_.emit(R.reshape(self.visit_expr(arg), ()))
+            if len(shape) in (3, 4) and shape[-3] == channels and \
+                    all(d == 1 for k, d in enumerate(shape) if k != len(shape) - 3):
+                if _is_constant(arg):  # a folded batch norm's shift: re-laid out now
+                    return relax.const(arg.value.numpy().reshape(
+                        1, channels // block, 1, 1, block))
+                return self.builder_.emit(R.reshape(
+                    self.visit_expr(arg), (1, channels // block, 1, 1, block)))
+            return None
+
+        # -- rewrites -----------------------------------------------------------
+        def visit_var_binding_(self, binding):
+            value = binding.value
+            if isinstance(value, relax.Tuple):
+                self.tuples[binding.var] = value
+            rewrite = None
+            if isinstance(value, relax.TupleGetItem):
+                rewrite = self._tuple_item
+            if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
+                name = value.op.name
+                rewrite = ({
+                    "relax.nn.conv2d": self._conv2d,
+                    "relax.add": self._binary,
+                    "relax.subtract": self._binary,
+                    "relax.multiply": self._binary,
+                    "relax.nn.max_pool2d": self._max_pool2d,
+                }.get(name) or (self._unary if name in ELEMENTWISE else None))
+            if rewrite is None or not rewrite(binding, value):
+                super().visit_var_binding_(binding)
+
+        def _conv2d(self, binding, call) -> bool:
+            blocks = _conv_blocks(call, self.lanes)
+            if blocks is None:
+                return False
+            ib, ob = blocks
+            x, w = call.args
+            xb = self._blocked_input(x, ib)
+            wb = _blocked_weight(w if _is_constant(w) else self.visit_expr(w), ib, ob)
+            if not _is_constant(wb):
+                wb = self.builder_.emit(wb)
+            a = call.attrs
+            out = R.nn.conv2d(
+                xb, wb, strides=a.strides, padding=a.padding, dilation=a.dilation, groups=1,
+                data_layout=f"NCHW{ib}c", kernel_layout=f"OIHW{ib}i{ob}o",
+                out_layout=f"NCHW{ob}c", out_dtype="float32")
+            self._bind(binding, out, ob)
+            return True
+
+        def _tuple_item(self, binding, item) -> bool:
+            """``(y, other)[0]`` is ``y`` (how torch.export's max pooling returns)."""
+            fields = self.tuples.get(item.tuple_value)
+            field = fields.fields[item.index] if fields is not None else None
+            if field is None or field not in self.blocked:
+                return False
+            self._bind(binding, *self.blocked[field])
+            return True
+
+        def _unary(self, binding, call) -> bool:
+            """An activation of a blocked tensor; its other arguments (``clip``'s bounds)
+            are scalars, which the layout does not touch."""
+            x, *rest = call.args
+            if x not in self.blocked or any(isinstance(getattr(r, "ty", None),
+                                                       relax.TensorType) for r in rest):
+                return False
+            xb, block = self.blocked[x]
+            out = relax.Call(call.op, [xb, *[self.visit_expr(r) for r in rest]], call.attrs)
+            self._bind(binding, out, block)
+            return True
+
+        def _binary(self, binding, call) -> bool:
+            a, b = call.args
+            source = a if a in self.blocked else b if b in self.blocked else None
+            shape = _static_shape(binding.var)
+            if source is None or shape is None or _static_shape(source) != shape:
+                return False
+            block = self.blocked[source][1]
+            operands = [self._channel_operand(arg, shape[1], block) for arg in (a, b)]
+            if any(o is None for o in operands):
+                return False
+            out = relax.Call(call.op, operands, call.attrs)
+            self._bind(binding, out, block)
+            return True
+
+        def _max_pool2d(self, binding, call) -> bool:
+            (x,) = call.args
+            a = call.attrs
+            if x not in self.blocked or (a.layout, a.out_layout) != ("NCHW", "NCHW") \
+                    or a.ceil_mode or any(int(d) != 1 for d in a.dilation):
+                return False
+            xb, block = self.blocked[x]
+            layout = f"NCHW{block}c"
+            out = R.nn.max_pool2d(
+                xb, pool_size=a.pool_size, strides=a.strides, padding=a.padding,
+                dilation=a.dilation, ceil_mode=a.ceil_mode,
+                count_include_pad=a.count_include_pad, layout=layout, out_layout=layout)
+            self._bind(binding, out, block)
+            return True
+
+    return Blocker
+
+
+@functools.lru_cache(maxsize=None)
+def _blocker_class():
+    """The mutator class, made on first use (defining it imports TVM)."""
+    return _make_blocker()
+
+
+def _Blocker(mod, lanes: int):
+    return _blocker_class()(mod, lanes)
+
+
+# --------------------------------------------------------------------------- lowering
+def legalize_conv2d(bb, call):
+    """LegalizeOps' rule for ``relax.nn.conv2d``: the blocked convolution as one loop nest
+    (padding, then the reduction named ``BLOCK_NAME``), any other layout TVM's own way."""
+    import tvm
+
+    a = call.attrs
+    if not _is_blocked(a.data_layout):
+        default = tvm.ir.Op.get("relax.nn.conv2d").get_attr("FLegalize")
+        return default(bb, call)
+    strides = [int(s) for s in a.strides]
+    padding = [int(p) for p in a.padding]
+    return bb.call_te(_conv2d_nchwc, call.args[0], call.args[1], strides=strides,
+                      padding=padding, primfunc_name_hint="conv2d_NCHWc")
+
+
+def legalize_max_pool2d(bb, call):
+    """LegalizeOps' rule for ``relax.nn.max_pool2d``: in a blocked layout, one reduction
+    whose combiner lets NaN win (numpy's ``max``) over the padded window, which the CPU
+    schedule vectorizes along the channel block; any other pooling the operator table's
+    way (``ops.lowering``)."""
+    from ..ops.lowering import LEGALIZE
+
+    a = call.attrs
+    if not (_is_blocked(a.layout) and a.out_layout == a.layout and not a.ceil_mode
+            and all(int(d) == 1 for d in a.dilation) and _dtype(call.args[0]) == "float32"):
+        return LEGALIZE["relax.nn.max_pool2d"](bb, call)
+    return bb.call_te(_max_pool2d_nchwc, call.args[0],
+                      pool_size=[int(k) for k in a.pool_size],
+                      strides=[int(s) for s in a.strides],
+                      padding=[int(p) for p in a.padding], primfunc_name_hint="max_pool2d")
+
+
+def _is_blocked(layout) -> bool:
+    layout = str(layout)
+    return layout.startswith("NCHW") and layout.endswith("c") and len(layout) > 4
+
+
+def _max_pool2d_nchwc(data, pool_size, strides, padding):
+    from tvm import te, tirx, topi
+
+    n, cc, ih, iw, cb = data.shape
+    top, left, bottom, right = padding
+    (kh, kw), (sh, sw) = pool_size, strides
+    if any(padding):
+        data = topi.nn.pad(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0],
+                           pad_value=float("-inf"), name=POOL_PAD_NAME)
+    oh = (ih + top + bottom - kh) // sh + 1
+    ow = (iw + left + right - kw) // sw + 1
+    nan_max = te.comm_reducer(
+        lambda acc, v: tirx.Select(tirx.Or(tirx.isnan(v), v > acc), v, acc),
+        lambda dtype: tirx.const(float("-inf"), dtype), name="nan_max")
+    ry = te.reduce_axis((0, kh), name="ky")
+    rx = te.reduce_axis((0, kw), name="kx")
+    return te.compute(
+        (n, cc, oh, ow, cb),
+        lambda b, c, y, x, i: nan_max(data[b, c, y * sh + ry, x * sw + rx, i], axis=[ry, rx]),
+        name=POOL_NAME)
+
+
+def _conv2d_nchwc(data, kernel, strides, padding):
+    """``out[n, oc, y, x, o] = sum(pad(data)[n, ic, y*sh+ky, x*sw+kx, i] *
+    kernel[oc, ic, ky, kx, i, o])`` over ``ic, ky, kx, i`` in that order."""
+    from tvm import te, topi
+
+    n, icc, ih, iw, ib = data.shape
+    occ, _, kh, kw, _, ob = kernel.shape
+    top, left, bottom, right = padding
+    sh, sw = strides
+    if any(padding):
+        data = topi.nn.pad(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0],
+                           name=PAD_NAME)
+    oh = (ih + top + bottom - kh) // sh + 1
+    ow = (iw + left + right - kw) // sw + 1
+    rc = te.reduce_axis((0, icc), name="ic_chunk")
+    ry = te.reduce_axis((0, kh), name="ky")
+    rx = te.reduce_axis((0, kw), name="kx")
+    ri = te.reduce_axis((0, ib), name="ic_block")
+    return te.compute(
+        (n, occ, oh, ow, ob),
+        lambda b, oc, y, x, o: te.sum(
+            data[b, rc, y * sh + ry, x * sw + rx, ri] * kernel[oc, rc, ry, rx, ri, o],
+            axis=[rc, ry, rx, ri]),
+        name=BLOCK_NAME)

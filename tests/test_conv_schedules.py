@@ -1,0 +1,372 @@
+"""Convolutions in the blocked NCHW[x]c layout (mlclab/backend/conv_layout.py), batch norm
+folded into them (fold_batchnorm.py) and their CPU schedule (schedules._schedule_blocked):
+which convolutions take the path, what the scheduled code looks like, and that every result
+matches PyTorch or numpy -- including the convolutions that must fall back."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import mlclab
+from mlclab.backend.conv_layout import BLOCK_NAME, channel_block
+from mlclab.backend.passes import build_passes, resolve_target
+from mlclab.backend.schedules import STACK_BYTES, _conv_tile, vector_lanes
+from mlclab.tvm_setup import tvm
+
+torch = pytest.importorskip("torch")
+
+TOL = 1e-4
+
+
+@pytest.fixture(scope="module")
+def lanes():
+    return vector_lanes(resolve_target("llvm"))
+
+
+def _import(model, *shapes, seed=0):
+    """``model`` (eval mode) through torch.export into Relax, and an input for it."""
+    from tvm.relax.frontend.torch import from_exported_program
+
+    torch.manual_seed(seed)
+    model = model.eval()
+    inputs = tuple(torch.randn(*s) for s in shapes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.no_grad():
+            mod = from_exported_program(torch.export.export(model, inputs))
+    return mod, inputs
+
+
+def _run(mod, inputs):
+    """(result, whether mlclab's own pipeline built it)."""
+    from tvm import relax
+
+    from mlclab.api.build import build_executable
+
+    executable, optimized = build_executable(mod, "llvm")
+    vm = relax.VirtualMachine(executable, tvm().cpu())
+    out = vm["main"](*[tvm().runtime.tensor(x.numpy()) for x in inputs])
+    while not hasattr(out, "numpy"):   # the frontend returns a 1-tuple
+        out = out[0]
+    return out.numpy(), optimized
+
+
+def _check_against_torch(model, *shapes):
+    mod, inputs = _import(model, *shapes)
+    got, optimized = _run(mod, inputs)
+    with torch.no_grad():
+        want = model(*inputs).numpy()
+    assert optimized, "mlclab's pipeline fell back to TVM's plain one"
+    np.testing.assert_allclose(got, want, atol=TOL, rtol=TOL)
+    return mod
+
+
+def _until(mod, last: str):
+    """``mod`` after the build passes up to and including ``last``."""
+    passes = build_passes("llvm")
+    names = [p.info.name for p in passes]
+    with resolve_target("llvm"):
+        return tvm().transform.Sequential(passes[:names.index(last) + 1])(mod)
+
+
+def _kernels(mod):
+    from tvm import tirx
+
+    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
+
+
+class ConvBnRelu(torch.nn.Module):
+    def __init__(self, cin, cout, kernel, stride, padding, **conv):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(cin, cout, kernel, stride, padding, bias=False, **conv)
+        self.bn = torch.nn.BatchNorm2d(cout)
+        with torch.no_grad():  # statistics that are not the identity
+            self.bn.running_mean.uniform_(-1, 1)
+            self.bn.running_var.uniform_(0.5, 2)
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.uniform_(-1, 1)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class Residual(torch.nn.Module):
+    """ResNet's basic block, with a strided 1x1 downsample when the shape changes."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.a = ConvBnRelu(cin, cout, 3, stride, 1)
+        self.b = torch.nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(cout)
+        self.down = (torch.nn.Conv2d(cin, cout, 1, stride, bias=False)
+                     if stride != 1 or cin != cout else None)
+
+    def forward(self, x):
+        skip = x if self.down is None else self.down(x)
+        return torch.relu(self.bn(self.b(self.a(x))) + skip)
+
+
+# ------------------------------------------------------------------ the blocked path is taken
+def test_channel_block_is_the_widest_divisor_in_a_vector():
+    assert channel_block(64, 16) == 16 and channel_block(24, 16) == 12
+    assert channel_block(3, 16) == 3 and channel_block(40, 8) == 8 and channel_block(7, 16) == 7
+
+
+def test_resnet_style_conv_is_blocked_vectorized_and_register_tiled(lanes):
+    mod, _ = _import(torch.nn.Sequential(torch.nn.Conv2d(64, 64, 3, 1, 1), torch.nn.ReLU()),
+                     (1, 64, 14, 14))
+    block = channel_block(64, lanes)
+    relax_text = _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    assert f'data_layout="NCHW{block}c", kernel_layout="OIHW{block}i{block}o"' in relax_text
+    # the constant weight was re-laid out at compile time: no transform of it is left
+    assert relax_text.count("R.layout_transform") == 2  # the input in, the result out
+    kernels = _kernels(_until(mod, "mlclab.ScheduleCPU"))
+    (name,) = [n for n in kernels if n.startswith("fused_conv2d_NCHWc")]
+    assert "relu" in name  # the epilogue is fused into the convolution's kernel
+    tir = kernels[name].script()
+    assert f'T.sblock("{BLOCK_NAME}_update")' in tir
+    # the inner loops: channel blocks and output pixels unrolled, the channel block one
+    # vector -- a tile of accumulators small enough to stay in registers
+    oc_tile, pixels = _conv_tile(64 // block, 14, lanes)
+    assert oc_tile * pixels * lanes * 4 < STACK_BYTES
+    assert f"for o in T.vectorized(T.int64({block})):" in tir
+    assert f"for x_1 in T.unroll(T.int64({pixels})):" in tir
+    if oc_tile > 1:
+        assert f"for oc_1 in T.unroll(T.int64({oc_tile})):" in tir
+    # the two transforms at the edges are tiled transposes: one side vectorized, the
+    # other unrolled
+    transforms = [f.script() for n, f in kernels.items() if n.startswith("te_layout_transform")]
+    assert len(transforms) == 2
+    assert all("T.vectorized" in t and "T.unroll" in t for t in transforms)
+
+
+def test_dsl_conv2d_takes_the_blocked_path_with_a_weight_parameter(lanes):
+    src = textwrap.dedent('''
+        def block(x: Tensor[(1, 16, 12, 12), f32], w: Tensor[(32, 16, 3, 3), f32],
+                  b: Tensor[(32,), f32]):
+            y = relu(conv2d(x, w, bias=b, strides=(2, 2), padding=(1, 1)))
+            return max_pool2d(y, (2, 2))
+    ''')
+    fn = mlclab.compile(src)["block"]
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s, dtype=np.float32)
+            for s in [(1, 16, 12, 12), (32, 16, 3, 3), (32,)]]
+    np.testing.assert_allclose(fn(*args), fn.reference(*args), atol=TOL, rtol=TOL)
+    step = fn.pipeline()["mlclab.BlockConvLayout"]
+    assert step.changed
+    text = step.mod["block"].script()
+    assert f'kernel_layout="OIHW{channel_block(16, lanes)}i{channel_block(32, lanes)}o"' in text
+    # a weight that is a parameter is re-laid out at run time, by a kernel of its own
+    assert "R.layout_transform(w, " in text
+    assert f'layout="NCHW{channel_block(32, lanes)}c"' in text  # max pooling stays blocked
+
+
+def test_batch_norm_is_folded_into_the_convolution():
+    mod, _ = _import(ConvBnRelu(8, 16, 3, 1, 1), (1, 8, 10, 10))
+    assert "R.nn.batch_norm" in mod["main"].script()
+    folded = _until(mod, "mlclab.FoldBatchNorm")["main"].script()
+    assert "batch_norm" not in folded
+    assert folded.count("R.nn.conv2d") == 1 and folded.count("R.add") == 1
+    names = list(_kernels(_until(mod, "FuseTIR")))
+    assert [n for n in names if n.startswith("fused_conv2d_NCHWc")] != []
+    assert not [n for n in names if "batch_norm" in n or "multiply" in n]
+
+
+# ------------------------------------------------------------------ results match PyTorch
+@pytest.mark.parametrize("cin, cout, kernel, stride, padding, size", [
+    (16, 32, 3, 1, 1, 14),      # 3x3 stride 1
+    (16, 32, 3, 2, 1, 15),      # 3x3 stride 2, odd size
+    (3, 16, 7, 2, 3, 32),       # ResNet's stem: 7x7 stride 2 pad 3, three input channels
+    (32, 64, 1, 2, 0, 14),      # the downsample: 1x1 stride 2
+    (24, 40, 3, 1, 1, 9),       # channels no vector divides (blocks of 12 and 10 or 8)
+    (8, 16, 3, 1, (0, 2), 7),   # asymmetric padding
+    (8, 16, 3, 3, 1, 14),       # stride 3
+    (64, 32, 3, 1, 0, 3),       # a 1x1 output
+    (1, 8, 3, 1, 1, 16),        # one input channel (NCHW1c)
+    (4, 8, 3, 3, 1, 5),         # tiny: stays NCHW (below MIN_MACS)
+])
+def test_conv_bn_relu_matches_pytorch(cin, cout, kernel, stride, padding, size):
+    _check_against_torch(ConvBnRelu(cin, cout, kernel, stride, padding), (1, cin, size, size))
+
+
+@pytest.mark.parametrize("cin, cout, stride", [(16, 16, 1), (16, 32, 2)])
+def test_residual_block_matches_pytorch(cin, cout, stride):
+    mod = _check_against_torch(Residual(cin, cout, stride), (1, cin, 12, 12))
+    names = list(_kernels(_until(mod, "FuseTIR")))
+    # the residual add and the relu run in a convolution's epilogue: every kernel is a
+    # convolution, or one of the two layout transforms at the edges
+    assert len([n for n in names if n.startswith("fused_conv2d_NCHWc")]) == len(names) - 2
+    assert any("relu" in n and n.count("_add") >= 1 for n in names)
+
+
+def test_conv_with_bias_then_max_pool_matches_pytorch():
+    model = torch.nn.Sequential(torch.nn.Conv2d(8, 32, 3, 1, 1), torch.nn.ReLU(),
+                                torch.nn.MaxPool2d(3, 2, 1), torch.nn.Conv2d(32, 16, 1))
+    _check_against_torch(model, (1, 8, 17, 17))
+
+
+def test_activations_between_convolutions_stay_blocked():
+    """MobileNet-style activations (relu6 is clip, SiLU a sigmoid and a multiply) and a
+    batch norm after a biased convolution (a multiply and an add): the graph stays in the
+    blocked layout from the first convolution to the last."""
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(8, 32, 3, 1, 1), torch.nn.BatchNorm2d(32), torch.nn.ReLU6(),
+        torch.nn.Conv2d(32, 32, 1), torch.nn.SiLU(), torch.nn.Conv2d(32, 16, 3, 2, 1),
+        torch.nn.Sigmoid(), torch.nn.Conv2d(16, 16, 1), torch.nn.Hardtanh(-0.5, 0.5),
+        torch.nn.GELU(), torch.nn.LeakyReLU(0.2), torch.nn.Tanh())
+    mod = _check_against_torch(model, (1, 8, 12, 12))
+    text = _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    assert text.count("R.layout_transform") == 2  # the input in, the result out
+
+
+@pytest.mark.parametrize("conv", [
+    dict(groups=4),            # grouped
+    dict(dilation=2),          # dilated
+])
+def test_unusual_convs_fall_back_and_stay_correct(conv):
+    model = ConvBnRelu(16, 32, 3, 1, 2, **conv)
+    mod = _check_against_torch(model, (1, 16, 12, 12))
+    text = _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    assert 'data_layout="NCHW"' in text and "NCHW16c" not in text and "layout_transform" not in text
+    # ... but batch norm was still folded into its (grouped or dilated) weights
+    assert "batch_norm" not in text
+
+
+def test_a_prime_channel_count_wider_than_a_vector_falls_back():
+    # 17 output channels: no block of at least MIN_BLOCK divides them
+    mod = _check_against_torch(torch.nn.Conv2d(4, 17, 3, padding=1), (1, 4, 8, 8))
+    assert "layout_transform" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
+
+
+def test_a_tiny_conv_stays_nchw():
+    """Lesson 3's first block: 2,304 multiply-adds, less than the transforms would cost."""
+    mod = _check_against_torch(torch.nn.Conv2d(1, 4, 3, padding=1), (1, 1, 8, 8))
+    assert "layout_transform" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    mod = _check_against_torch(torch.nn.Conv2d(1, 8, 3, padding=1), (1, 1, 32, 32))
+    assert "layout_transform" in _until(mod, "mlclab.BlockConvLayout")["main"].script()
+
+
+def test_symbolic_batch_falls_back_and_stays_correct():
+    from tvm import relax
+    from tvm.relax import op as R
+
+    from mlclab.api.build import build_executable
+
+    n = tvm().tirx.Var("n", "int64")
+    x = relax.Var("x", relax.TensorType((n, 16, 8, 8), "float32"))
+    w = np.random.default_rng(1).standard_normal((32, 16, 3, 3), dtype=np.float32)
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit_output(R.nn.relu(R.nn.conv2d(x, relax.const(w), padding=1)))
+        bb.emit_func_output(y)
+    mod = bb.get()
+    assert "layout_transform" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    executable, optimized = build_executable(mod, "llvm")
+    assert optimized
+    vm = relax.VirtualMachine(executable, tvm().cpu())
+    data = np.random.default_rng(2).standard_normal((3, 16, 8, 8), dtype=np.float32)
+    got = vm["main"](tvm().runtime.tensor(data)).numpy()
+    want = torch.relu(torch.nn.functional.conv2d(torch.from_numpy(data), torch.from_numpy(w),
+                                                 padding=1)).numpy()
+    np.testing.assert_allclose(got, want, atol=TOL, rtol=TOL)
+
+
+def test_blocked_max_pool_keeps_nan_as_numpy_does():
+    src = textwrap.dedent('''
+        def f(x: Tensor[(1, 16, 32, 32), f32], w: Tensor[(16, 16, 1, 1), f32]):
+            return max_pool2d(conv2d(x, w), (2, 2))
+    ''')
+    fn = mlclab.compile(src)["f"]
+    x = np.random.default_rng(3).standard_normal((1, 16, 32, 32), dtype=np.float32)
+    x[0, 0, 0, 0] = np.nan
+    w = np.eye(16, dtype=np.float32).reshape(16, 16, 1, 1)
+    got, want = fn(x, w), fn.reference(x, w)
+    assert np.isnan(got[:, :, 0, 0]).all() and np.isnan(want[:, :, 0, 0]).all()
+    np.testing.assert_allclose(got, want, atol=TOL, rtol=TOL)
+    block = channel_block(16, vector_lanes(resolve_target("llvm")))
+    assert f'layout="NCHW{block}c"' in fn.pipeline()["mlclab.BlockConvLayout"].mod["f"].script()
+
+
+def test_misaligned_arrays_in_a_subprocess():
+    """Blocked kernels use AVX-512 vectors; arrays that are not 64-byte aligned (numpy's
+    usual 16) are read in place. A crash would kill the test process, so run it apart."""
+    code = textwrap.dedent('''
+        import numpy as np, mlclab
+        src = """
+        def f(x: Tensor[(1, 32, 9, 9), f32], w: Tensor[(32, 32, 3, 3), f32]):
+            return relu(conv2d(x, w, padding=(1, 1)))
+        """
+        fn = mlclab.compile(src)["f"]
+        rng = np.random.default_rng(0)
+        for offset in range(0, 16, 4):   # 0, 4, 8 and 12 floats past a 64-byte boundary
+            raw = np.empty(32 * 81 + 32 * 9 * 32 + 64, np.float32)
+            base = (-raw.ctypes.data // 4) % 16 + offset
+            x = raw[base:base + 32 * 81].reshape(1, 32, 9, 9)
+            w = raw[base + 32 * 81:base + 32 * 81 + 32 * 288].reshape(32, 32, 3, 3)
+            x[...] = rng.standard_normal(x.shape)
+            w[...] = rng.standard_normal(w.shape)
+            assert np.allclose(fn(x, w), fn.reference(x, w), atol=1e-4), offset
+        print("ok")
+    ''')
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("ok")
+
+
+# ------------------------------------------------------------------ refusals fall back
+def test_a_refused_blocked_schedule_falls_back_to_the_general_rules(monkeypatch):
+    from mlclab.backend import schedules
+
+    def refuse(*_args):
+        raise ValueError("refused")
+
+    mod, _ = _import(Residual(16, 16, 1), (1, 16, 10, 10))
+    monkeypatch.setattr(schedules, "_schedule_blocked_conv", refuse)
+    kernels = _kernels(_until(mod, "mlclab.ScheduleCPU"))
+    conv = [f for n, f in kernels.items() if n.startswith("fused_conv2d_NCHWc")]
+    # still scheduled (by the general reduction rules), not left naive
+    assert conv and all(f.attrs.get("tirx.is_scheduled", False) for f in conv)
+    _check_against_torch(Residual(16, 16, 1), (1, 16, 10, 10))
+
+
+def test_a_failing_layout_pass_falls_back_to_tvms_pipeline(monkeypatch):
+    from mlclab.backend import conv_layout
+
+    def broken(*_args):
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(conv_layout, "_Blocker", broken)
+    model = ConvBnRelu(8, 16, 3, 1, 1)
+    mod, inputs = _import(model, (1, 8, 9, 9))
+    got, optimized = _run(mod, inputs)
+    assert not optimized
+    with torch.no_grad():
+        np.testing.assert_allclose(got, model(*inputs).numpy(), atol=TOL, rtol=TOL)
+
+
+def test_a_conv_inside_an_if_is_left_to_the_general_schedule():
+    """The layout rewrite only touches functions of one dataflow block, so a value it moves
+    is always in scope where it is used; a branch keeps its NCHW convolution."""
+    src = textwrap.dedent('''
+        def f(x: Tensor[(1, 16, 6, 6), f32], w: Tensor[(16, 16, 3, 3), f32]):
+            if sum(x) > 0.0:
+                y = relu(conv2d(x, w, padding=(1, 1)))
+            else:
+                y = conv2d(x, w, padding=(1, 1))
+            return y + 1.0
+    ''')
+    fn = mlclab.compile(src)["f"]
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((1, 16, 6, 6), dtype=np.float32), \
+        rng.standard_normal((16, 16, 3, 3), dtype=np.float32)
+    for sign in (1, -1):
+        xs = np.abs(x) * sign
+        np.testing.assert_allclose(fn(xs, w), fn.reference(xs, w), atol=TOL, rtol=TOL)
+    assert not fn.pipeline()["mlclab.BlockConvLayout"].changed
