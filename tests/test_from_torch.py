@@ -297,3 +297,32 @@ def test_a_divergent_layer_is_named_by_its_module_path(mlp, monkeypatch):
     bad = report.first_divergent_binding
     assert bad is not None and bad.module == "act" and bad.source_line.strip() == "act: ReLU()"
     assert not report.ok
+
+
+class Block(torch.nn.Module):
+    """A residual block: the two blocks of a stack compile to the same fused kernels."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(16)
+        self.relu = torch.nn.ReLU()
+        self.conv2 = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(16)
+
+    def forward(self, x):
+        return self.relu(self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x))))) + x)
+
+
+def test_each_call_of_a_shared_kernel_is_profiled_as_its_own_layer():
+    torch.manual_seed(0)
+    fn = mlclab.from_torch(torch.nn.Sequential(Block(), Block()), torch.randn(1, 16, 32, 32))
+    prof = fn.profile(repeat=1)
+    module_at = {i.span.lineno: i.module for i in fn.bindings.values()}
+    convs = [k for k in prof.kernels if "conv2d" in k.name]            # in the order they ran
+    assert len({k.name for k in convs}) == 2 and len(convs) == 4
+    named = [sorted(module_at[line] for line in k.lines if module_at.get(line, "").endswith(
+        ("conv1", "conv2"))) for k in convs]
+    assert named == [["0.conv1"], ["0.conv2"], ["1.conv1"], ["1.conv2"]]
+    # the batch norms were folded into the convolutions, under the convolutions' names
+    assert not [k for k in prof.kernels if "batch_norm" in k.name]

@@ -228,8 +228,11 @@ def test_the_fused_view_is_grouped_by_module_too(resnet):
     g = resnet.graph("fused").graph
     fused = [c for c in g.clusters.values() if c.kind == "fused"]
     layers = {module_cluster(g, f"layer{i}").id for i in range(1, 5)}
-    # A fused group moves whole into the module of its members.
-    assert fused and sum(1 for c in fused if c.parent in layers) >= 8
+    # A fused group moves whole into the module of its members: each block's two conv
+    # groups into that block (layerN.M), each downsample into its own module.
+    assert fused and sum(1 for c in fused if layers & set(g.cluster_path(c.id))) >= 16
+    blocks = {module_cluster(g, f"layer{i}.{j}").id for i in range(1, 5) for j in (0, 1)}
+    assert sum(1 for c in fused if c.parent in blocks) == 16
     assert all(module_cluster(g, f"layer{i}").parent == "fn:ResNet" for i in range(1, 5))
 
 

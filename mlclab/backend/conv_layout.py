@@ -206,8 +206,11 @@ def _make_blocker():
             if known is not None and known[1] == block:
                 return known[0]
             forward, _ = _index_maps(block)
+            # A name of its own: an unnamed value would be "lv", which the views could take
+            # for the model's first binding (they follow values through passes by name).
             value = self.builder_.emit(R.layout_transform(self.visit_expr(var),
-                                                          index_map=forward))
+                                                          index_map=forward),
+                                       f"{var.name}_blocked")
             self.blocked[var] = (value, block)
             return value
 

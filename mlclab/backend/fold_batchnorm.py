@@ -172,11 +172,13 @@ def _folder_class():
                 weight = conv.args[1].value.numpy()
                 folded = (weight * scale.reshape(-1, 1, 1, 1)).astype(weight.dtype)
                 a = conv.attrs
+                # Under the old convolution's name: the views follow a value through the
+                # pipeline by name, so the folded conv keeps its line (its PyTorch module).
                 y = self.builder_.emit(R.nn.conv2d(
                     self.visit_expr(conv.args[0]), relax.const(folded), strides=a.strides,
                     padding=a.padding, dilation=a.dilation, groups=a.groups,
                     data_layout=a.data_layout, kernel_layout=a.kernel_layout,
-                    out_layout=a.out_layout, out_dtype=a.out_dtype))
+                    out_layout=a.out_layout, out_dtype=a.out_dtype), x.name)
             else:
                 y = self.builder_.emit(R.multiply(
                     self.visit_expr(x), relax.const(scale.reshape(channels).astype("float32"))))

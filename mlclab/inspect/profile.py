@@ -249,20 +249,39 @@ def tir_functions(mod) -> dict:
 
 
 def kernel_origins(fused_graph) -> dict:
-    """Kernel name -> (node ids, DSL lines, their text) from the fused view: a fused group's
-    members, or the single op node of an unfused kernel."""
-    origins: dict = {}
+    """Kernel name -> one (node ids, DSL lines, their text) per call of the kernel, in the
+    order the calls run, from the fused view: a fused group's members, or the single op node
+    of an unfused kernel. (A model calls one fused kernel at many places, e.g. each ResNet
+    block's conv+add+relu: each call has its own nodes and lines.)"""
+    calls: dict = {}                    # (kernel name, group or node id) -> (ids, lines)
     for node in fused_graph.nodes.values():
         if node.kind in ("param", "const"):
             continue
         cluster = fused_graph.clusters.get(node.group) if node.group else None
-        key = cluster.label if cluster is not None and cluster.kind == "fused" else node.op
-        ids, lines = origins.setdefault(key, ([], {}))
+        if cluster is not None and cluster.kind == "fused":
+            key = (cluster.label, cluster.id)
+        else:
+            key = (node.op, node.id)
+        ids, lines = calls.setdefault(key, ([], {}))
         ids.append(node.id)
         if node.source is not None:
             lines.setdefault(node.line, node.source.source_line.strip())
-    return {k: (tuple(ids), tuple(sorted(lines)), tuple(lines[n] for n in sorted(lines)))
-            for k, (ids, lines) in origins.items()}
+    origins: dict = {}
+    for (name, _), (ids, lines) in calls.items():
+        origins.setdefault(name, []).append(
+            (tuple(ids), tuple(sorted(lines)), tuple(lines[n] for n in sorted(lines))))
+    return origins
+
+
+def _origin_of_call(origins: dict, name: str, index: int) -> tuple:
+    """The ``index``-th call of kernel ``name``: its own origin, or all of them merged when
+    the view saw fewer calls than ran."""
+    found = origins.get(name, [])
+    if index < len(found):
+        return found[index]
+    ids = tuple(i for o in found for i in o[0])
+    lines = dict(pair for o in found for pair in zip(o[1], o[2]))
+    return ids, tuple(sorted(lines)), tuple(lines[n] for n in sorted(lines))
 
 
 def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
@@ -270,7 +289,7 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
     """Profile one call of ``function`` of a compiled ``executable`` on TVM ``tensors``.
 
     ``tir``: kernel name -> PrimFunc (:func:`tir_functions`); ``origins``: kernel name ->
-    (node ids, lines, line texts) (:func:`kernel_origins`). ``lock`` serializes the VM with other users.
+    (node ids, lines, line texts) per call (:func:`kernel_origins`). ``lock`` serializes the VM with other users.
     """
     import contextlib
 
@@ -322,10 +341,12 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
         raise RuntimeError(f"{function} ran different kernels on the same inputs from one run "
                            f"to the next; its profile cannot be put together")
     kernels = []
+    seen: dict = {}                      # kernel name -> calls of it so far
     for index, (name, _, shapes) in enumerate(samples[0]):
         times = [run[index][1] for run in samples]
         work = kernel_work(tir[name], shapes)
-        ids, lines, code = origins.get(name, ((), (), ()))
+        ids, lines, code = _origin_of_call(origins, name, seen.get(name, 0))
+        seen[name] = seen.get(name, 0) + 1
         kernels.append(Kernel(name, float(statistics.median(times)),
                               (float(min(times)), float(max(times))), work.flops, work.bytes,
                               lines, ids, code))

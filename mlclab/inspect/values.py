@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..viz.dataflow_walk import DataflowWalk
-from ..viz.relax_info import Described, Subject, arg, const_text
+from ..viz.relax_info import Described, Subject, arg, const_text, const_value_id
 
 
 @dataclass
@@ -85,7 +85,8 @@ class _TableWalk(DataflowWalk):
 
     def const(self, expr, group) -> str:
         nid = f"{self.subject.name}:const{len(self._walk_consts) + 1}"
-        return self._add(nid, "const", const_text(expr) or "const", group, unique=False)
+        return self._add(nid, "const", const_text(expr) or "const", group, unique=False,
+                         value=const_value_id(expr))
 
     def result(self, owner, expr, d, out, group) -> str:
         return self._add(f"{owner}:return", "return" if out else d.kind, d.op, group,
@@ -161,9 +162,13 @@ class _Matcher:
     def match(self, v: Value):
         """Rules 1-3 (and a fused kernel call takes the result of its group)."""
         raw = v.value
-        result = self.group_result.get(v.op) if v.kind == "fused" else None
-        if result is not None and result not in self.taken:
-            return self._take(raw, result)
+        if v.kind == "fused":
+            # A fused function called at several places (each ResNet block's conv+add+relu):
+            # its k-th call computes what its k-th group did.
+            result = next((r for r in self.group_result.get(v.op, ()) if r not in self.taken),
+                          None)
+            if result is not None:
+                return self._take(raw, result)
         same_name = self.prev_by_value.get(raw)
         key = self._inputs(self.cur, v, self.ident)
         if same_name is not None and same_name not in self.taken \
@@ -192,16 +197,17 @@ class _Matcher:
 
 
 def _group_results(table: ValueTable) -> dict:
-    """Fused function name -> the value its group computes (what a fused kernel call replaces)."""
+    """Fused function name -> the values its groups compute, in order (what each call of the
+    fused kernel replaces)."""
     users = table.users()
-    out = {}
+    out: dict = {}
     for number, name in table.groups.items():
         inside = {vid for vid, v in table.values.items() if v.group == number}
         # In definition order, as the dataflow view lists its nodes.
         results = [vid for vid in table.values if vid in inside and
                    (vid in table.outputs or any(u not in inside for u in users[vid]))]
         if results:
-            out[name] = results[-1]
+            out.setdefault(name, []).append(results[-1])
     return out
 
 

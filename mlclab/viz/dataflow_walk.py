@@ -16,7 +16,7 @@ class DataflowWalk:
     The function first, then the Relax functions it calls (breadth-first), then ``subject.also``.
     A value id per parameter and binding (``relax_info.value_ids``); an alias is its value; a
     tensor constant used twice is one value; a fused group's body is inlined under its caller
-    (ids ``caller:fused_name/var``, since group names repeat). A subclass says what to make of
+    (ids ``caller:fused_name/var``, ``caller:fused_name@2/var`` at its second call site). A subclass says what to make of
     each piece through the hooks at the end; each returns the id it gave.
     """
 
@@ -27,6 +27,7 @@ class DataflowWalk:
         self._ids: dict = {}
         self._walk_consts: dict = {}
         self._walk_calls: list = []         # names of Relax functions called, in order
+        self._inlined: dict = {}            # fused function -> how many call sites so far
         drawn, pending, rest = set(), [subject.name], list(subject.also)
         while pending or rest:
             fname = pending.pop(0) if pending else rest.pop(0)
@@ -128,7 +129,11 @@ class DataflowWalk:
         func = self.mod[callee]
         cid = self.fused_group(callee, group)
         inner = {p: self._leaf(fname, owner, a, env, group) for p, a in zip(func.params, call.args)}
-        return self._seq(callee, owner, func.body, inner, cid)
+        # Each call site's values are values of their own (``fused_add@2/lv``): a model calls
+        # one fused function at many places, and each place has its own inputs and source.
+        count = self._inlined[callee] = self._inlined.get(callee, 0) + 1
+        site = callee if count == 1 else f"{callee}@{count}"
+        return self._seq(site, owner, func.body, inner, cid)
 
     # ------------------------------------------------------------------ hooks
     def function_group(self, fname):

@@ -21,8 +21,11 @@ from .dataflow_walk import DataflowWalk
 from .model import Cluster, Graph, Node
 from .modules import module_tree
 from .registry import register_view
-from .relax_info import (Described, all_bindings, arg, const_text, describe, format_type,
-                         is_primitive, is_tensor_const, literal, lookup, resolve, value_ids)
+from .relax_info import (Described, all_bindings, arg, const_text, const_value_id, describe,
+                         format_type, is_primitive, is_tensor_const, literal, lookup, resolve,
+                         value_ids)
+
+
 
 
 class RelaxParser:
@@ -83,8 +86,8 @@ class RelaxParser:
         self._const_count += 1
         nid = f"{self.subject.name}:const{self._const_count}"
         text = const_text(const)
-        node = Node(nid, "const", text or "const", value=nid, type=format_type(const.ty),
-                    group=group)
+        node = Node(nid, "const", text or "const", value=const_value_id(const),
+                    type=format_type(const.ty), group=group)
         node.text = text or f"const {node.type}"
         return self.graph.add_node(node)
 

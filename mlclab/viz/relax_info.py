@@ -366,6 +366,13 @@ _RELAY_SUFFIX = {"float32": "f", "float64": "f64", "float16": "f16", "int32": ""
                  "int64": "i64", "int8": "i8", "int16": "i16", "uint8": "u8", "bool": ""}
 
 
+def const_value_id(const) -> str:
+    """A tensor constant's value id: the constant object itself, not where a walk meets it
+    (a pass that fuses or moves operators changes the order; the object is passed on), so
+    every view and every step of the pipeline calls one constant the same."""
+    return f"const@{hash(const):x}"
+
+
 def const_text(const) -> Optional[str]:
     """A scalar constant the way Relay printed it (``2f``, ``3i64``); None for larger tensors."""
     arr = const.value
