@@ -68,6 +68,8 @@ def block_conv_layout(lanes: int):
     import tvm
     from tvm import relax
 
+    from .fold_batchnorm import with_functions
+
     @tvm.transform.module_pass(opt_level=0, name="mlclab.BlockConvLayout")
     def blocked(mod, _ctx):
         updates = {}
@@ -80,10 +82,7 @@ def block_conv_layout(lanes: int):
             new = rewriter.visit_expr(func)
             if rewriter.changed:
                 updates[gv] = relax.analysis.remove_all_unused(new)
-        if not updates:
-            return mod
-        funcs = {gv: updates.get(gv, f) for gv, f in mod.functions_items()}
-        return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
+        return with_functions(mod, updates)
 
     return blocked
 

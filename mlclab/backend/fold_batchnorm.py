@@ -37,12 +37,20 @@ def fold_batchnorm():
                 continue
             new = _folder_class()(mod, plans).visit_expr(func)
             updates[gv] = relax.analysis.remove_all_unused(new)
-        if not updates:
-            return mod
-        funcs = {gv: updates.get(gv, f) for gv, f in mod.functions_items()}
-        return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
+        return with_functions(mod, updates)
 
     return fold
+
+
+def with_functions(mod, updates: dict):
+    """``mod`` with the functions in ``updates`` (global var -> function) replaced: what the
+    graph rewrites here and in ``conv_layout`` return."""
+    import tvm
+
+    if not updates:
+        return mod
+    funcs = {gv: updates.get(gv, f) for gv, f in mod.functions_items()}
+    return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
 
 
 def single_dataflow_block(func):
