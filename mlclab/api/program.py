@@ -45,6 +45,8 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
 class Program(HoldsIR, Mapping):
     """Every function of one compiled tinynn source, in source order, plus the module."""
 
+    function_class = CompiledFunction     # what ``program[name]`` makes
+
     def __init__(self, typed: TypedProgram, target, built: Built = None):
         self.typed = typed
         self.source = typed.source
@@ -98,7 +100,7 @@ class Program(HoldsIR, Mapping):
         with self._functions_lock:
             fn = self._functions.get(name)
             if fn is None:
-                fn = self._functions[name] = CompiledFunction(self, name)
+                fn = self._functions[name] = self.function_class(self, name)
             return fn
 
     def __iter__(self):

@@ -123,15 +123,6 @@ class TorchProgram(Program):
     def renamed(self, filename: str, source: str) -> "TorchProgram":
         return self
 
-    def __getitem__(self, name):
-        if name not in self.typed.functions:
-            raise KeyError(f"no function {name!r}: this model compiled to {self.imported.name!r}")
-        with self._functions_lock:
-            fn = self._functions.get(name)
-            if fn is None:
-                fn = self._functions[name] = TorchFunction(self, name)
-            return fn
-
     def __repr__(self):
         return f"<mlclab.TorchProgram {self.imported.name} ({self.target})>"
 
@@ -241,6 +232,10 @@ def _tensors(arrays) -> list:
 
     # Own copies: PyTorch must not write into (or keep) the caller's arrays.
     return [torch.from_numpy(np.array(a)) for a in arrays]
+
+
+# (TorchProgram is defined first: from_torch reads top-down, program then function.)
+TorchProgram.function_class = TorchFunction
 
 
 def _flat_numpy(out) -> list:
