@@ -85,7 +85,7 @@ def main(argv=None) -> int:
         if not path.exists():
             print("   (not present in this checkout: skipped)")
             continue
-        quick = args.quick and script in ("kernels.py", "scale.py")
+        quick = args.quick and script in ("kernels.py", "scale.py", "torch_import.py", "resnet.py")
         cmd = [sys.executable, str(path)] + (["--quick"] if quick else [])
         sys.stdout.flush()
         started = time.perf_counter()
