@@ -48,15 +48,16 @@ import os
 # broadcast A value fit the 16 vector registers of AVX2 and AVX-512.  Measured at 512^3 on
 # AVX2, 2 threads: 4 x 16 at 2.4 ms beat 8 x 16 (3.4 ms, spills) and 4 x 32 (3.0 ms).
 ROWS = 4
-# Run a kernel on one thread unless it takes well over 100 us there.  Waking TVM's
-# workers costs microseconds, but the real cost is elsewhere: numpy's OpenBLAS threads
-# busy-wait after each call, and when numpy and mlclab alternate on 2 cores (validate(),
-# any timing cell) a parallel kernel waits for a worker that can't get a core.  Measured
-# on the MLP 64x784-128-10 interleaved with numpy: 0.26 ms median on one thread, 0.4-3 ms
-# on two.  A spatial element is about a load and a store; a multiply-add of a
-# register-tiled reduction is a sixteenth of a vector FMA.
+# Run a kernel on one thread unless it takes tens of microseconds there.  Waking TVM's
+# workers costs microseconds, and when numpy and mlclab alternate on 2 cores (validate(),
+# any timing cell) a parallel kernel can wait for a worker that can't get a core: with
+# OpenBLAS busy-waiting and TVM's spinning pool, the MLP 64x784-128-10 took 0.4-3 ms on two
+# threads against 0.26 ms on one.  With TVM's pool not spinning (mlclab.tvm_setup) that cost
+# is gone: interleaved with numpy on 2 threads the MLP's first layer (6.4 M multiply-adds)
+# takes 0.066 ms in parallel against 0.085 ms on one thread.  A spatial element is about a
+# load and a store; a multiply-add of a register-tiled reduction is a sixteenth of a vector FMA.
 PARALLEL_MIN_ELEMENTS = 1 << 18
-PARALLEL_MIN_MACS = 1 << 24
+PARALLEL_MIN_MACS = 1 << 22
 
 
 def vector_lanes(target, dtype_bits: int = 32) -> int:
