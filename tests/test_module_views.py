@@ -8,9 +8,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import mlclab  # noqa: E402
-from mlclab.frontend.pytorch import ModuleListing  # noqa: E402
+from mlclab.frontend.pytorch import ModuleListing, module_tree  # noqa: E402
 from mlclab.notebook.graphs import function_viewer, view_payload  # noqa: E402
-from mlclab.viz.modules import MODULE, module_tree  # noqa: E402
+from mlclab.viz.modules import MODULE  # noqa: E402
 from mlclab.viz.overview import MODULE_NODES, default_open, fold_modules  # noqa: E402
 
 STEM_AND_HEAD = ["maxpool", "layer1", "layer2", "layer3", "layer4", "fc"]

@@ -44,34 +44,75 @@ class ImportedModel:
     index_checks: list = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ModuleLine:
+    """One module's line of the module tree (``fn.source``)."""
+
+    lineno: int                       # 1-based
+    text: str                         # the line as listed: "        conv1: Conv2d(64, 64, ...)"
+    head: str                         # its class and arguments: "Conv2d(64, 64, ...)"
+
+    @property
+    def span(self) -> Span:
+        """The line's text, its indentation left out."""
+        indent = len(self.text) - len(self.text.lstrip(" "))
+        return Span(self.lineno, indent, self.lineno, len(self.text))
+
+
 class ModuleListing:
-    """The module tree as text, one line per submodule, so a binding can point at a line."""
+    """The module tree as text, one line per submodule, so a binding can point at a line:
+    the root's class first, then ``name: Class(...)`` per submodule, indented four spaces per
+    level. :func:`module_tree` reads it back."""
 
     def __init__(self, module):
         self.lines: list[str] = []
-        self.line_of: dict[str, int] = {}
+        self.tree: dict[str, ModuleLine] = {}    # what module_tree(self.text) reads back
         self._add(module, "", "", 0)
         self.text = "\n".join(self.lines) + "\n"
 
+    @property
+    def line_of(self) -> dict[str, int]:
+        """Module path -> its line number."""
+        return {path: line.lineno for path, line in self.tree.items()}
+
     def _add(self, module, path: str, name: str, depth: int) -> None:
         extra = (module.extra_repr() or "").splitlines()
-        head = f"{type(module).__name__}({extra[0] if extra else ''})"
-        self.line_of[path] = len(self.lines) + 1
-        self.lines.append(displayable("    " * depth + (f"{name}: {head}" if name else head)))
+        head = displayable(f"{type(module).__name__}({extra[0] if extra else ''})")
+        text = "    " * depth + (f"{displayable(name)}: {head}" if name else head)
+        self.lines.append(text)
+        self.tree[path] = ModuleLine(len(self.lines), text, head)
         for child, sub in module.named_children():
             self._add(sub, f"{path}.{child}" if path else child, child, depth + 1)
 
     def span(self, path: str) -> Span:
         """The listing line of ``path``, or of its nearest listed ancestor."""
-        while path not in self.line_of:
+        while path not in self.tree:
             path = path.rpartition(".")[0]
-        line = self.line_of[path]
-        text = self.lines[line - 1]
-        indent = len(text) - len(text.lstrip())
-        return Span(line, indent, line, len(text))
+        return self.tree[path].span
 
     def source_line(self, span: Span) -> str:
         return self.lines[span.lineno - 1]
+
+
+def module_tree(listing: Optional[str]) -> dict:
+    """Module path -> its :class:`ModuleLine` (``""``: the model itself), read back from a
+    :class:`ModuleListing`'s text (an imported model's ``fn.source``, all the views have).
+    Lines that do not read so are skipped."""
+    lines = (listing or "").splitlines()
+    if not lines:
+        return {}
+    tree = {"": ModuleLine(1, lines[0], lines[0].strip())}
+    stack: list[str] = []             # the names of the current line's ancestors
+    for lineno, line in enumerate(lines[1:], start=2):
+        text = line.lstrip(" ")
+        depth, rest = divmod(len(line) - len(text), 4)
+        name, sep, head = text.partition(": ")
+        if rest or depth < 1 or not sep or depth > len(stack) + 1:
+            continue
+        del stack[depth - 1:]
+        stack.append(name)
+        tree[".".join(stack)] = ModuleLine(lineno, line, head)
+    return tree
 
 
 def module_path(node) -> str:

@@ -96,8 +96,8 @@ class Graph:
     outputs: list = field(default_factory=list)      # node ids of function results
     # How plotters lay it out, so they never ask which view made it: one of LAYOUTS.
     layout: str = "dataflow"
-    # An imported PyTorch model's module tree: path -> its line (a modules.ModuleLine), read
-    # from the function's source by the parser; empty for the DSL (mlclab.viz.modules).
+    # An imported PyTorch model's module tree: path -> its line (frontend.pytorch's
+    # ModuleLine), read from the function's source by the parser; empty for the DSL.
     modules: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ building
@@ -278,7 +278,7 @@ COMPUTING = ("op", "call", "fused", "if", "closure", "collapsed")
 def _folded_node(nid: str, c: Cluster, members: list[Node], line=None) -> Node:
     """The node a folded cluster becomes. A module says its path, class and how many
     operators it holds, and points at its ``line`` of the module tree (a
-    ``modules.ModuleLine``, if known); other clusters are named by their label."""
+    ``frontend.pytorch.ModuleLine``, if known); other clusters are named by their label."""
     attrs = {"nodes": str(len(members)), "kind": c.kind}
     if c.kind != "module":
         return Node(nid, "collapsed", c.label, name=c.label, value=nid,

@@ -5,7 +5,8 @@ computed it (``BindingInfo.module``: ``"layer1.0.conv1"``; ``""`` for the model'
 ``forward``). ``group_modules`` puts the nodes of a parsed graph into nested clusters of kind
 ``"module"``, one per path prefix that holds something (``layer1`` ⊃ ``layer1.0`` ⊃
 ``layer1.0.conv1``), so a ResNet-18 reads as stem / layer1..4 / head (as Model Explorer and
-torchview draw a model's layers) and ``mlclab.viz.overview.fold_modules`` can fold it by level.
+torchview draw a model's layers) and ``mlclab.viz.overview.fold_modules`` can fold it by level. (The module tree's lines are
+written and read back by the importer, ``frontend.pytorch``, which owns their format.)
 DSL graphs have no module paths and are left exactly as they are.
 
 Which prefixes become clusters:
@@ -25,53 +26,12 @@ has no one place.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Optional
 
-from ..lang.source import Span
 from .model import Cluster, Graph
 
 # The cluster kind this module adds (the plotter draws it, overview folds it).
 MODULE = "module"
-
-
-@dataclass(frozen=True)
-class ModuleLine:
-    """One module's line of an imported model's module tree (``fn.source``)."""
-
-    lineno: int                       # 1-based
-    text: str                         # the line as listed: "        conv1: Conv2d(64, 64, ...)"
-    head: str                         # its class and arguments: "Conv2d(64, 64, ...)"
-
-    @property
-    def span(self) -> Span:
-        """The line's text, its indentation left out."""
-        indent = len(self.text) - len(self.text.lstrip(" "))
-        return Span(self.lineno, indent, self.lineno, len(self.text))
-
-
-def module_tree(listing: Optional[str]) -> dict:
-    """Module path -> its :class:`ModuleLine` (``""``: the model itself).
-
-    ``listing`` is an imported model's ``fn.source`` as ``frontend.pytorch.ModuleListing``
-    writes it: the root's class on the first line, then one line per submodule, indented four
-    spaces per level, ``name: Class(...)``. Lines that do not read so are skipped.
-    """
-    lines = (listing or "").splitlines()
-    if not lines:
-        return {}
-    tree = {"": ModuleLine(1, lines[0], lines[0].strip())}
-    stack: list[str] = []             # the names of the current line's ancestors
-    for lineno, line in enumerate(lines[1:], start=2):
-        text = line.lstrip(" ")
-        depth, rest = divmod(len(line) - len(text), 4)
-        name, sep, head = text.partition(": ")
-        if rest or depth < 1 or not sep or depth > len(stack) + 1:
-            continue
-        del stack[depth - 1:]
-        stack.append(name)
-        tree[".".join(stack)] = ModuleLine(lineno, line, head)
-    return tree
 
 
 def class_of(line: str) -> str:

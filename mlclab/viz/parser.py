@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..frontend.pytorch import module_tree
 from .dataflow_walk import DataflowWalk
 from .model import Cluster, Graph, Node
-from .modules import module_tree
 from .registry import register_view
 from .relax_info import (Described, all_bindings, arg, const_text, const_value_id, describe,
                          format_type, is_primitive, is_tensor_const, literal, lookup, resolve,
