@@ -178,6 +178,7 @@ def test_integer_inputs_and_tuple_outputs():
 def test_an_index_outside_the_embedding_is_refused_not_read(bad):
     # TVM's take reads out of bounds (the process dies); PyTorch refuses the index.
     fn = mlclab.from_torch(Tagger(), torch.tensor([[1, 2, 3]]))
+    fn(np.array([[1, 2, 3]]))          # the calls after a first one take the thin call: checked too
     with pytest.raises(ValueError, match=r"argument ids holds index .* outside 0\.\.9 for emb: "
                                          r"Embedding\(10, 4\)"):
         fn(np.array([[1, bad, 3]]))

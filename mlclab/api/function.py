@@ -41,6 +41,13 @@ class _CallState:
 class CompiledFunction(HoldsIR):
     """One compiled tinynn function: call it with numpy arrays, get numpy arrays back."""
 
+    # A check of the arguments' values, not only of their types and shapes, run on every call
+    # (thin or not) and by everything that binds arguments: ``check(arrays, caller)`` raising
+    # ``ValueError``. None for a DSL function; an imported model's index inputs have one
+    # (api.torch_model). It must not hold the function: the thin call that runs it is kept
+    # by the build, which the function points at.
+    _value_check = None
+
     def __init__(self, program, name: str):
         self.program = program
         self.name = name
@@ -108,6 +115,8 @@ class CompiledFunction(HoldsIR):
         """``bind``, and the bytes the largest operator needs for these sizes."""
         caller = caller or self.name
         bound = bind(self.typed.params, args, caller)
+        if self._value_check is not None:
+            self._value_check(bound.arrays, caller)
         key = tuple(sorted(bound.sizes.items()))
         need = self._sized.get(key)
         if need is None:
@@ -163,14 +172,19 @@ class CompiledFunction(HoldsIR):
         return result
 
     def _checked(self, vm_fn, need: int):
-        """``vm_fn``, checking the memory need first where it is more than any machine has
-        for certain (``shapes.check_memory`` then reads what is available, every call)."""
-        if need <= ALWAYS_AVAILABLE:
+        """``vm_fn``, checking first the memory need where it is more than any machine has
+        for certain (``shapes.check_memory`` then reads what is available, every call), and
+        the arguments' values where the function has a value check."""
+        value_check, memory = self._value_check, need > ALWAYS_AVAILABLE
+        if value_check is None and not memory:
             return vm_fn
         name = self.name
 
         def checked(*arrays):
-            check_memory(need, name)
+            if memory:
+                check_memory(need, name)
+            if value_check is not None:
+                value_check(arrays, name)
             return vm_fn(*arrays)
 
         return checked

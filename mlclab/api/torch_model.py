@@ -136,6 +136,12 @@ class TorchFunction(CompiledFunction):
 
     pickle_instead = _PICKLE_INSTEAD
 
+    def __init__(self, program, name: str):
+        super().__init__(program, name)
+        checks = program.imported.index_checks
+        if checks:
+            self._value_check = _index_check(checks, [p.name for p in self.typed.params])
+
     @property
     def module(self):
         """The PyTorch module this was compiled from (the reference)."""
@@ -155,26 +161,6 @@ class TorchFunction(CompiledFunction):
             name = self.typed.params[check.param].name
             ranges[name] = (0, min(check.size, ranges.get(name, (0, check.size))[1]))
         return ranges
-
-    def check_args(self, args, caller=None) -> list:
-        """The arguments checked and converted, and any index input checked against its
-        table, as PyTorch checks it: TVM's lookup would read outside the table."""
-        arrays = super().check_args(args, caller)
-        for check in self.program.imported.index_checks:
-            values = arrays[check.param]
-            if values.size and (values.min() < 0 or values.max() >= check.size):
-                bad = values.min() if values.min() < 0 else values.max()
-                name = self.typed.params[check.param].name
-                raise ValueError(f"{caller or self.name}(): argument {name} holds index {bad}, "
-                                 f"outside 0..{check.size - 1} for {check.where} (PyTorch "
-                                 f"refuses it too)")
-        return arrays
-
-    @boundary(lambda self, *args, **kwargs: f"calling {self.name}")
-    def __call__(self, *args, **kwargs):
-        if self.program.imported.index_checks and not kwargs:
-            args = tuple(self.check_args(args))
-        return super().__call__(*args, **kwargs)
 
     def _split(self, arrays) -> tuple[list, dict]:
         """The user's inputs as tensors, and (with ``params_as_inputs``) the weights passed
@@ -225,6 +211,22 @@ class TorchFunction(CompiledFunction):
         with torch.no_grad():
             Recorder(exported.graph_module).run(*inputs)
         return {k: values[k] for k in self._trace_names() if k in values}
+
+
+def _index_check(checks: list, names: list):
+    """A value check (``CompiledFunction._value_check``) of the inputs used as indices: each
+    inside its table, as PyTorch checks it; TVM's lookup would read outside the table."""
+
+    def check(arrays, caller: str) -> None:
+        for c in checks:
+            values = arrays[c.param]
+            if values.size and (values.min() < 0 or values.max() >= c.size):
+                bad = values.min() if values.min() < 0 else values.max()
+                raise ValueError(f"{caller}(): argument {names[c.param]} holds index {bad}, "
+                                 f"outside 0..{c.size - 1} for {c.where} (PyTorch refuses it "
+                                 f"too)")
+
+    return check
 
 
 def _tensors(arrays) -> list:
