@@ -160,7 +160,6 @@ def import_module(module, example_args: tuple, *, dynamic_batch: bool = False,
     exported = _export(module, example_args, dynamic_batch)
     with torch.no_grad(), _quiet_torch():
         exported = exported.run_decompositions()
-    _check_supported(exported, listing)
     mod, results = _translate(exported, params_as_inputs, listing)
     name = function_name(type(module).__name__)
     paths = _input_paths(exported)
@@ -243,10 +242,9 @@ def _where(node, listing) -> str:
     return f"in {path} ({line})" if path else "in the model's own forward"
 
 
-def _check_supported(exported, listing) -> None:
-    from tvm.relax.frontend.torch.exported_program_translator import ExportedProgramImporter
-
-    known = ExportedProgramImporter().convert_map
+def _check_supported(exported, listing, known) -> None:
+    """Every ATen operator of ``exported`` has a translation in ``known`` (the importer's
+    table), or the error names the first that does not, with its module."""
     missing = [n for n in exported.graph.nodes
                if n.op == "call_function" and n.target.__name__ not in known]
     if missing:
@@ -287,6 +285,7 @@ class _RecordingImporter:
 
 def _translate(exported, params_as_inputs, listing):
     recorder = _RecordingImporter(listing)
+    _check_supported(exported, listing, recorder.importer.convert_map)
     try:
         mod = recorder.importer.from_exported_program(exported, params_as_inputs, True, False,
                                                       None)
