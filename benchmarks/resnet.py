@@ -19,7 +19,6 @@ import os
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
