@@ -384,7 +384,12 @@ def _clipped_takes(mod, name: str):
         blocks.append(make(bindings))
     body = relax.SeqExpr(blocks, func.body.body)
     out = relax.Function(func.params, body, func.ret_ty, func.is_pure, func.attrs)
-    return tvm().IRModule({name: out})
+    # Keep every other function (torch.cond's branches live beside main), and normalise: a
+    # function rebuilt by hand lacks the struct info later passes look up (FuseTransposeMatmul
+    # failed on BERT's, and the whole build fell back to TVM's unscheduled pipeline).
+    funcs = {gv: (out if gv.name_hint == name else f) for gv, f in mod.functions_items()}
+    rebuilt = tvm().IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
+    return relax.transform.Normalize()(rebuilt)
 
 
 def _weight_targets(exported) -> dict:
