@@ -86,6 +86,13 @@ class CompiledFunction(HoldsIR):
         return self.program.executable
 
     @property
+    def build_record(self):
+        """What each pass of the build that made this function did: its name, the module after
+        it, whether it changed anything, its time, and any fallback
+        (``mlclab.backend.record.BuildRecord``); the views read it."""
+        return self.program.build_record
+
+    @property
     def params(self):
         return self.typed.params
 
@@ -230,18 +237,27 @@ class CompiledFunction(HoldsIR):
         return [v.name for v in inter]
 
     # ------------------------------------------------------------------ views
-    def graph(self, view: str = "dataflow", profile=None, **opts):
-        """The computation graph: ``"dataflow"`` (graph binding), ``"tree"``, ``"let"``, or
-        ``"fused"`` (after FuseOps; ``profile=fn.profile()`` colours it by time)."""
+    def graph(self, view: str = "dataflow", profile=None, after=None, **opts):
+        """The computation graph: a view of ``mlclab.viz.registry`` (``"dataflow"``, ``"tree"``,
+        ``"let"``, ``"fused"``...). ``after="FuseOps"`` (any pass of ``fn.pipeline()``) draws
+        the module as the build left it after that pass; a view registered with a step
+        (``"fused"``: after FuseOps) is drawn there. ``profile=fn.profile()`` colours the
+        graph after FuseOps by time."""
+        from ..viz.registry import view_kind
         from ..viz.views import graph
 
-        if view == "fused" or profile is not None:
-            from .profiling import fused_graph
+        kind = view_kind(view)
+        step = after if after is not None else kind.after
+        if step is None:
+            if profile is not None:
+                raise ValueError(f"profile= overlays the \"fused\" view (the graph after "
+                                 f"FuseOps), not {view!r}")
+            return graph(self, view, **opts)
+        from .profiling import step_graph
 
-            if view != "fused":
-                raise ValueError(f"profile= overlays the \"fused\" view, not {view!r}")
-            return fused_graph(self, profile, **opts)
-        return graph(self, view, **opts)
+        if not isinstance(step, str):
+            raise TypeError(f"after must be a pass name (a str), got {step!r}")
+        return step_graph(self, view, step, profile, **opts)
 
     @boundary(lambda self, *args, **kw: f"profiling {self.name}")
     def profile(self, *args, repeat: int = 5):

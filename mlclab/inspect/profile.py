@@ -52,9 +52,10 @@ def peaks() -> Peaks:
     from tvm import te
     from tvm.s_tir import Schedule
 
-    from ..backend.passes import resolve_target
+    from ..backend.passes import device_for, resolve_target
 
-    target, dev = resolve_target("llvm"), tvm.cpu()
+    target = resolve_target("llvm")      # this machine's CPU: the roofs are the host's
+    dev = device_for(target)
 
     def best(rt, name, args, work):
         timer = rt.mod.time_evaluator(name, dev, number=5, repeat=7)
@@ -108,6 +109,8 @@ class Kernel:
     lines: tuple = ()            # DSL lines of the graph nodes it computes
     nodes: tuple = ()            # ids of those nodes in the fused view (fn.graph("fused"))
     code: tuple = ()             # the text of those lines
+    rule: Optional[str] = None   # the schedule rule that scheduled it (None: none did/known)
+    declined: tuple = ()         # "rule: reason" of each rule that declined it first
 
     @property
     def gflops(self) -> float:
@@ -147,6 +150,9 @@ class Profile:
     peaks: Peaks
     repeat: int
     call_seconds: float          # median of the whole call (VM + kernels), no instrument
+    # What mlclab's pipeline could not do for the build profiled (mlclab.backend.record):
+    # a profile of a fallback build says so.
+    fallbacks: tuple = ()
     renderer: Optional[Callable] = field(default=None, repr=False, compare=False)
     compare_renderer: Optional[Callable] = field(default=None, repr=False, compare=False)
 
@@ -177,13 +183,14 @@ class Profile:
 
     def table(self) -> str:
         """A plain-text table, slowest first."""
-        rows = [f"{'kernel':32} {'time':>10} {'share':>6} {'GFLOP':>9} {'MB':>8} "
-                f"{'GFLOP/s':>8} {'GB/s':>7} {'%roof':>6}  lines"]
+        rows = [f"fallback: {f}" for f in self.fallbacks]
+        rows.append(f"{'kernel':32} {'time':>10} {'share':>6} {'GFLOP':>9} {'MB':>8} "
+                    f"{'GFLOP/s':>8} {'GB/s':>7} {'%roof':>6} {'rule':>12}  lines")
         for k in self.by_time():
             rows.append(f"{k.name[:32]:32} {seconds_text(k.seconds):>10} {100 * self.share(k):5.1f}% "
                         f"{k.flops / 1e9:9.4f} {k.bytes / 1e6:8.3f} {k.gflops:8.2f} "
-                        f"{k.gbps:7.2f} {k.percent_of_roof(self.peaks):5.1f}%  "
-                        f"{','.join(map(str, k.lines))}")
+                        f"{k.gbps:7.2f} {k.percent_of_roof(self.peaks):5.1f}% "
+                        f"{(k.rule or '-')[:12]:>12}  {','.join(map(str, k.lines))}")
         rows.append(f"total {seconds_text(self.total_seconds)} in kernels; whole call "
                     f"{seconds_text(self.call_seconds)}; peaks {self.peak_gflops:.1f} GFLOP/s, "
                     f"{self.peak_gbps:.1f} GB/s ({self.peaks.method})")
@@ -285,11 +292,15 @@ def _origin_of_call(origins: dict, name: str, index: int) -> tuple:
 
 
 def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
-            repeat: int = 5, lock=None) -> Profile:
+            repeat: int = 5, lock=None, *, device, decisions: Optional[dict] = None,
+            fallbacks: tuple = ()) -> Profile:
     """Profile one call of ``function`` of a compiled ``executable`` on TVM ``tensors``.
 
     ``tir``: kernel name -> PrimFunc (:func:`tir_functions`); ``origins``: kernel name ->
-    (node ids, lines, line texts) per call (:func:`kernel_origins`). ``lock`` serializes the VM with other users.
+    (node ids, lines, line texts) per call (:func:`kernel_origins`). ``lock`` serializes the
+    VM with other users; ``device`` is the target's (``backend.targets.device_for``).
+    ``decisions``: kernel name -> (schedule rule, declined), as the build record has them;
+    ``fallbacks``: the build record's, which the profile repeats.
     """
     import contextlib
 
@@ -298,7 +309,7 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
 
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"repeat must be a positive int, got {repeat!r}")
-    dev = tvm.cpu()
+    dev, decisions = device, decisions or {}
     lib = executable.mod.imports[0] if executable.mod.imports else executable.mod
     # Two VMs, used in turns: one instrumented for the kernels, one plain for the whole call
     # (the instrument's Python callback would slow every VM instruction), so both kinds of
@@ -347,10 +358,12 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
         work = kernel_work(tir[name], shapes)
         ids, lines, code = _origin_of_call(origins, name, seen.get(name, 0))
         seen[name] = seen.get(name, 0) + 1
+        rule, declined = decisions.get(name, (None, ()))
         kernels.append(Kernel(name, float(statistics.median(times)),
                               (float(min(times)), float(max(times))), work.flops, work.bytes,
-                              lines, ids, code))
-    return Profile(function, kernels, peaks(), repeat, float(statistics.median(calls)))
+                              lines, ids, code, rule, declined))
+    return Profile(function, kernels, peaks(), repeat, float(statistics.median(calls)),
+                   fallbacks=tuple(fallbacks))
 
 
 # ---------------------------------------------------------------------- graph overlay

@@ -20,18 +20,16 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ..viz.dot import LayoutTimeout, xml_text
 from ..viz.overview import describe, module_folds, overview
-from ..viz.registry import view_names
+from ..viz.registry import view_kind, view_names
 from ..viz.views import GraphView
 from .viewer import PENDING, GraphViewer, binding_lines, svg_of
 
-# "fused" is the dataflow graph after the build pipeline's FuseOps pass: the groups TVM will
-# compile into one kernel each, drawn as clusters that the viewer can fold.
-FUSE_PASS = "FuseOps"
 
 
 def viewer_views() -> tuple:
-    """The viewer's view switch: every registered view (mlclab.viz.registry), then "fused"."""
-    return (*view_names(), "fused")
+    """The viewer's view switch: every registered view (mlclab.viz.registry), "fused" (the
+    graph after the build's FuseOps pass) among them."""
+    return view_names()
 
 
 def clean_json(value):
@@ -69,11 +67,12 @@ def node_infos(graph, let_text: str = "", script_text: str = "") -> dict:
 def _drawing(fn, view: str, profile=None):
     """The graph of ``view`` and the let and TVMScript texts its node names refer to;
     ``profile`` (``fn.profile()``) colours the fused view by time."""
-    if view == "fused":
-        step = fn.pipeline()[FUSE_PASS]
-        # The fused module has its own bindings: link its nodes to its own texts.
-        drawn = (fn.graph("fused", profile=profile) if profile is not None
-                 else step.graph("dataflow"))
+    after = view_kind(view).after
+    if after is not None:        # a step of the build ("fused"), read from its record
+        step = fn.pipeline().step(after)
+        # The step's module has its own bindings: link its nodes to its own texts.
+        drawn = (fn.graph(view, profile=profile) if profile is not None
+                 else step.graph(view))
         return drawn, step.text("let"), step.text("relax")
     # The whole graph: the overview below folds it (fn.graph() alone folds big models).
     return fn.graph(view, collapse=None), fn.text("let"), fn.text("relax")
@@ -189,7 +188,8 @@ def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] =
     notes, marks = marks_of(first)
     # The first view's let text is the function's, unless it shows a later IR (fused); printing
     # it again costs 0.1-0.3 s on a 1,000-binding program.
-    let_text = first.get("let_text") if view != "fused" and "let_text" in first else fn.text("let")
+    let_text = (first.get("let_text") if view_kind(view).after is None and "let_text" in first
+                else fn.text("let"))
     viewer = GraphViewer({name: first if name == view else PENDING for name in views},
                          loader=load, view=view, source=xml_text(fn.source),
                          let_text=xml_text(let_text), annotations=notes, highlight=marks,
