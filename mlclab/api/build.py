@@ -92,6 +92,7 @@ class Built:
         # One VM per program, and a VM is not thread-safe: calls take turns on this lock.
         self.lock = threading.RLock()
         self._vm = None
+        self._device = None
         # function name -> what calling it prepares (api.function's call state): a program
         # keeps its functions weakly, so this outlives each CompiledFunction
         self.call_states: dict = {}
@@ -108,9 +109,11 @@ class Built:
     @property
     def device(self):
         """The device the target's code runs on (its backend's ``device``)."""
-        from ..backend.passes import device_for
+        if self._device is None:
+            from ..backend.passes import device_for
 
-        return device_for(self.target)
+            self._device = device_for(self.target)
+        return self._device
 
     @property
     def vm(self):
@@ -118,7 +121,7 @@ class Built:
             if self._vm is None:
                 from tvm import relax
 
-                self._vm = relax.VirtualMachine(self.executable, self.device)
+                self._vm = relax.VirtualMachine(self.executable, device=self.device)
             return self._vm
 
     def traced(self, name: str):
@@ -130,5 +133,5 @@ class Built:
                 module = self._trace(name)
                 # (its record is dropped: the views show the program's own build)
                 executable, _ = build_executable(module.mod, self.target)
-                self._traces[name] = (module, relax.VirtualMachine(executable, self.device))
+                self._traces[name] = (module, relax.VirtualMachine(executable, device=self.device))
             return self._traces[name]

@@ -22,9 +22,9 @@ class _CallState:
     ``prog["f"](x)`` written out each time makes a new one per call, and re-deriving all
     this (the size walk above all) cost ~140 us a call of a 4-element add."""
 
-    def __init__(self, params):
+    def __init__(self, params, device):
         self.marshaller = Marshaller([p.type.dtype for p in params],
-                                     kernel_alignment=PARAM_ALIGNMENT)
+                                     kernel_alignment=PARAM_ALIGNMENT, device=device)
         self.vm_fn = None
         # The thin call (Marshaller.thin) for the shapes of the last call bind() accepted:
         # numpy arrays of exactly the declared dtypes and those shapes need no other check
@@ -57,7 +57,8 @@ class CompiledFunction(HoldsIR):
         self.bindings = Bindings(program.built.bindings[name])
         state = program.built.call_states.get(name)
         if state is None:
-            state = program.built.call_states.setdefault(name, _CallState(self.typed.params))
+            state = program.built.call_states.setdefault(
+                name, _CallState(self.typed.params, program.built.device))
         self._state = state
         self._marshaller = state.marshaller
         self._sized = state.sized

@@ -248,7 +248,10 @@ def own_pass(inner, instead=None):
             return inner(mod)
         depth = len(recorder.stack)
         try:
-            return inner(mod)
+            # A copy (of the function table, not of the functions): a pass that updates its
+            # input in place (``mod[gv] = ...``) would rewrite the record's earlier modules.
+            return inner(tvm.IRModule(mod.functions, attrs=mod.attrs,
+                                      global_infos=mod.global_infos))
         except Exception as exc:   # the pass's own bug: a slower program, never none
             del recorder.stack[depth:]   # the failed pass's frames get no run_after_pass
             what = f"TVM's {instead.info.name}" if instead is not None else "nothing (skipped)"

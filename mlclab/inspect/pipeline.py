@@ -122,6 +122,11 @@ class Pipeline(_HoldsIR):
         """What mlclab's pipeline could not do for this build (``record.Fallback``s)."""
         return self.record.fallbacks
 
+    def build_fallbacks(self) -> list:
+        """The fallbacks of the whole build (to TVM's plain pipeline), not of one step."""
+        of_steps = [s.fallback for s in self.steps if s.fallback is not None]
+        return [f for f in self.fallbacks if not any(f is g for g in of_steps)]
+
     def step(self, name: str) -> Step:
         """The first step of pass ``name``; a ValueError listing the passes if none."""
         return self.steps[self.record.find(name).index]
@@ -189,7 +194,7 @@ class Pipeline(_HoldsIR):
         rows = [f"{s.index:>2} {s.name}{'' if s.changed else '  (no change)'}"
                 f"{f'  FAILED ({s.fallback.error}): {s.fallback.instead} ran instead' if s.fallback else ''}"
                 for s in self.steps]
-        notes = [f"fallback: {f}" for f in self.fallbacks if f.stage not in self.names]
+        notes = [f"fallback: {f}" for f in self.build_fallbacks()]
         return "\n".join([f"<Pipeline of {self.name}: {len(self.steps)} passes>", *rows, *notes])
 
     def _repr_html_(self):
@@ -215,7 +220,7 @@ class Pipeline(_HoldsIR):
                         f"<td style='text-align:left'>{effect}{detail}</td></tr>")
         notes = "".join(f"<p class='mlclab-fallback' style='color:#d1242f'>"
                         f"{html.escape(str(f))}: these are the passes of that pipeline.</p>"
-                        for f in self.fallbacks if f.stage not in self.names)
+                        for f in self.build_fallbacks())
         return (f"{notes}<table><caption>Build pipeline of <code>{html.escape(self.name)}</code>,"
                 f" one pass at a time</caption><tr><th>#</th><th>pass</th><th>time</th>"
                 f"<th>effect</th></tr>{''.join(rows)}</table>")

@@ -58,7 +58,7 @@ def peaks() -> Peaks:
     dev = device_for(target)
 
     def best(rt, name, args, work):
-        timer = rt.mod.time_evaluator(name, dev, number=5, repeat=7)
+        timer = rt.mod.time_evaluator(name, dev=dev, number=5, repeat=7)
         return work / min(timer(*args).results) / 1e9
 
     rows, width, depth = 8, 256, 4096
@@ -314,7 +314,8 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
     # Two VMs, used in turns: one instrumented for the kernels, one plain for the whole call
     # (the instrument's Python callback would slow every VM instruction), so both kinds of
     # sample see the same moments of a busy machine.
-    vm, plain_vm = relax.VirtualMachine(executable, dev), relax.VirtualMachine(executable, dev)
+    vm = relax.VirtualMachine(executable, device=dev)
+    plain_vm = relax.VirtualMachine(executable, device=dev)
     entry, plain = vm[function], plain_vm[function]
     timers: dict = {}
     samples: list = []        # per run: [(name, seconds, args-shapes)]
@@ -322,9 +323,9 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
     def time_kernel(name, args):
         timer = timers.get(name)
         if timer is None:
-            once = lib.time_evaluator(name, dev, number=1, repeat=1)(*args).mean
+            once = lib.time_evaluator(name, dev=dev, number=1, repeat=1)(*args).mean
             number = max(1, min(1000, int(_SAMPLE_SECONDS / max(once, 1e-9))))
-            timer = timers[name] = lib.time_evaluator(name, dev, number=number, repeat=1)
+            timer = timers[name] = lib.time_evaluator(name, dev=dev, number=number, repeat=1)
         return timer(*args).mean
 
     def instrument(func, symbol, before, ret, *args):

@@ -32,7 +32,7 @@ def _bytes(n: int) -> str:
 def profile_table_html(prof) -> str:
     """The kernels, slowest first, with time (median, spread), share, work and roofline place."""
     header = ["kernel", "time (median)", "spread", "share", "FLOPs", "bytes", "FLOP/byte",
-              "GFLOP/s", "GB/s", "% of roof", "bound by", "DSL lines"]
+              "GFLOP/s", "GB/s", "% of roof", "bound by", "schedule rule", "DSL lines"]
     rows = []
     for k in prof.by_time():
         share = prof.share(k)
@@ -43,12 +43,20 @@ def profile_table_html(prof) -> str:
                      bar + esc(f"{100 * share:.1f}%"), esc(f"{k.flops:,}"), esc(_bytes(k.bytes)),
                      esc(_num(k.intensity)), esc(_num(k.gflops)), esc(_num(k.gbps)),
                      esc(f"{k.percent_of_roof(prof.peaks):.0f}%"), esc(k.bound(prof.peaks)),
+                     _rule(k),
                      "<br>".join(f'<code style="{_MONO}">{esc(_short(f"{n}: {t}"))}</code>'
                                  for n, t in zip(k.lines, k.code))])
     head = "".join(f'<th style="{_HEAD}">{esc(h)}</th>' for h in header)
     body = "".join("<tr>" + "".join(f'<td style="{_CELL}">{c}</td>' for c in row) + "</tr>"
                    for row in rows)
     return f'<table style="border-collapse:collapse;margin:4px 0 8px"><tr>{head}</tr>{body}</table>'
+
+
+def _rule(kernel) -> str:
+    """The schedule rule that took the kernel, the rules that declined it as its tooltip."""
+    why = "; ".join(getattr(kernel, "declined", ()))
+    title = f' title="declined: {esc(why)}"' if why else ""
+    return f"<span{title}>{esc(getattr(kernel, 'rule', None) or '—')}</span>"
 
 
 def roofline_svg(prof) -> str:
@@ -133,6 +141,9 @@ def profile_html(prof) -> str:
                f'{len(prof.kernels)} kernels, {esc(fmt_time(prof.total_seconds))} in kernels '
                f'(medians of {prof.repeat} runs); whole call {esc(fmt_time(prof.call_seconds))}'
                f'</div>')
+    # A profile of a build that fell back says so above its numbers (mlclab.backend.record).
+    summary += "".join(f'<div class="mlclab-fallback" style="color:#d1242f">fallback: '
+                       f'{esc(str(f))}</div>' for f in getattr(prof, "fallbacks", ()))
     method = (f'<div style="color:#57606a;margin-top:4px">peaks: '
               f'{esc(_num(prof.peak_gflops))} GFLOP/s, {esc(_num(prof.peak_gbps))} GB/s '
               f'({esc(prof.peaks.method)}). FLOPs and bytes from each kernel\'s TIR loop nest '
