@@ -185,10 +185,9 @@ def _run(code: str) -> dict:
             """A pass called ``name`` that raises."""
             return tvm.transform.module_pass(fail, opt_level=0, name=name)
 
-        def build():
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                fn = mlclab.compile(SRC)["mm"]
+        def build(force=False):
+            with warnings.catch_warnings(record=True) as caught:   # (mlclab's filters kept)
+                fn = mlclab.compile(SRC, force=force)["mm"]
             said = [str(w.message) for w in caught if issubclass(w.category, mlclab.FallbackWarning)]
             right = bool(np.allclose(fn(A, A), np.maximum(A @ A, 0), rtol=1e-4, atol=1e-4))
             return fn, said, right
@@ -204,6 +203,7 @@ def test_a_failing_pass_of_mlclab_s_own_is_skipped_and_said():
         import mlclab.backend.schedules as schedules
         schedules.schedule_cpu = lambda target: failing("mlclab.ScheduleCPU")
         fn, said, right = build()
+        said += build(force=True)[1]           # said again: every fallback is said
         p = fn.pipeline()
         prof = fn.profile(repeat=1)
         from mlclab.notebook.profile_html import profile_html
@@ -217,8 +217,9 @@ def test_a_failing_pass_of_mlclab_s_own_is_skipped_and_said():
                           "profile_html": profile_html(prof)}))
     ''')
     assert out["right"]
-    (said,) = out["said"]
+    said, again = out["said"]
     assert "mlclab.ScheduleCPU failed (forced failure)" in said and "fn.pipeline()" in said
+    assert again == said
     assert out["names"] == [p.info.name for p in build_passes("llvm")]   # the rest still ran
     assert out["failed"] == ["mlclab.ScheduleCPU"] and out["instead"] == ["nothing (skipped)"]
     assert "FAILED (forced failure)" in out["repr"]

@@ -132,6 +132,7 @@ class Built:
 
                 module = self._trace(name)
                 # (its record is dropped: the views show the program's own build)
-                executable, _ = build_executable(module.mod, self.target)
+                executable, record = build_executable(module.mod, self.target)
+                warn_fallbacks(record, f"the traced build of {name} (for trace and validate)")
                 self._traces[name] = (module, relax.VirtualMachine(executable, device=self.device))
             return self._traces[name]

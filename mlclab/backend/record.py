@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -35,6 +36,11 @@ class FallbackWarning(UserWarning):
     skipped or replaced, or the whole build fell back to TVM's plain pipeline. The program
     still runs and matches; it may be slower. ``fn.build_record.fallbacks`` lists what
     happened, ``fn.pipeline()`` marks the pass."""
+
+
+# Every fallback is said, not only the first from this line of mlclab (Python's default for a
+# warning): two programs can fail the same way. Appended, so a student's own filter still wins.
+warnings.filterwarnings("always", category=FallbackWarning, append=True)
 
 
 @dataclass(frozen=True)

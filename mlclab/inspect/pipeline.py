@@ -25,7 +25,7 @@ from ..viz.relax_info import Subject, relax_function_names, resolve, value_ids
 from ..viz.views import GraphView, check_shape_options, shape
 from ..tvm_setup import HoldsIR
 from .text import IRText, render_text
-from .values import short_name, track, value_table
+from .values import carry, short_name, track, value_table
 
 
 class _HoldsIR(HoldsIR):
@@ -98,7 +98,9 @@ class Pipeline(_HoldsIR):
         self.record = self.subject.record or record_pipeline(self.input, self.target)
         self.steps: list[Step] = [Step(r.index, r.name, r.mod, r.changed, self, r.seconds,
                                        r.fallback) for r in self.record]
-        self._identities: Optional[list] = None
+        # Value tables and identities of the input and the steps so far, grown on demand.
+        self._tables: list = []
+        self._idents: list = []
         # The DSL origin of every value of the high-level IR, by value id: carried to later
         # steps by identity, since lowering drops spans and rewrites the vars.
         self.sources = {}
@@ -156,17 +158,31 @@ class Pipeline(_HoldsIR):
 
     def identities(self) -> list[dict]:
         """For the input and each step: raw value id in that module -> high-level value id."""
-        if self._identities is None:
-            mods = [self.input] + [s.mod for s in self.steps]
-            self._identities = track([value_table(self._subject(m)) for m in mods])
-        return self._identities
+        return [self._identity(i) for i in range(-1, len(self.steps))]
+
+    def _identity(self, index: int) -> dict:
+        """The identities of step ``index`` (-1: the input), carried step by step up to it
+        only; a step that changed nothing holds the module before it, and its identities."""
+        while len(self._idents) <= index + 1:
+            k = len(self._idents)
+            if k == 0:
+                self._tables.append(value_table(self._subject(self.input)))
+                self._idents.append(track(self._tables)[0])
+            elif not self.steps[k - 1].changed:
+                self._tables.append(self._tables[-1])
+                self._idents.append(self._idents[-1])
+            else:
+                table = value_table(self._subject(self.steps[k - 1].mod))
+                self._idents.append(carry(self._tables[-1], self._idents[-1], table))
+                self._tables.append(table)
+        return self._idents[index + 1]
 
     def _graph(self, index: int, view: str = "dataflow", **opts):
         collapse, depth = opts.pop("collapse", None), opts.pop("depth", None)
         check_shape_options(collapse, depth)
         mod = self.input if index < 0 else self.steps[index].mod
         g = view_kind(view).parser(**opts).parse(self._subject(mod))
-        ident = self.identities()[index + 1]
+        ident = self._identity(index)
         for node in g.nodes.values():
             orig = ident.get(node.value)
             if orig is not None:
