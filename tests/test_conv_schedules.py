@@ -267,8 +267,8 @@ def test_symbolic_batch_falls_back_and_stays_correct():
         bb.emit_func_output(y)
     mod = bb.get()
     assert "layout_transform" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
-    executable, optimized = build_executable(mod, "llvm")
-    assert optimized
+    executable, record = build_executable(mod, "llvm")
+    assert record.optimized
     vm = relax.VirtualMachine(executable, tvm().cpu())
     data = np.random.default_rng(2).standard_normal((3, 16, 8, 8), dtype=np.float32)
     got = vm["main"](tvm().runtime.tensor(data)).numpy()
