@@ -273,3 +273,12 @@ def test_a_build_that_still_fails_falls_back_to_tvm_s_pipeline_and_says_so():
     assert out["names"] == out["plain"] and "mlclab.ScheduleCPU" not in out["names"]
     assert "fallback: FuseTIR failed" in out["repr"]
     assert out["tir"].startswith("# FuseTIR failed") and "T.vectorized" not in out["tir"]
+
+
+def test_a_cell_shows_the_fused_step_when_asked(fn):
+    from mlclab.notebook.cell_display import FunctionDisplay
+
+    data, _ = FunctionDisplay(fn, show=["fused", "tir"])._repr_mimebundle_()
+    html = data["text/html"]
+    assert "<summary><b>fused</b></summary>" in html and "fused_matmul_relu" in html
+    assert "the fused view failed" not in html
