@@ -214,7 +214,8 @@ def test_a_failing_pass_of_mlclab_s_own_is_skipped_and_said():
                           "record": [str(f) for f in fn.build_record.fallbacks],
                           "optimized": fn.program.optimized, "tir": fn.text("tir"),
                           "profile": [str(f) for f in prof.fallbacks],
-                          "profile_html": profile_html(prof)}))
+                          "profile_html": profile_html(prof),
+                          "summary": repr(fn.build_record)}))
     ''')
     assert out["right"]
     said, again = out["said"]
@@ -226,6 +227,7 @@ def test_a_failing_pass_of_mlclab_s_own_is_skipped_and_said():
     assert "mlclab-fallback" in out["html"] and "forced failure" in out["html"]
     assert out["record"] == ["mlclab.ScheduleCPU failed (forced failure); ran nothing "
                              "(skipped) instead"]
+    assert "mlclab's pipeline, with fallbacks" in out["summary"]
     assert out["optimized"] is False
     assert out["profile"] == out["record"] and "forced failure" in out["profile_html"]
     # The tir tab shows the code that ran: unscheduled, and says why.
@@ -265,9 +267,10 @@ def test_a_build_that_still_fails_falls_back_to_tvm_s_pipeline_and_says_so():
                           "plain": [p.info.name for p in build_passes("llvm", optimized=False)],
                           "record": [str(f) for f in fn.build_record.fallbacks],
                           "repr": repr(fn.pipeline()), "tir": fn.text("tir"),
-                          "optimized": fn.program.optimized}))
+                          "optimized": fn.program.optimized, "summary": repr(fn.build_record)}))
     ''')
     assert out["right"] and out["optimized"] is False
+    assert "TVM's plain pipeline (mlclab's failed)" in out["summary"]
     (said,) = out["said"]
     assert "FuseTIR failed (forced failure); ran TVM's plain pipeline" in said
     assert out["names"] == out["plain"] and "mlclab.ScheduleCPU" not in out["names"]

@@ -66,7 +66,11 @@ def step_graph(fn, view: str, after: str, profile=None, **opts):
                              f"view), not after {after!r}")
         if profile.function != fn.name:
             raise ValueError(f"profile is of {profile.function!r}, not of {fn.name!r}")
-    drawn = pipeline(fn).step(after).graph(view, **opts)
+    try:
+        step = pipeline(fn).step(after)
+    except ValueError as err:
+        raise ValueError(f"after: {err}") from None
+    drawn = step.graph(view, **opts)
     return drawn if profile is None else GraphView(overlay(drawn.graph.copy(), profile))
 
 

@@ -78,6 +78,7 @@ class BuildRecord:
         self.runs = tuple(runs)
         self.target = target
         self.fallbacks = tuple(fallbacks)
+        self.plain = not optimized          # TVM's plain pipeline built it: mlclab's failed
         self.optimized = optimized and not self.fallbacks
 
     @property
@@ -109,7 +110,7 @@ class BuildRecord:
         for run in self.runs:
             if run.name == name:
                 return run
-        raise ValueError(f"after: no pass {name!r} in the build pipeline; it has "
+        raise ValueError(f"no pass {name!r} in the build pipeline; it has "
                          f"{', '.join(self.names)}")
 
     def schedule_decisions(self) -> dict:
@@ -125,9 +126,8 @@ class BuildRecord:
         return out
 
     def summary(self) -> str:
-        head = ("mlclab's pipeline" if self.optimized else
-                "mlclab's pipeline, with fallbacks" if any(r.fallback for r in self.runs)
-                else "TVM's plain pipeline (mlclab's failed)")
+        head = ("TVM's plain pipeline (mlclab's failed)" if self.plain else
+                "mlclab's pipeline" if self.optimized else "mlclab's pipeline, with fallbacks")
         rows = [f"{r.index:>2} {r.name:<28} {r.seconds * 1e3:8.1f} ms"
                 f"{'' if r.changed else '  (no change)'}"
                 f"{f'  FAILED, {r.fallback.instead} ran instead' if r.fallback else ''}"
