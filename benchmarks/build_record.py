@@ -5,15 +5,15 @@
 torchvision's model (``weights=None``, eval, seed 0, batch 1, 224x224) goes through
 ``mlclab.from_torch``. Printed: the compile with the pass instrument on against the same
 compile without it (interleaved, medians), the views that read the record
-(``fn.pipeline()``, the ``tir`` text, the fused view, one profile run), and the process's
-resident memory with the record held and after dropping it. Goals: the record adds no
-measurable compile time (ratio <= 1.1) and a view returns in under a second.
+(``fn.pipeline()``, the ``tir`` text, the fused view, one profile run), and the constants the
+record holds beyond the model's own and the executable's. Goals: the record adds no
+measurable compile time (ratio <= 1.1) and a view returns within 2 s.
 """
 from __future__ import annotations
 
 import argparse
 import gc
-import os
+import math
 import statistics
 import sys
 import time
@@ -23,12 +23,37 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 COMPILE_RATIO_GOAL = 1.1
-VIEW_GOAL = 1.0          # seconds
+VIEW_GOAL = 2.0          # seconds: DESIGN.md's "a first display returns within ~2 s"
 
 
-def rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+def constant_mb(record) -> tuple:
+    """MB of tensor constants in the record's input, and in its modules but neither the input
+    nor the final module (which the executable holds anyway): what the record adds. (Resident
+    memory does not show it: the allocator keeps freed blocks.)"""
+    import numpy as np
+    from tvm import relax
+
+    from mlclab.viz.relax_info import is_tensor_const
+
+    def constants(mod) -> dict:
+        found = {}
+
+        def visit(expr):
+            if is_tensor_const(expr):
+                value = expr.value
+                found[value.data_ptr()] = math.prod(int(d) for d in value.shape) * \
+                    np.dtype(str(value.dtype)).itemsize
+        for _, func in mod.functions_items():
+            if isinstance(func, relax.Function):
+                relax.analysis.post_order_visit(func, visit)
+        return found
+
+    shared = {**constants(record.input), **constants(record.final)}
+    extra = {}
+    for run in record:
+        if run.changed:
+            extra.update({k: v for k, v in constants(run.mod).items() if k not in shared})
+    return sum(constants(record.input).values()) / 1e6, sum(extra.values()) / 1e6
 
 
 def main() -> int:
@@ -65,11 +90,9 @@ def main() -> int:
         failed |= not goal
         print(f"  {what:18} {seconds:6.2f} s{'' if goal else '  MISSED'}")
 
-    gc.collect()
-    held = rss_mb()
-    fn.program.built.record = None
-    gc.collect()
-    print(f"  resident memory {held:.0f} MB with the record, {rss_mb():.0f} MB without")
+    input_mb, held_mb = constant_mb(fn.build_record)
+    print(f"  constants: {input_mb:.0f} MB in the model, {held_mb:.0f} MB more held only by the "
+          f"record (modules of passes that made new constants, e.g. folded batch norms)")
 
     mod, target = fn.mod, resolve_target("llvm")
     pipeline = tvm.transform.Sequential(build_passes("llvm"))

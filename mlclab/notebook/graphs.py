@@ -25,7 +25,6 @@ from ..viz.views import GraphView
 from .viewer import PENDING, GraphViewer, binding_lines, svg_of
 
 
-
 def viewer_views() -> tuple:
     """The viewer's view switch: every registered view (mlclab.viz.registry), "fused" (the
     graph after the build's FuseOps pass) among them."""
