@@ -276,7 +276,7 @@ class CompiledFunction(HoldsIR):
         return text(self, style, **options)
 
     def pipeline(self):
-        """The build pipeline applied one pass at a time."""
+        """The passes that built this function, one step each, read from ``build_record``."""
         from ..inspect.pipeline import pipeline
 
         return pipeline(self)
