@@ -262,12 +262,15 @@ def test_a_build_that_still_fails_falls_back_to_tvm_s_pipeline_and_says_so():
                     for p in passes]
         targets._legalize_passes = legalize
         fn, said, right = build()
+        prof = fn.profile(repeat=1)
         from mlclab.backend.passes import build_passes
         print(json.dumps({"said": said, "right": right, "names": fn.pipeline().names,
                           "plain": [p.info.name for p in build_passes("llvm", optimized=False)],
                           "record": [str(f) for f in fn.build_record.fallbacks],
                           "repr": repr(fn.pipeline()), "tir": fn.text("tir"),
-                          "optimized": fn.program.optimized, "summary": repr(fn.build_record)}))
+                          "optimized": fn.program.optimized, "summary": repr(fn.build_record),
+                          "profile": [str(f) for f in prof.fallbacks],
+                          "kernels": [k.name for k in prof.kernels]}))
     ''')
     assert out["right"] and out["optimized"] is False
     assert "TVM's plain pipeline (mlclab's failed)" in out["summary"]
@@ -276,6 +279,7 @@ def test_a_build_that_still_fails_falls_back_to_tvm_s_pipeline_and_says_so():
     assert out["names"] == out["plain"] and "mlclab.ScheduleCPU" not in out["names"]
     assert "fallback: FuseTIR failed" in out["repr"]
     assert out["tir"].startswith("# FuseTIR failed") and "T.vectorized" not in out["tir"]
+    assert out["profile"] == out["record"] and out["kernels"] == ["fused_matmul_relu"]
 
 
 def test_a_cell_shows_the_fused_step_when_asked(fn):
