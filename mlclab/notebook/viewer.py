@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import pathlib
+import uuid
 import xml.etree.ElementTree as ET
 from typing import Any, Callable, Mapping, Optional
 
@@ -132,6 +133,8 @@ class GraphViewer(anywidget.AnyWidget):
     folded = traitlets.List(traitlets.Unicode()).tag(sync=True)
     # Whether a kernel lays folds out (False in a saved file: the fold controls say so).
     live = traitlets.Bool(True).tag(sync=True)
+    # Names this viewer's text/html twin, which the live viewer hides when it draws.
+    uid = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, views: Optional[Mapping[str, Mapping]] = None,
                  loader: Optional[Callable[[str], Mapping]] = None, **kwargs: Any) -> None:
@@ -140,6 +143,7 @@ class GraphViewer(anywidget.AnyWidget):
         clean = {name: _clean_view(v) for name, v in (views or {}).items()}
         kwargs.setdefault("view", next(iter(clean), ""))
         kwargs.setdefault("live", loader is not None)
+        kwargs.setdefault("uid", uuid.uuid4().hex)
         super().__init__(views=clean, **kwargs)
         self._ready = True
         self.ensure_view(self.view)
@@ -283,6 +287,19 @@ class GraphViewer(anywidget.AnyWidget):
         items = ", ".join(html.escape(self.nodes[n]["label"]) for n in bad)
         return f'<div style="font:12px sans-serif;color:#d1242f">highlighted: {items}</div>'
 
+    def save(self, path, title: str = "") -> str:
+        """Write the viewer as one self-contained HTML file (every view drawn, the front end and
+        its data inside; opens from disk with no server and no network). Returns the path."""
+        from .page import page
+
+        for name in list(self.views):
+            self.ensure_view(name)
+        target = pathlib.Path(path)
+        if target.suffix.lower() not in (".html", ".htm"):
+            raise ValueError(f"path: save writes HTML, so the file should end in .html, got {str(path)!r}")
+        target.write_text(page(self, title or f"mlclab · {self.view}"), encoding="utf-8")
+        return str(target)
+
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
@@ -290,6 +307,20 @@ class GraphViewer(anywidget.AnyWidget):
         data, metadata = bundle
         data["text/html"] = self.static_html()
         return data, metadata
+
+    def _ipython_display_(self):
+        # Two outputs, so an export keeps a picture whatever it does with widgets: the
+        # interactive HTML twin (treescope-style, needs no kernel: nbconvert picks the widget
+        # over a text/html in the same output once widget state is stored), then the widget,
+        # which hides its twin where it draws.
+        from IPython.display import display
+
+        from .page import fragment
+
+        display({"text/html": fragment(self)}, raw=True)
+        data, metadata = super()._repr_mimebundle_()
+        data["text/plain"] = f"<GraphViewer {self.view}: its picture is in the output above>"
+        display(data, metadata=metadata, raw=True)
 
 
 def _overview_note(view: Mapping) -> str:

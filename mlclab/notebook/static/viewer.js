@@ -9,9 +9,10 @@
 // matches, overlay marks, "draw all", "jump to hottest kernel".
 
 import { h, parseSvg, boxOf, idIndex, fillLines, markLine } from "./dom.js";
+import { showDetails } from "./details.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
-import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf, anchoredLine,
-  clickFold, collapsible, revealFolds, foldSummary, overlaySummary } from "./vm.js";
+import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
+  clickFold, collapsible, revealFolds, foldSummary } from "./vm.js";
 
 const currentView = (model) => (model.get("views") || {})[model.get("view")] || {};
 const drawnWhole = (model) => (model.get("unfolded") || []).includes(model.get("view"));
@@ -98,39 +99,6 @@ function smallestFont(svg) {
   return Number.isFinite(min) ? min : 14;
 }
 
-// ------------------------------------------------------------------- details panel
-function row(key, value) {
-  if (value === undefined || value === null || value === "") return null;
-  return h("tr", {}, h("th", { text: key }), h("td", { text: String(value) }));
-}
-
-function showDetails(state, id) {
-  const { model, ui } = state;
-  const view = currentView(model);
-  const info = nodesOf(view)[id];
-  if (!id || !info) {
-    ui.details.replaceChildren(h("div", { class: "mlclab-hint", text: "click a node to see its details" }));
-    return;
-  }
-  const source = info.source || {}, f = info.folded;
-  const attrs = Object.entries(info.attrs || {}).map(([k, v]) => `${k}=${v}`).join(", ");
-  const table = h("table", {},
-    row("node", id),
-    row("operator", info.kind === "param" || f ? "" : info.label),
-    row("kind", f ? `folded ${f.kind}` : info.kind),
-    row("attributes", attrs),
-    row("type", info.type),
-    row("binding", info.name),
-    row("module", source.module || (f && f.path) || ""),
-    row("PyTorch op", source.origin),
-    row("holds", f ? `${f.cls || f.label}: ${f.ops} operators, ${f.nodes} nodes` : ""),
-    row("DSL variable", source.dsl_name),
-    row("DSL line", info.line ? `${info.line}: ${source.source_line || ""}` : ""),
-    row("TVMScript", anchoredLine(view, id, "relax")),
-    ...overlaySummary(view, id, model.get("annotations")).map((o) => row(o.layer, o.text)));
-  ui.details.replaceChildren(h("div", { class: "mlclab-details-title", text: info.label }), table);
-}
-
 // ------------------------------------------------------------------- marks on nodes
 function markNodeLines(state, id, cls) {
   const view = currentView(state.model);
@@ -160,7 +128,7 @@ function refreshMarks(state) {
   }
   ui.matches.textContent = query ? `${hits.size} match${hits.size === 1 ? "" : "es"}` : "";
   markNodeLines(state, selected, "mlclab-line-selected");
-  showDetails(state, selected);
+  showDetails(ui.details, view, selected, model.get("annotations"));
   return hits;
 }
 
@@ -461,6 +429,16 @@ function bindModel(state) {
   return () => { for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn); };
 }
 
+// A live viewer hides its text/html twin (mlclab.notebook.page), drawn in the output above it
+// for exports and pages without a kernel.
+function hideTwin(model) {
+  const uid = model.get("uid");
+  if (!uid || !model.get("live") || typeof document === "undefined") return;
+  for (const twin of document.querySelectorAll(".mlclab-fallback[data-mlclab-for]")) {
+    if (twin.dataset.mlclabFor === uid) twin.hidden = true;
+  }
+}
+
 export function render({ model, el }) {
   const state = {
     model, el, ui: buildLayout(el),
@@ -480,6 +458,7 @@ export function render({ model, el }) {
   const resize = new ResizeObserver(() => { if (!state.userMoved) fitView(state); });
   resize.observe(state.ui.canvas);
 
+  hideTwin(model);
   fillLines(state.ui.sourcePane, model.get("source"));
   state.ui.search.value = model.get("search") || "";
   draw(state);
