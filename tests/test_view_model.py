@@ -150,3 +150,25 @@ def test_the_schema_document_names_every_key_the_code_writes():
                 "anchors", "copies", "reveal", "hottest"]:
         assert re.search(f"`{key}`", doc), key
     assert viewer_views()[-1] == "fused"
+
+
+def test_a_new_namespace_kind_is_one_registration():
+    from mlclab.notebook.graphs import draw_view
+    from mlclab.viz.namespaces import register_namespace_kind, unregister_namespace_kind
+
+    g = hand_made()
+    g.clusters["fn:f/module:blk"] = Cluster("fn:f/stage:1", "stage 1", "stage", "fn:f")
+    with pytest.raises(ValueError, match="unknown namespace kind 'stage'"):
+        build(g)
+    register_namespace_kind("stage", {"style": "dashed", "color": "#0e7490"}, collapse=True)
+    try:
+        vm = draw_view(g)
+        assert vm["namespaces"]["fn:f/module:blk"]["kind"] == "stage"
+        assert vm["namespaces"]["fn:f/module:blk"]["collapse"]
+        assert not vm["namespaces"]["fn:f"]["collapse"]
+        assert "#0e7490" in vm["geometry"]["svg"]
+        folded = build(g.fold(["fn:f/module:blk"]), g)
+        (box,) = [n for n in folded["nodes"].values() if n["folded"]]
+        assert box["folded"]["kind"] == "stage" and box["folded"]["nodes"] == 2
+    finally:
+        unregister_namespace_kind("stage")

@@ -22,6 +22,7 @@ from typing import Optional
 
 from ..lang.source import stand_in
 from .model import Graph, Node
+from .namespaces import namespace_kind
 
 INSTALL_HINT = (
     "Graphviz's `dot` program was not found, so the graph is shown as text instead. "
@@ -100,15 +101,6 @@ STATUS_STYLE = {
     "merged": dict(color="#c2410c", penwidth="2.5", fillcolor="#ffedd5"),
     "rewritten": dict(color="#1d4ed8", penwidth="2"),
     "grouped": dict(color="#d97706", penwidth="2"),
-}
-CLUSTER_STYLE = {
-    "function": dict(style="rounded", color="#6b7280"),
-    "fused": dict(style="rounded,filled", color="#d97706", fillcolor="#fffbeb"),
-    "then": dict(style="dashed", color="#9ca3af"),
-    "else": dict(style="dashed", color="#9ca3af"),
-    "closure": dict(style="dotted", color="#6b7280"),
-    # An imported model's modules: thin blue frames, unfilled, so nested levels stay light.
-    "module": dict(style="rounded", color="#93c5fd", fontcolor="#1e40af"),
 }
 # A folded module: blue where a folded fused group is amber.
 FOLDED_MODULE_STYLE = dict(shape="box3d", style="filled", fillcolor="#dbeafe", margin="0.14,0.08")
@@ -272,7 +264,7 @@ class DotPlotter:
     def cluster_attrs(self, c) -> dict:
         attrs = {"label": f"<{html_escape(_shorten(c.label, 2 * self.max_label))}>",
                  "id": dot_string(f"cluster:{c.id}"), "fontsize": "10",
-                 "labeljust": "l", **CLUSTER_STYLE.get(c.kind, {})}
+                 "labeljust": "l", **namespace_kind(c.kind).style}
         if c.path is not None:
             attrs["tooltip"] = dot_string(_shorten(f"{c.path}: {c.detail}", 4 * self.max_label))
         return attrs

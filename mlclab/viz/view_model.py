@@ -24,6 +24,7 @@ import json
 from typing import Mapping, Optional
 
 from .model import COMPUTING, Graph
+from .namespaces import namespace_kind
 from .overlays import layer_for, overlay_names
 
 SCHEMA = "mlclab.view-model"
@@ -35,8 +36,8 @@ NODE_KEYS = {"id": str, "kind": str, "label": str, "name": (str, type(None)),
              "is_output": bool, "recomputed": bool, "status": (str, type(None)), "text": str,
              "folded": (dict, type(None))}
 NAMESPACE_KEYS = {"id": str, "kind": str, "label": str, "parent": (str, type(None)),
-                  "path": (str, type(None)), "detail": str, "folded": bool, "nodes": int,
-                  "ops": int}
+                  "path": (str, type(None)), "detail": str, "folded": bool, "collapse": bool,
+                  "nodes": int, "ops": int}
 EDGE_KEYS = {"src": str, "dst": str, "index": int, "kind": str, "label": str}
 
 
@@ -66,6 +67,7 @@ def namespaces(full: Graph, shown: Graph) -> dict:
         hidden = any(a in folded_ids for a in full.cluster_path(cid))
         out[cid] = {"id": cid, "kind": c.kind, "label": c.label, "parent": c.parent,
                     "path": c.path, "detail": c.detail, "folded": hidden,
+                    "collapse": namespace_kind(c.kind).collapse,
                     "nodes": size[cid][0], "ops": size[cid][1]}
     return out
 

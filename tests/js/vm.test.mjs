@@ -7,7 +7,8 @@ import { fitBox, unionBox, minScale, zoomAt, MIN_LABEL_PX } from "../../mlclab/n
 import { localModel } from "../../mlclab/notebook/static/host.js";
 
 // A view model as mlclab.viz.view_model.build makes it: main calls g, both bind y; layer1 folded.
-const ns = (id, kind, parent, extra = {}) => ({ id, kind, label: id, parent, path: null, detail: "", folded: false, nodes: 1, ops: 1, ...extra });
+const ns = (id, kind, parent, extra = {}) => ({ id, kind, label: id, parent, path: null, detail: "", folded: false,
+  collapse: kind !== "module" && kind !== "function", nodes: 1, ops: 1, ...extra });
 const VIEW = {
   schema: "mlclab.view-model", version: 1, name: "main", view: "dataflow", layout: "dataflow",
   nodes: {

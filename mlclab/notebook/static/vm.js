@@ -71,15 +71,14 @@ export function clickFold(view, state, target) {
   if (ns.kind === "module" && ns.path && open.includes(ns.path)) {
     return { open_modules: open.filter((p) => p !== ns.path && !p.startsWith(ns.path + ".")) };
   }
-  if (ns.kind === "function" && !ns.parent) return null;        // the function being shown
+  if (ns.kind === "function" && ns.id === `fn:${view.name}`) return null;   // the function shown
   return { folded: [...folded.filter((n) => n !== ns.id), ns.id] };
 }
 
-// The namespaces "collapse groups" folds: every inner one but the modules (their levels have
-// their own controls) and the top-level functions.
+// The namespaces "collapse groups" folds: those whose kind says so (mlclab.viz.namespaces;
+// modules fold by level, the functions shown stay open).
 export function collapsible(view) {
-  return Object.values(namespacesOf(view)).filter((ns) => !ns.folded && ns.kind !== "module"
-    && !(ns.kind === "function" && !ns.parent)).map((ns) => ns.id);
+  return Object.values(namespacesOf(view)).filter((ns) => !ns.folded && ns.collapse).map((ns) => ns.id);
 }
 
 // What to open so node `id` of the whole graph shows: an overlay's `reveal` (namespace ids,

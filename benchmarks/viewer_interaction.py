@@ -1,0 +1,106 @@
+"""The viewer at real size (issue 20): first display and interactions on an imported model.
+
+Imports torchvision's ResNet-18 (224x224, not timed), then measures, median of --repeat runs:
+
+- python: ``fn.viewer()`` (the first view model: parse, fold by module, texts with anchors,
+  overlays, Graphviz) and the view model's JSON size; ``open_module("layer3")`` (the kernel's
+  relayout after a click); ``save()`` of every view;
+- browser (Chromium at /usr/bin/chromium, skipped without it): the saved file opened from
+  disk until its graph is drawn; then in the page, each timed with ``performance.now()``:
+  a search that zooms to its matches, selecting a node (details and text lines), fit.
+
+    python benchmarks/viewer_interaction.py [--repeat 3]
+
+Issue 20's targets: interactions under 100 ms, first display under 1 s.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import statistics
+import tempfile
+import time
+
+
+def median_time(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def resnet18():
+    import torch
+
+    import mlclab
+
+    tv = mlclab.import_torchvision()
+    torch.manual_seed(0)
+    return mlclab.from_torch(tv.models.resnet18(weights=None), torch.randn(1, 3, 224, 224))
+
+
+def browser_times(path: str, repeat: int) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    out = {}
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium",
+                              args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        page = b.new_page(viewport={"width": 1400, "height": 1000})
+        loads = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            page.goto(f"file://{path}")
+            page.locator("svg.mlclab-graph g.node").first.wait_for()
+            loads.append(time.perf_counter() - start)
+        out["open saved file, graph drawn (s)"] = statistics.median(loads)
+        timed = """([what, arg]) => {
+            const v = document.querySelector('.mlclab-viewer');
+            const t0 = performance.now();
+            if (what === 'search') { const s = v.querySelector('.mlclab-search'); s.value = arg;
+                                     s.dispatchEvent(new Event('input')); }
+            if (what === 'select') { const g = v.querySelector('g.node');
+                g.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0}));
+                g.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, button: 0})); }
+            if (what === 'fit') v.querySelector('.mlclab-fit').click();
+            v.getBoundingClientRect();                     // force style and layout
+            return performance.now() - t0; }"""
+        for what, arg in (("search", "conv"), ("select", ""), ("fit", "")):
+            runs = [page.evaluate(timed, [what, arg]) for _ in range(repeat)]
+            out[f"{what} (ms)"] = statistics.median(runs)
+        b.close()
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    fn = resnet18()
+    rows = {}
+    viewer = None
+
+    def first():
+        nonlocal viewer
+        viewer = fn.viewer()
+    rows["fn.viewer(): first view model, drawn (s)"] = median_time(first, args.repeat)
+    rows["view model JSON (kB)"] = len(json.dumps(viewer.current)) / 1e3
+    rows["nodes drawn / total"] = f"{len(viewer.nodes)} / {viewer.current['overview']['total']}"
+    rows["open_module('layer3'), relaid out (s)"] = median_time(
+        lambda: (setattr(viewer, "open_modules", []), viewer.open_module("layer3")), args.repeat)
+    viewer.open_modules = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "resnet18.html"
+        rows["save(): every view (s)"] = median_time(lambda: viewer.save(path), 1)
+        rows["saved file (kB)"] = path.stat().st_size / 1e3
+        if pathlib.Path("/usr/bin/chromium").exists():
+            rows.update(browser_times(str(path), args.repeat))
+    for key, value in rows.items():
+        print(f"{key:45s} {value:.3f}" if isinstance(value, float) else f"{key:45s} {value}")
+
+
+if __name__ == "__main__":
+    main()
