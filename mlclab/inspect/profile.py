@@ -371,16 +371,18 @@ def overlay(graph, profile: Profile):
 
 def overlay_entries(profile: Profile) -> dict:
     """The ``profile`` overlay layer (``mlclab.viz.overlays``): fused-view node id ->
-    ``{kernel, seconds, share, fill, text}`` of the kernel that computes it."""
+    ``{kernel, call, seconds, share, fill, text}`` of the kernel call that computes it (``call``:
+    its index in ``profile.kernels``, since one kernel may run several times)."""
     out = {}
-    for k in profile.kernels:
+    for call, k in enumerate(profile.kernels):
         share = profile.share(k)
         text = (f"{k.name}: {seconds_text(k.seconds)} ({100 * share:.0f}% of kernel "
                 f"time), {k.flops:,} FLOPs, {k.bytes:,} bytes, {k.gflops:.2f} GFLOP/s, "
                 f"{k.gbps:.2f} GB/s, {k.percent_of_roof(profile.peaks):.0f}% of roof "
                 f"({k.bound(profile.peaks)}-bound)")
         for nid in k.nodes:
-            out[nid] = {"kernel": k.name, "seconds": float(k.seconds), "share": float(share),
+            out[nid] = {"kernel": k.name, "call": call, "seconds": float(k.seconds),
+                        "share": float(share),
                         "fill": heat_colour(share), "text": text}
     return out
 

@@ -115,14 +115,20 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
 
 
 def _painted(graph, overlays: Mapping[str, Mapping]):
-    """``graph`` with every overlay's ``fill`` and ``text`` drawn into its nodes (a copy when
-    there are any), so the static SVG shows them too."""
-    fills = {nid: e for layer in overlays.values() for nid, e in layer.items() if "fill" in e}
-    if not fills:
+    """``graph`` with the overlays drawn into its nodes (a copy when there are any), so the
+    static SVG shows them too: each ``fill`` and its ``text``, and each ``badge`` after the
+    node's name ("layer3 · 41 % of time")."""
+    marks = [(nid, e) for layer in overlays.values() for nid, e in layer.items()
+             if "fill" in e or "badge" in e]
+    if not marks:
         return graph
     out = graph.copy()
-    for nid, e in fills.items():
-        out.nodes[nid].fill, out.nodes[nid].tooltip = e["fill"], e.get("text", "")
+    for nid, e in marks:
+        node = out.nodes[nid]
+        if "fill" in e:
+            node.fill, node.tooltip = e["fill"], e.get("text", "")
+        if "badge" in e:
+            node.op = f"{node.op} · {e['badge']}"
     return out
 
 

@@ -13,8 +13,9 @@ Adding an overlay is one registration::
 
 An entry is a JSON object; the keys every display reads are ``text`` (shown in the details
 pane and on hover), and optionally ``status`` (``"ok"`` / ``"diverged"``: a mark on the node),
-``fill`` (a ``#rrggbb`` background) and ``hottest`` (the node id a folded node's "jump to"
-goes to). A layer may add keys of its own (``share``, ``seconds``).
+``fill`` (a ``#rrggbb`` background), ``badge`` (a few words drawn after the node's name:
+"layer3 · 41 % of time") and ``hottest`` (the node id a folded node's "jump to" goes to). A
+layer may add keys of its own (``share``, ``seconds``).
 """
 from __future__ import annotations
 
@@ -103,18 +104,19 @@ def _validation(entries: Mapping[str, dict], members: list) -> dict:
     n = len(entries)
     if bad:
         first = next(m for m, e in entries.items() if e.get("status") == "diverged")
-        return {"status": "diverged", "hottest": first,
+        return {"status": "diverged", "hottest": first, "badge": f"{bad} diverge",
                 "text": f"{bad} of {n} checked values inside diverge; open it to see which"}
     return {"status": "ok", "text": f"{n} checked values inside, all ok"}
 
 
 def _profile(entries: Mapping[str, dict], members: list) -> dict:
-    # A kernel's nodes all carry its entry: count each kernel once.
-    kernels = {e.get("kernel", m): e for m, e in entries.items()}
+    # A kernel call's nodes all carry its entry: count each call once.
+    kernels = {e.get("call", m): e for m, e in entries.items()}
     share = sum(float(e.get("share", 0.0)) for e in kernels.values())
     hottest = max(entries, key=lambda m: float(entries[m].get("share", 0.0)))
     return {"share": share, "fill": heat_colour(share), "hottest": hottest,
-            "text": f"{100 * share:.0f} % of time in {len(kernels)} kernel"
+            "badge": f"{100 * share:.0f} % of time",
+            "text": f"{100 * share:.0f} % of time in {len(kernels)} kernel call"
                     f"{'' if len(kernels) == 1 else 's'}; hottest: "
                     f"{entries[hottest].get('kernel', hottest)}"}
 
