@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import mlclab
-from programs import BRANCHY, LOG_TWICE
+from programs import BRANCHY, LOG_TWICE, SAME_NAME_CALLS
 from mlclab.inspect.text import render_text, style_names, text
 
 tvm = pytest.importorskip("tvm")
@@ -214,21 +214,13 @@ def test_line_of_finds_a_nodes_line_in_every_view(prog):
     assert t.line_of("main:return") is None
 
 
-CALLS = '''def g(a: Tensor[(4,), f32]):
-    y = log(a)
-    return y
-
-def main(x: Tensor[(4,), f32]):
-    y = exp(x)
-    return g(y)
-'''
 
 
 @pytest.mark.parametrize("style", ["relax", "relay", "let"])
 def test_two_functions_binding_the_same_name_each_link_to_their_own_line(style):
     # Issue 19: main's y = exp(x) and g's y = log(a). The printer says which line defines
     # which value; a name match would give both nodes the first ``y`` it saw.
-    fn = mlclab.compile(CALLS)["main"]
+    fn = mlclab.compile(SAME_NAME_CALLS)["main"]
     t = render_text(fn, style)
     lines = t.text.splitlines()
     assert "exp(" in lines[t.line_of("main:y") - 1] and "log(" not in lines[t.line_of("main:y") - 1]

@@ -7,24 +7,17 @@ from pathlib import Path
 import pytest
 
 import mlclab
+from programs import SAME_NAME_CALLS
 from mlclab.notebook.graphs import view_payload, viewer_views
 from mlclab.viz.model import Cluster, Graph, Node
 from mlclab.viz.overlays import register_overlay, unregister_overlay
 from mlclab.viz.view_model import SCHEMA, VERSION, build, check, from_json, to_json
 
-CALLS = '''def g(a: Tensor[(4,), f32]):
-    y = log(a)
-    return y
-
-def main(x: Tensor[(4,), f32]):
-    y = exp(x)
-    return g(y)
-'''
 
 
 @pytest.fixture(scope="module")
 def calls():
-    return mlclab.compile(CALLS)["main"]
+    return mlclab.compile(SAME_NAME_CALLS)["main"]
 
 
 @pytest.mark.parametrize("view", ["dataflow", "let", "tree", "fused"])
