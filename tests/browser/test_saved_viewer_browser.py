@@ -48,9 +48,12 @@ def check_viewer(page, at):
     assert "log(%a)" in viewer.locator(".mlclab-let .mlclab-line-selected").text_content()
     viewer.locator('g.node[id="main:y"]').click()
     assert "let %y = multiply(" in viewer.locator(".mlclab-let .mlclab-line-selected").text_content()
-    # Search dims the rest and zooms to the hit.
+    # Search dims the rest and zooms to the hit: it lands in the middle of the canvas.
     viewer.locator(".mlclab-search").fill("relu")
     assert viewer.locator("g.node.mlclab-match").count() == 1
+    hit, canvas = (viewer.locator(s).bounding_box() for s in ("g.node.mlclab-match", ".mlclab-canvas"))
+    assert abs(hit["x"] + hit["width"] / 2 - (canvas["x"] + canvas["width"] / 2)) < 3
+    assert abs(hit["y"] + hit["height"] / 2 - (canvas["y"] + canvas["height"] / 2)) < 3
     # Folding needs a kernel: the page says so instead of offering buttons that do nothing.
     assert viewer.locator(".mlclab-collapse-all").is_disabled()
 

@@ -33,9 +33,15 @@ export function parseSvg(text) {
   return document.importNode(svg, true);
 }
 
-// The bounding box of an element in the SVG's own user space (what the viewBox measures).
+// The bounding box of an element in the root SVG's user space (what the viewBox measures):
+// its own box moved by the transforms of the groups around it (Graphviz translates the whole
+// drawing), not by the pan/zoom the viewer puts on the <svg> itself.
 export function boxOf(el) {
-  try { return el.getBBox(); } catch (e) { return null; }
+  try {
+    const b = el.getBBox(), m = el.getCTM();
+    if (!m) return b;
+    return { x: m.a * b.x + m.e, y: m.d * b.y + m.f, width: m.a * b.width, height: m.d * b.height };
+  } catch (e) { return null; }
 }
 
 // An element of `svg` by its id (ids hold ':' and '/', so no CSS selector).
