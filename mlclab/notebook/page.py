@@ -18,7 +18,7 @@ from .bundle import STATIC, bundle
 
 # The traits a page needs to draw the viewer as it is now.
 STATE = ("views", "view", "source", "highlight", "annotations", "selected_node", "search",
-         "unfolded", "open_modules", "folded", "uid")
+         "unfolded", "open_modules", "folded", "uid", "scrub")
 
 
 def script_json(value) -> str:

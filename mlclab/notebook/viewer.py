@@ -133,6 +133,8 @@ class GraphViewer(anywidget.AnyWidget):
     folded = traitlets.List(traitlets.Unicode()).tag(sync=True)
     # Whether a kernel lays folds out (False in a saved file: the fold controls say so).
     live = traitlets.Bool(True).tag(sync=True)
+    # The views are passes in order: a slider instead of view buttons (notebook/scrubber.py).
+    scrub = traitlets.Bool(False).tag(sync=True)
     # Names this viewer's text/html twin, which the live viewer hides when it draws.
     uid = traitlets.Unicode("").tag(sync=True)
 

@@ -93,3 +93,38 @@ def test_an_nbconvert_export_keeps_a_working_picture(page, tmp_path, store):
     offline(page)
     page.goto(f"file://{out}")
     check_viewer(page, out)
+
+
+def test_a_saved_pass_scrubber_keeps_the_selected_value_in_place(page, tmp_path, screenshot):
+    from mlclab.notebook.scrubber import pass_scrubber
+
+    fn = mlclab.compile("def mlp(x: Tensor[(2, 8), f32], w: Tensor[(4, 8), f32], b: Tensor[(4,), f32]):\n"
+                        "    h = relu(linear(x, w, b))\n"
+                        "    return softmax(h, axis=-1)\n")["mlp"]
+    scrubber = pass_scrubber(fn)
+    path = scrubber.save(tmp_path / "passes.html")
+    offline(page)
+    page.goto(f"file://{path}")
+    viewer = page.locator(".mlclab-viewer").first
+    viewer.locator("svg.mlclab-graph g.node").first.wait_for()
+    first = scrubber.views["0 · input"]["nodes"]
+    relu = next(n for n in first.values() if n["label"].endswith("relu"))
+    viewer.locator(f'g.node[id="{relu["id"]}"]').click()
+    before = viewer.locator("g.node.mlclab-selected").bounding_box()
+    value = relu["value"]
+    # Scrub to FuseOps: the node holding the same value is selected, at the same place.
+    names = list(scrubber.views)
+    slider = viewer.locator("input.mlclab-scrub")
+    slider.evaluate("(el, i) => { el.value = String(i); el.dispatchEvent(new Event('input')); }",
+                    next(i for i, n in enumerate(names) if "FuseOps" in n))
+    assert "FuseOps" in viewer.locator(".mlclab-pass").text_content()
+    selected = viewer.locator("g.node.mlclab-selected")
+    selected.wait_for()
+    fused_view = scrubber.views[next(n for n in names if "FuseOps" in n)]
+    assert fused_view["nodes"][selected.get_attribute("id")]["value"] == value
+    after = selected.bounding_box()
+    assert abs((after["x"] + after["width"] / 2) - (before["x"] + before["width"] / 2)) < 3
+    assert abs((after["y"] + after["height"] / 2) - (before["y"] + before["height"] / 2)) < 3
+    # What the pass did is marked, and listed in the details.
+    assert "grouped" in viewer.locator(".mlclab-details").text_content()
+    screenshot("saved-scrubber")

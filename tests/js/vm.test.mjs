@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { searchHits, anchoredLine, namespaceChain, clickFold, collapsible, revealFolds,
-  layerOf, overlaySummary, isViewModel } from "../../mlclab/notebook/static/vm.js";
+  layerOf, overlaySummary, isViewModel, matchByValue, keepInPlace } from "../../mlclab/notebook/static/vm.js";
 import { fitBox, unionBox, minScale, zoomAt, MIN_LABEL_PX } from "../../mlclab/notebook/static/fit.js";
 import { localModel } from "../../mlclab/notebook/static/host.js";
 
@@ -119,4 +119,18 @@ test("the local model of a saved page answers like an anywidget model", () => {
   m.save_changes();
   assert.deepEqual(seen, ["relu"]);
   assert.equal(m.get("live"), false);
+});
+
+test("a scrubbed node is matched across passes by its value id", () => {
+  const before = { nodes: { "main:lv": { id: "main:lv", value: "main:y" }, "main:x": { id: "main:x", value: "main:x" } } };
+  const after = { nodes: { "main:lv1": { id: "main:lv1", value: "main:y" }, "main:x": { id: "main:x", value: "main:x" } } };
+  assert.equal(matchByValue(before, after, "main:lv"), "main:lv1");
+  assert.equal(matchByValue(before, after, "main:x"), "main:x");
+  assert.equal(matchByValue(before, { nodes: {} }, "main:lv"), null);
+  assert.equal(matchByValue(before, after, ""), null);
+});
+
+test("keeping a node in place puts its centre back on the same screen point", () => {
+  const z = keepInPlace({ x: 100, y: 40, width: 20, height: 10 }, 300, 200, 2);
+  assert.deepEqual(z, { k: 2, x: 300 - 110 * 2, y: 200 - 45 * 2 });
 });

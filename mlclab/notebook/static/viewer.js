@@ -10,17 +10,12 @@
 
 import { h, parseSvg, boxOf, idIndex, fillLines, markLine } from "./dom.js";
 import { showDetails } from "./details.js";
+import { currentView, save, drawViewButtons } from "./switcher.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
-  clickFold, collapsible, revealFolds, foldSummary } from "./vm.js";
+  clickFold, collapsible, revealFolds, foldSummary, matchByValue, keepInPlace } from "./vm.js";
 
-const currentView = (model) => (model.get("views") || {})[model.get("view")] || {};
 const drawnWhole = (model) => (model.get("unfolded") || []).includes(model.get("view"));
-
-function save(model, changes) {
-  for (const [name, value] of Object.entries(changes)) model.set(name, value);
-  model.save_changes();
-}
 
 // ------------------------------------------------------------------- the drawing's index
 // Node id -> its SVG elements (the node, and copies drawn at readers), by the ids the model
@@ -223,17 +218,6 @@ function drawBanner(state, view) {
 }
 
 // ------------------------------------------------------------------- drawing a view
-function drawViewButtons(state) {
-  const { model, ui } = state;
-  ui.viewButtons.replaceChildren(...Object.keys(model.get("views") || {}).map((name) => {
-    const b = h("button", { type: "button", class: "mlclab-view", role: "tab", "data-view": name, text: name });
-    b.classList.toggle("mlclab-active", name === model.get("view"));
-    b.setAttribute("aria-selected", String(name === model.get("view")));
-    b.addEventListener("click", () => save(model, { view: name }));
-    return b;
-  }));
-}
-
 function drawEmpty(state, view) {
   const { ui } = state;
   const geometry = view.geometry || {};
@@ -279,7 +263,35 @@ function draw(state) {
   bindNamespaces(state);
   ui.collapseAll.textContent = (model.get("folded") || []).length ? "expand groups" : "collapse groups";
   refreshMarks(state);
-  requestAnimationFrame(() => { fitView(state); if (state.jump) finishJump(state); });
+  requestAnimationFrame(() => {
+    if (!placeKept(state)) fitView(state);
+    if (state.jump) finishJump(state);
+  });
+}
+
+// Switching views (a pass of the scrubber): remember where the selected node is on screen...
+function keepSelected(state) {
+  const id = state.model.get("selected_node");
+  const els = id && state.index.elements.get(id);
+  if (!els || !state.lastView) { state.keep = null; return; }
+  const r = els[0].getBoundingClientRect(), c = state.ui.canvas.getBoundingClientRect();
+  state.keep = { from: state.lastView, id, sx: r.left + r.width / 2 - c.left, sy: r.top + r.height / 2 - c.top, k: state.zoom.k };
+}
+
+// ...and put the node holding the same value there in the new drawing, selected.
+function placeKept(state) {
+  const keep = state.keep, view = currentView(state.model);
+  if (!keep || !isViewModel(view)) return false;
+  state.keep = null;
+  const id = matchByValue(keep.from, view, keep.id);
+  const els = id && state.index.elements.get(id);
+  const box = els && boxOf(els[0]);
+  if (!box) return false;
+  if (state.model.get("selected_node") !== id) save(state.model, { selected_node: id });
+  state.zoom = keepInPlace(box, keep.sx, keep.sy, keep.k);
+  state.userMoved = true;
+  applyZoom(state);
+  return true;
 }
 
 // ------------------------------------------------------------------- the viewer's parts
@@ -418,11 +430,12 @@ function bindModel(state) {
     if (hits.size) zoomTo(state, [...hits].flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)));
     else if (!(model.get("search") || "").trim()) fitView(state);
   };
-  const redraw = () => draw(state);
+  const redraw = () => { const v = currentView(model); draw(state); if (isViewModel(v)) state.lastView = v; };
+  const switchView = () => { keepSelected(state); redraw(); };
   const marks = () => refreshMarks(state);
   const banner = () => drawBanner(state, currentView(model));
   const handlers = {
-    views: redraw, view: redraw, unfolded: banner, open_modules: banner, folded: banner,
+    views: redraw, view: switchView, unfolded: banner, open_modules: banner, folded: banner,
     selected_node: marks, highlight: marks, annotations: marks, search: onSearch, source: onSource,
   };
   for (const [name, fn] of Object.entries(handlers)) model.on(`change:${name}`, fn);
@@ -448,6 +461,8 @@ export function render({ model, el }) {
     minK: 0,                                       // fit's floor: labels stay readable
     userMoved: false,                              // panned/zoomed since the last fit
     jump: null,                                    // a node to select once it is drawn
+    keep: null,                                    // a node to keep in place across views
+    lastView: null,                                // the view model drawn last
   };
   bindPointer(state);
   bindToolbar(state);
@@ -462,6 +477,7 @@ export function render({ model, el }) {
   fillLines(state.ui.sourcePane, model.get("source"));
   state.ui.search.value = model.get("search") || "";
   draw(state);
+  if (isViewModel(currentView(model))) state.lastView = currentView(model);
 
   return () => { resize.disconnect(); unbind(); };
 }

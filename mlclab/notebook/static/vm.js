@@ -115,3 +115,21 @@ export function overlaySummary(view, id, extra) {
   }
   return parts;
 }
+
+// Node `id` of view `from` in view `to`: the same id, else the node holding the same value
+// (a pass renames bindings but keeps value ids), else null.
+export function matchByValue(from, to, id) {
+  const nodes = nodesOf(to);
+  if (!id) return null;
+  if (nodes[id]) return id;
+  const value = (nodesOf(from)[id] || {}).value;
+  if (!value) return null;
+  const hit = Object.values(nodes).find((n) => n.value === value);
+  return hit ? hit.id : null;
+}
+
+// Where `box` (drawing units) must go so that its centre lands on screen point (sx, sy) at
+// scale k: the pan that keeps a node in place across views.
+export function keepInPlace(box, sx, sy, k) {
+  return { k, x: sx - (box.x + box.width / 2) * k, y: sy - (box.y + box.height / 2) * k };
+}
