@@ -1,6 +1,7 @@
 """The viewer at real size (issue 20): first display and interactions on an imported model.
 
-Imports torchvision's ResNet-18 (224x224, not timed), then measures, median of --repeat runs:
+Imports torchvision's ResNet-18 (224x224; or ``--model encoder12``, a 12-layer transformer
+encoder over 128 tokens; not timed), then measures, median of --repeat runs:
 
 - python: ``fn.viewer()`` (the first view model: parse, fold by module, texts with anchors,
   overlays, Graphviz) and the view model's JSON size; ``open_module("layer3")`` (the kernel's
@@ -9,7 +10,7 @@ Imports torchvision's ResNet-18 (224x224, not timed), then measures, median of -
   disk until its graph is drawn; then in the page, each timed with ``performance.now()``:
   a search that zooms to its matches, selecting a node (details and text lines), fit.
 
-    python benchmarks/viewer_interaction.py [--repeat 3]
+    python benchmarks/viewer_interaction.py [--repeat 3] [--model resnet18|encoder12]
 
 Issue 20's targets: interactions under 100 ms, first display under 1 s.
 """
@@ -40,6 +41,23 @@ def resnet18():
     tv = mlclab.import_torchvision()
     torch.manual_seed(0)
     return mlclab.from_torch(tv.models.resnet18(weights=None), torch.randn(1, 3, 224, 224))
+
+
+def encoder12():
+    """A BERT-base-shaped encoder's graph: 12 layers, 12 heads, 128 tokens (d_model 768 would
+    not change the graph, only the compile time, so 64 wide)."""
+    import torch
+
+    import mlclab
+
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
+                                             dropout=0.0, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=12, enable_nested_tensor=False).eval()
+    return mlclab.from_torch(model, torch.randn(1, 128, 64))
+
+
+MODELS = {"resnet18": resnet18, "encoder12": encoder12}
 
 
 def browser_times(path: str, repeat: int) -> dict:
@@ -78,8 +96,9 @@ def browser_times(path: str, repeat: int) -> dict:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--model", choices=sorted(MODELS), default="resnet18")
     args = ap.parse_args(argv)
-    fn = resnet18()
+    fn = MODELS[args.model]()
     import mlclab.notebook  # noqa: F401  (IPython and anywidget: loaded in any notebook already)
 
     rows = {}
@@ -94,8 +113,9 @@ def main(argv=None):
     rows["fn.viewer(), again (s)"] = median_time(first, args.repeat)
     rows["view model JSON (kB)"] = len(json.dumps(viewer.current)) / 1e3
     rows["nodes drawn / total"] = f"{len(viewer.nodes)} / {viewer.current['overview']['total']}"
-    rows["open_module('layer3'), relaid out (s)"] = median_time(
-        lambda: (setattr(viewer, "open_modules", []), viewer.open_module("layer3")), args.repeat)
+    module = "layer3" if args.model == "resnet18" else "layers.5"
+    rows[f"open_module({module!r}), relaid out (s)"] = median_time(
+        lambda: (setattr(viewer, "open_modules", []), viewer.open_module(module)), args.repeat)
     viewer.open_modules = []
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "resnet18.html"

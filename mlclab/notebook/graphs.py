@@ -70,7 +70,8 @@ def validation_entries(graph, annotations: Mapping[str, Mapping]) -> dict:
 
 def view_payload(fn, view: str, full: bool = False, profile=None,
                  open_modules: Optional[Iterable[str]] = None, folded: Iterable[str] = (),
-                 annotations: Optional[Mapping[str, Mapping]] = None) -> dict:
+                 annotations: Optional[Mapping[str, Mapping]] = None,
+                 sources: Optional[dict] = None) -> dict:
     """The view model of one view of a compiled function.
 
     A big graph is drawn as an overview unless ``full`` (the model then has ``"overview":
@@ -79,8 +80,14 @@ def view_payload(fn, view: str, full: bool = False, profile=None,
     over the fused view, ``annotations`` (binding name -> ``{"status", "text"}``) the
     validation marks over any view; folded nodes carry both summed up. If Graphviz runs out of
     time, the geometry holds the graph as ``"text"`` with a ``"note"`` instead of an SVG.
+    ``sources`` (a dict) keeps each view's graph and texts for the next call.
     """
-    drawn, texts = _source(fn, view)
+    if sources is None:
+        drawn, texts = _source(fn, view)
+    else:                                  # a viewer's cache: parse and print each view once
+        if view not in sources:
+            sources[view] = _source(fn, view)
+        drawn, texts = sources[view]
     layers = {}
     if profile is not None:
         from ..inspect.profile import overlay_entries
@@ -147,16 +154,18 @@ def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] =
     """
     views = viewer_views() if views is None else views
     annotations, wanted = dict(annotations or {}), set(highlight_bindings)
+    sources: dict = {}                     # view -> (whole graph, texts), made once
 
     def first_look(name: str) -> dict:
         if draw is not None and not annotations and profile is None:
             return draw(name)
-        return view_payload(fn, name, profile=profile, annotations=annotations)
+        return view_payload(fn, name, profile=profile, annotations=annotations, sources=sources)
 
     def load(name: str, full: bool = False) -> dict:
         # Called by the viewer (defined below, before any view switch can happen).
         if full or viewer.open_modules != first_open or viewer.folded:
             data = view_payload(fn, name, full=full, profile=profile, annotations=annotations,
+                                sources=sources,
                                 open_modules=viewer.open_modules if viewer.open_modules != first_open
                                 else None, folded=viewer.folded)
         else:
