@@ -49,6 +49,8 @@ function indexDrawing(svg, view) {
 function applyZoom(state) {
   const { svg, zoom } = state;
   if (svg) svg.style.transform = `translate(${zoom.x}px, ${zoom.y}px) scale(${zoom.k})`;
+  // The "smallest readable size" note belongs to a fit; any other move takes it away.
+  state.ui.clipNote.hidden = !(state.clipped && !state.userMoved);
 }
 
 function drawingBox(svg) {
@@ -70,7 +72,6 @@ function fitView(state) {
   state.clipped = z.clipped;
   state.userMoved = false;
   applyZoom(state);
-  ui.clipNote.hidden = !z.clipped;
 }
 
 // Zoom to elements (search hits, a jump target): their union, at a readable scale.
