@@ -1,13 +1,14 @@
-"""The graph viewer widget: Graphviz's SVG made interactive in the notebook.
+"""The graph viewer widget: view models (``mlclab.viz.view_model``) made interactive.
 
-Layout stays on the Python side (the ``dot`` binary through the ``graphviz`` package); the
-front end (``static/viewer.js``, shipped inside the package, no CDN) adds pan/zoom, selection,
-hover links to the DSL source and the let binding, view switching, collapsing of clusters and
-search. The selected node comes back to Python as the ``selected_node`` trait, so a click can
-drive other cells or widgets.
+Layout stays on the Python side (the ``dot`` binary through the ``graphviz`` package), and so
+does folding: the loader lays a view out again when the student folds or opens a namespace.
+The front end (``static/*.js``, joined by ``bundle.py``, shipped inside the package, no CDN)
+adds pan/zoom, selection, hover links to the DSL source and the let binding, view switching,
+search that zooms to its matches and the overlays. The selected node comes back to Python as
+the ``selected_node`` trait, so a click can drive other cells or widgets.
 
-A widget needs a live kernel and its front end; notebook renderers without them (nbconvert,
-nbviewer, GitHub) fall back to the static HTML this module also puts in every display.
+A widget needs a live kernel and its front end; for everything else (nbconvert, nbviewer, a
+file on disk) ``notebook.page`` makes the same viewer as self-contained HTML.
 """
 from __future__ import annotations
 

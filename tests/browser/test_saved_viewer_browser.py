@@ -128,3 +128,7 @@ def test_a_saved_pass_scrubber_keeps_the_selected_value_in_place(page, tmp_path,
     # What the pass did is marked, and listed in the details.
     assert "grouped" in viewer.locator(".mlclab-details").text_content()
     screenshot("saved-scrubber")
+    # A pass is found by name: Enter in the search box when no node matches.
+    viewer.locator(".mlclab-search").fill("legalize")
+    viewer.locator(".mlclab-search").press("Enter")
+    assert "LegalizeOps" in viewer.locator(".mlclab-pass").text_content()

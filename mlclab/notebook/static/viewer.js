@@ -405,10 +405,17 @@ function bindToolbar(state) {
   });
 }
 
-// Enter in the search box opens the folded modules that hold what it matches.
+// Enter in the search box opens the folded modules that hold what it matches; in a
+// scrubber with no node matching, it goes to the first pass whose name matches.
 function openToMatches(state) {
   const { model } = state;
   const view = currentView(model);
+  const q0 = (model.get("search") || "").trim().toLowerCase();
+  if (model.get("scrub") && q0 && !searchHits(view, q0).length) {
+    const pass = Object.keys(model.get("views") || {}).find((name) => name.toLowerCase().includes(q0));
+    if (pass) save(model, { view: pass, search: "" });
+    return;
+  }
   if (!model.get("live")) return;
   const paths = searchHits(view, model.get("search")).map((id) => (nodesOf(view)[id] || {}).folded)
     .filter((f) => f && f.kind === "module" && f.path).map((f) => f.path);
