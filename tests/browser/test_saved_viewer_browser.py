@@ -56,6 +56,7 @@ def check_viewer(page, at):
     assert abs(hit["y"] + hit["height"] / 2 - (canvas["y"] + canvas["height"] / 2)) < 3
     # Folding needs a kernel: the page says so instead of offering buttons that do nothing.
     assert viewer.locator(".mlclab-collapse-all").is_disabled()
+    assert viewer.locator(".mlclab-fold-more").is_hidden()
 
 
 def test_a_saved_viewer_opens_from_disk_offline(page, tmp_path, screenshot):

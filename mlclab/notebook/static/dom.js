@@ -74,3 +74,14 @@ export function markLine(pre, lineno, cls) {
   if (r.top < p.top) pre.scrollTop -= p.top - r.top;
   else if (r.bottom > p.bottom) pre.scrollTop += r.bottom - p.bottom;
 }
+
+// Save `text` as a local file called `name` (nothing leaves the machine).
+export function download(text, name, type) {
+  if (!text) return;
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h("a", { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

@@ -8,7 +8,7 @@
 // (asked of the kernel, which lays it out: `open_modules`, `folded`), search that zooms to its
 // matches, overlay marks, "draw all", "jump to hottest kernel".
 
-import { h, parseSvg, boxOf, idIndex, fillLines, markLine } from "./dom.js";
+import { h, parseSvg, boxOf, idIndex, fillLines, markLine, download } from "./dom.js";
 import { showDetails } from "./details.js";
 import { currentView, save, drawViewButtons } from "./switcher.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
@@ -51,6 +51,7 @@ function applyZoom(state) {
   if (svg) svg.style.transform = `translate(${zoom.x}px, ${zoom.y}px) scale(${zoom.k})`;
   // The "smallest readable size" note belongs to a fit; any other move takes it away.
   state.ui.clipNote.hidden = !(state.clipped && !state.userMoved);
+  state.ui.clipNote.querySelector(".mlclab-fold-more").hidden = !state.model.get("live");
 }
 
 function drawingBox(svg) {
@@ -307,7 +308,8 @@ function buildLayout(el) {
     fit: h("button", { class: "mlclab-fit", type: "button", title: "fit to view", text: "fit" }),
     save: h("button", { class: "mlclab-save", type: "button", title: "download this view as SVG", text: "svg" }),
     banner: h("div", { class: "mlclab-overview" }),
-    clipNote: h("div", { class: "mlclab-clip-note", text: "shown at the smallest readable size: drag to pan, or fold more" }),
+    clipNote: h("div", { class: "mlclab-clip-note" }, h("span", { text: "shown at the smallest readable size: drag to pan, or " }),
+      h("button", { type: "button", class: "mlclab-fold-more", text: "fold more" })),
     canvas: h("div", { class: "mlclab-canvas", tabindex: "0", "aria-label": "graph: drag to pan, wheel to zoom, click a node, Escape to clear" }),
     details: h("div", { class: "mlclab-details" }),
     sourcePane: h("pre", { class: "mlclab-source", "aria-label": "DSL source" }),
@@ -371,18 +373,6 @@ function bindPointer(state) {
   }, { passive: false });
 }
 
-function downloadSvg(model) {
-  // The drawing as Graphviz made it (no pan/zoom transform, no marks), saved locally.
-  const svg = (currentView(model).geometry || {}).svg;
-  if (!svg) return;
-  const url = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
-  const a = h("a", { href: url, download: `${model.get("view") || "graph"}.svg` });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
-
 function bindToolbar(state) {
   const { model, ui, el } = state;
   const middle = () => [ui.canvas.clientWidth / 2, ui.canvas.clientHeight / 2];
@@ -390,7 +380,9 @@ function bindToolbar(state) {
   ui.zoomIn.addEventListener("click", () => zoomBy(1.25));
   ui.zoomOut.addEventListener("click", () => zoomBy(0.8));
   ui.fit.addEventListener("click", () => fitView(state));
-  ui.save.addEventListener("click", () => downloadSvg(model));
+  // The drawing as Graphviz made it (no pan/zoom transform, no marks), saved locally.
+  ui.save.addEventListener("click", () => download((currentView(model).geometry || {}).svg,
+    `${model.get("view") || "graph"}.svg`, "image/svg+xml"));
   el.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && e.target !== ui.search && model.get("selected_node")) save(model, { selected_node: "" });
   });
@@ -398,6 +390,12 @@ function bindToolbar(state) {
   ui.search.addEventListener("keydown", (e) => {
     if (e.key === "Escape") { ui.search.value = ""; save(model, { search: "" }); }
     if (e.key === "Enter") openToMatches(state);
+  });
+  // Rather than shrink labels past readable, fold: the groups first, then every module level.
+  ui.clipNote.querySelector(".mlclab-fold-more").addEventListener("click", () => {
+    const view = currentView(model), groups = collapsible(view);
+    if (groups.length) save(model, { folded: [...(model.get("folded") || []), ...groups] });
+    else save(model, { open_modules: [], unfolded: (model.get("unfolded") || []).filter((v) => v !== model.get("view")) });
   });
   ui.collapseAll.addEventListener("click", () => {
     const any = (model.get("folded") || []).length > 0;
