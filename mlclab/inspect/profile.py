@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from ..viz.overlays import heat_colour  # noqa: F401 (re-exported)
 from .work import kernel_work
 
 PEAK_METHOD = ("peak GFLOP/s: TVM-built loop of independent vector FMAs held in registers, "
@@ -371,19 +372,33 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
 def overlay(graph, profile: Profile):
     """Colour the nodes of a fused-view graph model by their kernel's share of the time and
     put the numbers in each node's attributes and tooltip (the plotters draw both)."""
-    by_node = {nid: k for k in profile.kernels for nid in k.nodes}
+    entries = overlay_entries(profile)
     for nid, node in graph.nodes.items():
-        k = by_node.get(nid)
-        if k is None:
+        e = entries.get(nid)
+        if e is None:
             continue
-        share = profile.share(k)
-        node.fill = heat_colour(share)
-        node.tooltip = (f"{k.name}: {seconds_text(k.seconds)} ({100 * share:.0f}% of kernel "
-                        f"time), {k.flops:,} FLOPs, {k.bytes:,} bytes, {k.gflops:.2f} GFLOP/s, "
-                        f"{k.gbps:.2f} GB/s, {k.percent_of_roof(profile.peaks):.0f}% of roof "
-                        f"({k.bound(profile.peaks)}-bound)")
-        node.attrs = {**node.attrs, "time": f"{seconds_text(k.seconds)} ({100 * share:.0f}%)"}
+        node.fill, node.tooltip = e["fill"], e["text"]
+        node.attrs = {**node.attrs, "time": f"{seconds_text(e['seconds'])} "
+                                            f"({100 * e['share']:.0f}%)"}
     return graph
+
+
+def overlay_entries(profile: Profile) -> dict:
+    """The ``profile`` overlay layer (``mlclab.viz.overlays``): fused-view node id ->
+    ``{kernel, call, seconds, share, fill, text}`` of the kernel call that computes it (``call``:
+    its index in ``profile.kernels``, since one kernel may run several times)."""
+    out = {}
+    for call, k in enumerate(profile.kernels):
+        share = profile.share(k)
+        text = (f"{k.name}: {seconds_text(k.seconds)} ({100 * share:.0f}% of kernel "
+                f"time), {k.flops:,} FLOPs, {k.bytes:,} bytes, {k.gflops:.2f} GFLOP/s, "
+                f"{k.gbps:.2f} GB/s, {k.percent_of_roof(profile.peaks):.0f}% of roof "
+                f"({k.bound(profile.peaks)}-bound)")
+        for nid in k.nodes:
+            out[nid] = {"kernel": k.name, "call": call, "seconds": float(k.seconds),
+                        "share": float(share),
+                        "fill": heat_colour(share), "text": text}
+    return out
 
 
 def seconds_text(seconds: float) -> str:
@@ -392,10 +407,3 @@ def seconds_text(seconds: float) -> str:
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
-
-
-def heat_colour(share: float) -> str:
-    """White (no time) to red (all the time), as ``#rrggbb``."""
-    s = min(max(share, 0.0), 1.0)
-    r, g, b = 255, round(255 - 180 * s), round(255 - 200 * s)
-    return f"#{r:02x}{g:02x}{b:02x}"
