@@ -4,10 +4,32 @@ TVM is imported on first use, never at ``import mlclab``: it costs seconds (and 
 """
 from __future__ import annotations
 
+import functools
 import gc
 import os
+import threading
 
 _READY = False
+
+#: Held while mlclab builds or compiles TVM IR. TVM's Python ``BlockBuilder`` keeps the
+#: builder being used on a class-level stack (``BlockBuilder.current()``) shared by every
+#: thread, and ``torch.export`` keeps process-wide state too: two threads building at once
+#: pop each other's builders (an ``AssertionError`` inside TVM) or fail the export. Re-entrant,
+#: so a build may start another (a traced build inside a compile). Taken by the api's entries
+#: (compile, traced builds, ``from_torch``) on the calling thread; code they run on
+#: ``run_deep``'s worker thread must not take it again (the caller holds it for the worker).
+IR_LOCK = threading.RLock()
+
+
+def holding_ir_lock(fn):
+    """Decorator: ``fn`` runs holding :data:`IR_LOCK`."""
+
+    @functools.wraps(fn)
+    def locked(*args, **kwargs):
+        with IR_LOCK:
+            return fn(*args, **kwargs)
+
+    return locked
 
 
 def tvm():

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from ..lang.diagnostics import DSLError
 from ..lang.typed import TypedProgram
-from ..tvm_setup import tvm
+from ..tvm_setup import IR_LOCK, tvm
 
 
 def check_target(target):
@@ -107,7 +107,8 @@ class Built:
             if name not in self._traces:
                 from tvm import relax
 
-                module = self._trace(name)
-                executable, _ = build_executable(module.mod, self.target)
+                with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
+                    module = self._trace(name)
+                    executable, _ = build_executable(module.mod, self.target)
                 self._traces[name] = (module, relax.VirtualMachine(executable, tvm().cpu()))
             return self._traces[name]

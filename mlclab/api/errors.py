@@ -42,6 +42,14 @@ def translate(exc: Exception, what: str) -> Exception:
     if "bad_alloc" in str(exc):
         # TVM's allocator failing is memory the machine does not have, not a bug.
         return MemoryError(f"{what}: out of memory (TVM could not allocate a buffer)")
+    if "Resource temporarily unavailable" in str(exc):
+        # EAGAIN from pthread_create: TVM starts a pool of worker threads for each thread
+        # that calls a parallel kernel, and the process is at its limit of address space
+        # (each thread's stack) or of threads. Nothing is left half-done: a later call retries.
+        return MemoryError(f"{what}: TVM could not start its worker threads (Resource "
+                           f"temporarily unavailable): the process is at its limit of memory "
+                           f"(ulimit -v) or of threads (ulimit -u); call from fewer threads "
+                           f"or raise the limit")
     return InternalError(f"mlclab bug while {what}: {type(exc).__name__}: {first} "
                          f"(please report it with the program)")
 

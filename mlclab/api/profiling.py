@@ -11,6 +11,10 @@ from .errors import boundary
 from .validation import _fits, function_input_ranges, random_inputs
 
 
+#: Repeats a profile may ask for: a notebook cell must finish (10**9 would run for days).
+MAX_REPEAT = 1000
+
+
 def _render(kind: str):
     return lambda obj: displays.lookup(kind)(obj)
 
@@ -22,8 +26,9 @@ def profile(fn, args: tuple, repeat: int = 5):
     from ..inspect import profile as prof
     from ..inspect.pipeline import pipeline
 
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-        raise ValueError(f"repeat must be a positive int, got {repeat!r}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
+        raise ValueError(f"repeat must be an int from 1 to {MAX_REPEAT} (each repeat runs "
+                         f"every kernel once more; the median needs few), got {repeat!r}")
     if not args:
         args, _ = random_inputs(fn.params, 0, _fits(fn), function_input_ranges(fn))
     arrays = fn.check_args(tuple(args), f"{fn.name}.profile")

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..lang import typed as T
 from ..lang.source import Span
+from ..tvm_setup import holding_ir_lock
 from .build import Built, check_target
 from .errors import boundary
 from .function import CompiledFunction
@@ -22,6 +23,7 @@ from .program import Program
 
 
 @boundary("importing a PyTorch model")
+@holding_ir_lock   # torch.export and TVM's builders are process-wide (tvm_setup.IR_LOCK)
 def from_torch(module, *example_args, dynamic_batch: bool = False,
                params_as_inputs: bool = False, target="llvm") -> "TorchFunction":
     """Compile the PyTorch ``module`` for inputs like ``example_args`` (tensors or arrays).
