@@ -8,6 +8,8 @@ with the original exception chained for whoever debugs it, never TVM's traceback
 from __future__ import annotations
 
 import functools
+import os
+import types
 
 from ..lang.diagnostics import DSLError
 
@@ -26,6 +28,35 @@ def from_user_code(exc: BaseException) -> BaseException:
     ``validate``): it leaves the boundary as it is."""
     setattr(exc, _FROM_USER_CODE, True)
     return exc
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def shortened(exc: BaseException) -> BaseException:
+    """``exc`` without mlclab's own frames in its traceback, to raise at the boundary.
+
+    A student's mistake is said by the message; the 40-50 lines of mlclab internals above it
+    would only bury it. So a user error raised by mlclab leaves with no frames below the
+    boundary, and an error from the student's own code (a reference function) keeps the frames
+    of that code and of what it called, with mlclab's between them dropped. (The boundary's
+    own frame is marked ``__tracebackhide__``, which IPython honours.) An ``InternalError``
+    keeps everything: its cause is what a bug report needs.
+    """
+    if isinstance(exc, InternalError):
+        return exc
+    if not getattr(exc, _FROM_USER_CODE, False):
+        return exc.with_traceback(None)
+    kept = []
+    tb = exc.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            kept.append(tb)
+        tb = tb.tb_next
+    chain = None
+    for tb in reversed(kept):
+        chain = types.TracebackType(chain, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    return exc.with_traceback(chain)
 
 
 def passes_through(exc: BaseException) -> bool:
@@ -70,11 +101,12 @@ def boundary(what):
     def wrap(fn):
         @functools.wraps(fn)
         def guarded(*args, **kwargs):
+            __tracebackhide__ = True  # noqa: F841 (read by IPython from the frame)
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
                 if passes_through(exc):
-                    raise
+                    raise shortened(exc)  # noqa: B904 (the exception itself, re-raised)
                 raise translate(exc, _describe(what, fn, args)) from exc
 
         return guarded

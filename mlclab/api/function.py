@@ -8,7 +8,7 @@ from ..backend.alignment import PARAM_ALIGNMENT
 from ..runtime import Marshaller
 from . import displays
 from .arguments import Bound, bind
-from .errors import boundary, passes_through, translate
+from .errors import boundary, passes_through, shortened, translate
 from .holds_ir import Bindings, HoldsIR
 from .shapes import _ALWAYS_AVAILABLE as ALWAYS_AVAILABLE
 from .shapes import check_memory, check_sizes
@@ -134,17 +134,23 @@ class CompiledFunction(HoldsIR):
     def __call__(self, *args, **kwargs):
         # The api's exception policy (errors.boundary) written out: a decorator's extra call
         # and argument packing cost ~0.25 us, a quarter of the VM's own time on a tiny call.
+        __tracebackhide__ = True  # noqa: F841 (IPython hides this frame; see errors.shortened)
         thin = self._thin
         if thin is not None and not kwargs:
             try:
                 result = thin(args)
             except Exception as exc:
                 if passes_through(exc):
-                    raise
+                    raise shortened(exc)  # noqa: B904
                 raise translate(exc, f"calling {self.name}") from exc
             if result is not None:
                 return result
-        return self._call(args, kwargs)
+        # Raised again so that the traceback ends here: IPython always shows the last frame,
+        # and the boundary's inside _call would be one frame more.
+        try:
+            return self._call(args, kwargs)
+        except Exception as exc:
+            raise shortened(exc)  # noqa: B904
 
     @boundary(lambda self, *args: f"calling {self.name}")
     def _call(self, args, kwargs):
