@@ -44,6 +44,7 @@ def tvm():
 
     if not _READY:
         _guard_ir_copies(_tvm)
+        _guard_compiled_copies(_tvm)
         # Importing TVM leaves garbage reference cycles that hold the import's frames, and so
         # every frame of the caller's stack with its local variables (the first compiled
         # Program among them) until the cyclic collector runs: collect them now, once.
@@ -95,8 +96,8 @@ def _guard_ir_copies(tvm_module) -> None:
 
     IR nodes are immutable, so a copy may share them: ``copy``/``deepcopy`` return the node
     itself (a container of them -- a dict, a pipeline -- then copies for real), and pickling
-    raises a ``TypeError`` saying why. Runtime tensors and modules are not IR nodes and keep
-    their own pickling.
+    raises a ``TypeError`` saying why. Compiled code and runtime tensors are not IR nodes:
+    :func:`_guard_compiled_copies` handles them.
     """
     for cls in (tvm_module.ir.Node, tvm_module.ir.Attrs, tvm_module.ir.Span,
                 tvm_module.ir.SourceName):
@@ -104,3 +105,38 @@ def _guard_ir_copies(tvm_module) -> None:
         cls.__deepcopy__ = _same_object
         cls.__reduce__ = _refuse_pickle
         cls.__reduce_ex__ = lambda self, protocol: _refuse_pickle(self)
+
+
+def _refuse_pickle_compiled(self):
+    raise TypeError(f"a TVM {type(self).__name__} (compiled code) cannot be pickled: TVM keeps "
+                    "its machine code in memory only; keep the source and compile it again, or "
+                    "save the executable as a library with fn.executable.export_library(path)")
+
+
+def _guard_compiled_copies(tvm_module) -> None:
+    """Make copying compiled code well defined and pickling it a clear ``TypeError``.
+
+    An executable, the runtime module holding its machine code and a virtual machine reach
+    TVM's binary serializer when copied or pickled, which refuses with an ``InternalError``
+    ("llvm is not binary serializable"). The code never changes once built, so a copy is the
+    object itself (as for IR, :func:`_guard_ir_copies`); pickling says what to save instead.
+    """
+    import tvm_ffi
+    from tvm.runtime.vm import VirtualMachine
+
+    for cls in (tvm_module.runtime.Executable, tvm_ffi.Module, VirtualMachine):
+        cls.__copy__ = _same_object
+        cls.__deepcopy__ = _same_object
+        cls.__reduce__ = _refuse_pickle_compiled
+        cls.__reduce_ex__ = lambda self, protocol: _refuse_pickle_compiled(self)
+    # A runtime tensor pickles through TVM's serializer into one that segfaults when read
+    # (TVM 0.27): through numpy instead, the data it holds (mlclab runs on the CPU).
+    tensor = tvm_module.runtime.Tensor
+    tensor.__reduce__ = _tensor_reduce
+    tensor.__reduce_ex__ = lambda self, protocol: _tensor_reduce(self)
+
+
+def _tensor_reduce(self):
+    from tvm.runtime import tensor
+
+    return tensor, (self.numpy(),)
