@@ -159,3 +159,12 @@ def test_an_error_in_the_students_reference_keeps_the_students_frames(ipython_sh
     assert lines[-1].startswith("ValueError: cannot reshape array of size 2"), lines
     assert any("return a @ b.reshape(3, 1)" in line for line in lines), lines
     assert not any("mlclab/api" in line for line in lines), lines
+
+
+def test_a_profile_and_a_profile_comparison_pickle(two):
+    import pickle
+
+    profile = two.profile()
+    again = pickle.loads(pickle.dumps(profile))
+    assert "two" in again._repr_html_()
+    assert pickle.loads(pickle.dumps(mlclab.compare_profiles(profile, again)))._repr_html_()

@@ -276,3 +276,14 @@ def test_validate_draws_random_inputs_inside_the_operators_domains(seed):
         assert (inputs[positive] > 0).all()
         # correct programs on inputs they are meant for: numbers compared, not NaN against NaN
         assert all(np.isfinite(o.actual).all() for o in report.outputs)
+
+
+def test_tensors_that_require_grad_are_values_on_both_sides():
+    import mlclab
+
+    torch = pytest.importorskip("torch")
+    f = mlclab.compile("def f(a: Tensor[(2,), f32]):\n    return exp(a)")["f"]
+    w = torch.ones(2, requires_grad=True)
+    assert mlclab.validate(f, reference=lambda a: torch.exp(torch.from_numpy(a)) * w).ok
+    assert mlclab.validate(f, w).ok
+    assert np.allclose(f(w), np.e)

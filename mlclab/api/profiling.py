@@ -15,8 +15,17 @@ from .validation import _fits, function_input_ranges, random_inputs
 MAX_REPEAT = 1000
 
 
-def _render(kind: str):
-    return lambda obj: displays.lookup(kind)(obj)
+class _Render:
+    """A display looked up when shown; a class, not a closure, so a profile pickles."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __call__(self, obj):
+        return displays.lookup(self.kind)(obj)
+
+
+_render = _Render
 
 
 def profile(fn, args: tuple, repeat: int = 5):

@@ -19,6 +19,7 @@ import numpy as np
 from ..lang import dims, typed
 from ..ops.params import DOMAINS
 from . import displays
+from .arguments import detached
 from .errors import boundary, from_user_code
 from .shapes import check_sizes
 
@@ -485,7 +486,7 @@ def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[floa
 
     actual = _as_list(f(*_copies(args)))
     ref = functools.partial(_call_reference, reference) if reference is not None else f.reference
-    expected = _as_list(ref(*_copies(args)))
+    expected = [detached(e) for e in _as_list(ref(*_copies(args)))]
     notes: list[str] = []
     if len(actual) != len(expected):
         notes.append(f"{f.name} returns {len(actual)} value(s), the reference {len(expected)}")
