@@ -201,9 +201,11 @@ class CompiledFunction(HoldsIR):
         arrays = self.check_args(args, f"{self.name}.reference")
         return _reference.evaluate(self.program.typed, self.name, arrays)
 
-    @boundary(lambda self, *args: f"evaluating {self.name}.reference_trace")
-    def reference_trace(self, *args) -> dict:
-        """numpy's value of every top-level binding, keyed by its IR binding name."""
+    @boundary(lambda self, *args, **kw: f"evaluating {self.name}.reference_trace")
+    def reference_trace(self, *args, each=None) -> dict:
+        """numpy's value of every top-level binding, keyed by its IR binding name; or, with
+        ``each``, each handed to ``each(name, value)`` as it is computed, none kept (so
+        ``validate`` holds one side's intermediates only)."""
         arrays = self.check_args(args, f"{self.name}.reference_trace")
         module, _ = self.program.built.traced(self.name)
         expr_vars = module.expr_vars[self.name]
@@ -213,7 +215,10 @@ class CompiledFunction(HoldsIR):
         def record(expr, value):
             var = expr_vars.get(expr)
             if var is not None and var.name in wanted:
-                out[var.name] = value
+                if each is None:
+                    out[var.name] = value
+                else:
+                    each(var.name, value)
 
         _reference.evaluate(self.program.typed, self.name, arrays, record)
         return {k: out[k] for k in self._trace_names() if k in out}

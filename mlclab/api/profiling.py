@@ -8,7 +8,7 @@ import numpy as np
 
 from . import displays
 from .errors import boundary
-from .validation import _fits, function_input_ranges, random_inputs
+from .drawn_inputs import fits_of, function_input_ranges, random_inputs
 
 
 #: Repeats a profile may ask for: a notebook cell must finish (10**9 would run for days).
@@ -39,7 +39,7 @@ def profile(fn, args: tuple, repeat: int = 5):
         raise ValueError(f"repeat must be an int from 1 to {MAX_REPEAT} (each repeat runs "
                          f"every kernel once more; the median needs few), got {repeat!r}")
     if not args:
-        args, _ = random_inputs(fn.params, 0, _fits(fn), function_input_ranges(fn))
+        args, _ = random_inputs(fn.params, 0, fits_of(fn), function_input_ranges(fn))
     arrays = fn.check_args(tuple(args), f"{fn.name}.profile")
     # Own aligned copies: the profiled run must not depend on (or touch) the caller's arrays.
     tensors = [tvm.runtime.tensor(np.ascontiguousarray(a)) for a in arrays]

@@ -186,9 +186,10 @@ class TorchFunction(CompiledFunction):
         values = _flat_numpy(out)
         return values[0] if len(values) == 1 else tuple(values)
 
-    @boundary(lambda self, *args: f"tracing the PyTorch reference of {self.name}")
-    def reference_trace(self, *args) -> dict:
-        """PyTorch's value of every ATen node, keyed by the Relax binding that holds it."""
+    @boundary(lambda self, *args, **kw: f"tracing the PyTorch reference of {self.name}")
+    def reference_trace(self, *args, each=None) -> dict:
+        """PyTorch's value of every ATen node, keyed by the Relax binding that holds it; or,
+        with ``each``, each handed to ``each(name, value)`` as it is computed, none kept."""
         import torch
         from torch.export.graph_signature import InputKind
 
@@ -207,7 +208,10 @@ class TorchFunction(CompiledFunction):
             def run_node(self, node):
                 out = super().run_node(node)
                 if node.name in wanted and isinstance(out, torch.Tensor):
-                    values[wanted[node.name]] = out.detach().numpy().copy()
+                    if each is None:
+                        values[wanted[node.name]] = out.detach().numpy().copy()
+                    else:   # compared at once, before anything can write into it
+                        each(wanted[node.name], out.detach().numpy())
                 return out
 
         with torch.no_grad():
