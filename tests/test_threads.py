@@ -26,22 +26,14 @@ CASES = {
                     f"    if sum(a) > 3.0:\\n        q = z * 2.0\\n    else:\\n        q = z - 1.0\\n"
                     f"    return exp(q) * 2.0, w\\n")
 
-        errors, results = [], {}
+        results = {}
         def work(k):
-            for j in range(6):
-                i = 6 * k + j
-                try:
-                    f = mlclab.compile(source(i))["f"]
-                    a = np.ones((2, i + 2), "f4")
-                    b = np.full((i + 2, 3), 0.5, "f4")
-                    results[i] = all(np.allclose(x, y, rtol=1e-5) for x, y in
-                                     zip(f(a, b), f.reference(a, b)))
-                except Exception as exc:
-                    errors.append(repr(exc))
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-        for t in threads: t.start()
-        for t in threads: t.join()
-        assert not errors, errors
+            for i in range(6 * k, 6 * k + 6):
+                f = mlclab.compile(source(i))["f"]
+                a, b = np.ones((2, i + 2), "f4"), np.full((i + 2, 3), 0.5, "f4")
+                results[i] = all(np.allclose(x, y, rtol=1e-5) for x, y in
+                                 zip(f(a, b), f.reference(a, b)))
+        in_threads(work, 4)
         assert len(results) == 24 and all(results.values()), results
         print("ok")
     """,
@@ -59,20 +51,14 @@ CASES = {
             def forward(self, x):
                 return torch.relu(self.linear(x)) * self.k
 
-        errors, results = [], {}
+        results = {}
         def work(k):
-            try:
-                model = Scaled(k)
-                f = mlclab.from_torch(model, torch.randn(2, 8))
-                x = np.random.default_rng(k).standard_normal((2, 8), dtype="f4")
-                with torch.no_grad():
-                    results[k] = np.allclose(f(x), model(torch.from_numpy(x)).numpy(), atol=1e-5)
-            except Exception as exc:
-                errors.append(repr(exc))
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
-        for t in threads: t.start()
-        for t in threads: t.join()
-        assert not errors, errors
+            model = Scaled(k)
+            f = mlclab.from_torch(model, torch.randn(2, 8))
+            x = np.random.default_rng(k).standard_normal((2, 8), dtype="f4")
+            with torch.no_grad():
+                results[k] = np.allclose(f(x), model(torch.from_numpy(x)).numpy(), atol=1e-5)
+        in_threads(work, 3)
         assert results == {0: True, 1: True, 2: True}, results
         print("ok")
     """,
@@ -133,9 +119,28 @@ CASES = {
 }
 
 
+# Defined in each case's interpreter: ``work(k)`` run in ``count`` threads at once, every
+# exception any of them raised failing the case.
+IN_THREADS = """
+import threading
+
+def in_threads(work, count):
+    errors = []
+    def guarded(k):
+        try:
+            work(k)
+        except Exception as exc:
+            errors.append(repr(exc))
+    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(count)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    assert not errors, errors
+"""
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_finishes_without_error(name):
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(CASES[name])],
+    proc = subprocess.run([sys.executable, "-c", IN_THREADS + textwrap.dedent(CASES[name])],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr[-3000:]}"
     assert proc.stdout.startswith("ok"), proc.stdout
