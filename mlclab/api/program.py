@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from ..frontend.parser import parse_program
 from ..lang.typed import TypedProgram
+from ..tvm_setup import IR_LOCK
 from . import cache
 from .build import Built, check_target
 from .errors import boundary
@@ -37,7 +38,8 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
     hit = None if force else cache.CACHE.get(key)
     if hit is not None:
         return hit.renamed(filename, source)
-    prog = Program(parse_program(source, filename), target)
+    with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
+        prog = Program(parse_program(source, filename), target)
     cache.CACHE.put(key, prog)
     return prog
 

@@ -284,6 +284,13 @@ def _take_relax(a: Args):
     return R().take(x, a.indices, axis=0 if a.axis is None else a.axis, mode="wrap")
 
 
+def _take_numpy(a: Args):
+    # numpy's mode="wrap" subtracts the axis size in a loop until the index fits: an index of
+    # 2**62 would never return. A modulo first gives the same index at once.
+    size = a.x.size if a.axis is None else a.x.shape[axis_index(a.axis, a.x.ndim)]
+    return np.take(a.x, np.mod(a.indices, size), axis=a.axis)
+
+
 def _take_along_axis_rule(a: Args) -> TensorType:
     x, idx = a.x, a.indices
     _need_int_indices(a)
@@ -355,7 +362,7 @@ MOVES = [
        example=Example("pad(x, ((0, 1), (2, 0), (1, 1)), constant_values=-1.0)", x=X234)),
     Op(name="take", params=[tensor("x"), tensor("indices"), Param("axis", Axis(), None)],
        rule=_take_rule, relax=_take_relax,
-       numpy=lambda a: np.take(a.x, a.indices, axis=a.axis, mode="wrap"),
+       numpy=_take_numpy,
        doc="elements of x at integer indices along axis (flattened x when None); -1 is the "
            "last; an index out of range wraps around (numpy's mode='wrap') where numpy's "
            "default raises", category="indexing",
