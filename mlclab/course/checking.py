@@ -23,6 +23,9 @@ def run_check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
         return _check(exercise, answer, namespace)
     except Unanswered as missing:
         return Result(exercise, missing.status, str(missing))
+    except Exception as exc:  # an answer of a kind the exercise cannot use: say so, never crash Run All
+        return Result(exercise, FAILED, f"the check cannot use your `{exercise.answer}` "
+                                        f"({type(answer).__name__}): {type(exc).__name__}: {_first_line(exc)}")
 
 
 def _check(exercise: Exercise, answer: Any, namespace: dict) -> Result:

@@ -110,6 +110,8 @@ def mm_bias_relu(a: Tensor[({TE_N}, {TE_N}), f32], b: Tensor[({TE_N}, {TE_N}), f
 
 
 def _tree_callables(nodes, namespace):
+    if not isinstance(nodes, dict):
+        raise Unanswered(f"`nodes2` should be what generate_python(ir2) returns, not {type(nodes).__name__}.")
     missing = [n for n in ("Var", "Add", "Mul", "Relu") if n not in nodes]
     if missing:
         raise Unanswered(f"`nodes2` has no {', '.join(missing)}: declare them on ir2 with @ir2.node "
