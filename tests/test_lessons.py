@@ -277,3 +277,12 @@ def test_solved_exercises_pass(solved, path):
     checks = outcome["checks"]
     assert [c["exercise"] for c in checks] == exercise_keys(path)
     assert all(c["passed"] for c in checks), [c for c in checks if not c["passed"]]
+
+
+def test_visualizer_doc_lists_the_passes_mlclab_compiles_with():
+    """docs/visualizer.md's pipeline listing is the real pass list (lesson 8 prints the same)."""
+    from mlclab.backend.passes import build_passes
+    text = (ROOT / "docs" / "visualizer.md").read_text(encoding="utf-8")
+    listing = re.search(r"```\n( 0 .*?)```", text, re.S).group(1)
+    numbered = sorted((int(n), name) for n, name in re.findall(r"(\d+) ([\w.]+)", listing))
+    assert [name for _, name in numbered] == [p.info.name for p in build_passes("llvm")]
