@@ -52,8 +52,8 @@ def _check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
         problem = check(answer)
         if problem:
             return Result(exercise, FAILED, problem)
-    return Result(exercise, PASSED, f"right on {exercise.trials} random inputs"
-                  f"{' and ' + str(len(exercise.probes)) + ' chosen ones' if exercise.probes else ''}.")
+    chosen = f" and {len(exercise.probes)} chosen one{'s' if len(exercise.probes) > 1 else ''}" if exercise.probes else ""
+    return Result(exercise, PASSED, f"right on {exercise.trials} random inputs{chosen}.")
 
 
 def source_of(answer: Any) -> Optional[str]:

@@ -3,7 +3,7 @@ operator-table entry, a hand-built Relax module, a scheduled TE kernel, generate
 Each ``adapt`` turns the answer into numpy callables, or says what is missing."""
 import numpy as np
 
-from ..spec import UNCHANGED, Exercise, Misconception, Probe, Unanswered
+from ..spec import FAILED, UNCHANGED, Exercise, Misconception, Probe, Unanswered
 
 
 def _softplus(x):
@@ -42,8 +42,8 @@ def _affine_callables(module, namespace):
         raise Unanswered(f"`my_module` should be a tvm.IRModule, not {type(module).__name__}.")
     if "affine_relu" not in [gv.name_hint for gv in module.get_global_vars()]:
         raise Unanswered("your IRModule has no function named \"affine_relu\".")
-    if not relax.analysis.well_formed(module):
-        raise Unanswered("your IRModule is not well formed: did you run relax.transform.Normalize()?")
+    if not relax.analysis.check_well_formed(module):
+        raise Unanswered("your IRModule is not well formed: did you run relax.transform.Normalize()?", FAILED)
     vm = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
     return {"your `affine_relu`": lambda *a: vm["affine_relu"](*[tvm.runtime.tensor(x) for x in a]).numpy()}
 
