@@ -103,3 +103,20 @@ def test_no_message_shows_the_reference(key):
 def test_an_unknown_key_names_the_choices():
     with pytest.raises(ValueError, match="01-mse"):
         mlclab.exercise("1-mse")
+
+
+def test_timing_verdicts_come_from_medians_and_spreads():
+    from mlclab.course.timing import Timing, claim, verdict
+    steady_fast, steady_slow = Timing([1.0, 1.01, 0.99, 1.0]), Timing([2.0, 2.02, 1.98, 2.0])
+    noisy = Timing([1.0, 1.6, 0.8, 1.3, 1.1])
+    assert verdict(steady_fast, steady_slow) == "faster"
+    assert verdict(steady_slow, steady_fast) == "slower"
+    assert verdict(Timing([1.1, 1.12, 1.08]), noisy) == "within noise"     # a 1.0x ratio inside the spread
+    assert claim("TVM", steady_fast, "numpy", steady_slow).startswith("TVM is faster than numpy here: 2.00x")
+
+
+def test_a_solution_cell_does_not_run(capsys):
+    from mlclab.course.solution_magic import NOTICE, SolutionMagics
+    magics = SolutionMagics(shell=None)
+    magics.solution("", "raise SystemExit('the body ran')")
+    assert NOTICE in capsys.readouterr().out

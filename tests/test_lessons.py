@@ -214,7 +214,9 @@ def execute_lessons(request, lesson_python, tmp_path_factory, *options) -> dict:
     # Results go to this run's own directory: another test run on the same machine may be executing
     # lessons too, and only the executed notebooks (for people to inspect) share test-artifacts/.
     results = tmp_path_factory.mktemp("lesson-results") / "results.json"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mlclab must come from the install
+    # mlclab must come from the install; with MLCLAB_LESSONS_PYTHON, PYTHONPATH may point at a checkout.
+    env = dict(os.environ) if os.environ.get("MLCLAB_LESSONS_PYTHON") else \
+        {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
         [lesson_python, ROOT / "tests" / "lessons_support" / "execute_lessons.py", *options, results,
          ARTIFACTS, *lessons],

@@ -33,7 +33,7 @@ class Timing:
 
 
 def measure(call: Callable[[], Any], min_repeats: int = 7, max_repeats: int = 60,
-            budget_s: float = 2.0, settled: float = 0.10) -> Timing:
+            budget_s: float = 1.0, settled: float = 0.10) -> Timing:
     """Call until the interquartile spread is under ``settled`` (after ``min_repeats``), or the
     budget or ``max_repeats`` runs out; the spread then says how far to trust the median."""
     call()                                         # warm-up: first-touch pages, caches, threads
