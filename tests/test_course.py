@@ -112,7 +112,8 @@ def test_timing_verdicts_come_from_medians_and_spreads():
     assert verdict(steady_fast, steady_slow) == "faster"
     assert verdict(steady_slow, steady_fast) == "slower"
     assert verdict(Timing([1.1, 1.12, 1.08]), noisy) == "within noise"     # a 1.0x ratio inside the spread
-    assert claim("TVM", steady_fast, "numpy", steady_slow).startswith("TVM is faster than numpy here: 2.00x")
+    assert claim("TVM", steady_fast, "numpy", steady_slow).startswith("TVM is 2.00x faster than numpy here")
+    assert claim("numpy", steady_slow, "TVM", steady_fast).startswith("numpy is 2.00x slower than TVM here")
 
 
 def test_a_solution_cell_does_not_run(capsys):

@@ -29,7 +29,7 @@ class Timing:
         return (q[2] - q[0]) / statistics.median(self.times)
 
     def __str__(self) -> str:
-        return f"{self.median_ms:.2f} ms ±{100 * self.spread / 2:.0f}% ({len(self.times)} runs)"
+        return f"{self.median_ms:.3g} ms ±{100 * self.spread / 2:.0f}% ({len(self.times)} runs)"
 
 
 def measure(call: Callable[[], Any], min_repeats: int = 7, max_repeats: int = 60,
@@ -66,4 +66,5 @@ def claim(new_name: str, new: Timing, old_name: str, old: Timing) -> str:
     if word == "within noise":
         return (f"{new_name} and {old_name} are within noise of each other here "
                 f"({new} vs {old}: a {ratio:.2f}x ratio is inside the spread).")
-    return f"{new_name} is {word} than {old_name} here: {ratio:.2f}x ({new} vs {old})."
+    factor = ratio if word == "faster" else 1 / ratio
+    return f"{new_name} is {factor:.2f}x {word} than {old_name} here ({new} vs {old})."
