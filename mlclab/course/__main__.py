@@ -1,4 +1,5 @@
-"""``python -m mlclab.course make LESSON.ipynb OUTDIR`` / ``grade AUTOGRADER.zip SUBMISSION.ipynb [OUTDIR]``."""
+"""``python -m mlclab.course make LESSON.ipynb OUTDIR`` / ``grade AUTOGRADER.zip SUBMISSION.ipynb [OUTDIR]``
+/ ``site OUTDIR [LESSON.ipynb ...]``."""
 import argparse
 import json
 import sys
@@ -16,7 +17,19 @@ def main(argv=None) -> int:
     grade.add_argument("autograder", type=Path)
     grade.add_argument("submission", type=Path)
     grade.add_argument("outdir", type=Path, nargs="?", default=Path("."))
+    site = sub.add_parser("site", help="OUTDIR [LESSON.ipynb ...]: the lessons executed, as a static site")
+    site.add_argument("outdir", type=Path)
+    site.add_argument("lessons", type=Path, nargs="*")
     args = parser.parse_args(argv)
+    if args.command == "site":
+        from .site import build
+        missing = [p for p in args.lessons if not p.exists()]
+        if missing:
+            print(f"python -m mlclab.course site: no such file: {missing[0]}", file=sys.stderr)
+            return 2
+        pages = build(args.outdir, [p.resolve() for p in args.lessons] or None)
+        print(f"{len(pages)} pages in {args.outdir}; serve with: python -m http.server -d {args.outdir}")
+        return 0
     try:
         from . import assignment
     except ImportError as exc:   # otter-grader is the `course` extra
