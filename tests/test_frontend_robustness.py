@@ -97,7 +97,8 @@ def test_too_deep_a_program_is_a_located_error(deep_results):
 
 
 def test_a_call_chain_deeper_than_the_vm_can_run_is_a_located_error():
-    from mlclab.frontend.parser import MAX_CALL_DEPTH, parse_program
+    from mlclab.frontend.calls import MAX_CALL_DEPTH
+    from mlclab.frontend.parser import parse_program
 
     src = "def f0(x: Tensor[(4,), f32]):\n    return x + 1.0\n"
     for i in range(1, MAX_CALL_DEPTH + 1):
