@@ -31,6 +31,12 @@ class CallChecker:
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None
                                                                      for k in node.keywords):
             raise self.p.error("*args and **kwargs are not supported in calls", node)
+        # Python's scoping: a name bound in the function (a tensor) hides a def of the
+        # program, which hides an operator of the table (a student's own ``def gelu``).
+        if name in self.env:
+            raise self.p.error(f"{name!r} is a tensor here, not a function", node.func,
+                               hint=f"rename the tensor to call the operator {name}"
+                               if name in O.OPS else None)
         if name in self.p.defs:
             return self.func_call(name, node)
         if name not in O.OPS:
@@ -43,8 +49,12 @@ class CallChecker:
     def func_call(self, name: str, node: ast.Call) -> FuncCall:
         if name in self.p.in_progress:
             cycle = self.p.in_progress[self.p.in_progress.index(name):] + [name]
+            hint = "tinynn functions form a call graph without cycles"
+            if name in O.OPS:
+                hint = (f"def {name} hides the operator {name} in this program, as a Python "
+                        f"def hides a builtin; to call the operator, rename the def")
             raise self.p.error("recursion is not supported: " + " -> ".join(cycle), node,
-                               hint="tinynn functions form a call graph without cycles")
+                               hint=hint)
         callee = self.p.function(name)
         if self.p.call_depth[name] >= MAX_CALL_DEPTH:
             raise self.p.error(f"calls nest more than {MAX_CALL_DEPTH} functions deep here; "

@@ -10,7 +10,6 @@ import ast
 import re
 from typing import Optional
 
-from .. import ops as O
 from ..lang.diagnostics import DSLError
 from ..lang.recursion import MAX_DEPTH, run_deep
 from ..lang.source import Span, columns_to_characters, line_at, source_lines, without_bom
@@ -137,10 +136,6 @@ class _Program(SignatureReader):
         if node.name in defs:
             raise self.error(f"function {node.name!r} is defined twice (first at line "
                              f"{defs[node.name].lineno})", _name_span(node))
-        if node.name in O.OPS:
-            raise self.error(f"function name {node.name!r} would hide the operator "
-                             f"{O.OPS[node.name].signature()}", _name_span(node),
-                             hint="choose another name")
 
     # ------------------------------------------------------------------ functions
     def function(self, name: str) -> Function:
