@@ -71,22 +71,21 @@ def test_a_shadowing_def_and_the_operators_kernel_do_not_collide():
         assert "add" in str(prog["f"].text(style))
 
 
-def test_calling_the_name_inside_its_own_def_is_recursion_and_says_the_operator_is_hidden():
-    src = ("def gelu(x: Tensor[(2, 3), f32]):\n"
-           "    return gelu(x) * 1.0\n")
+def refused(src: str) -> DSLError:
     with pytest.raises(DSLError) as info:
         mlclab.compile(src)
-    assert info.value.lineno == 2
-    assert "recursion is not supported: gelu -> gelu" in str(info.value)
-    assert "def gelu hides the operator gelu" in str(info.value)
+    return info.value
+
+
+def test_calling_the_name_inside_its_own_def_is_recursion_and_says_the_operator_is_hidden():
+    err = refused("def gelu(x: Tensor[(2, 3), f32]):\n    return gelu(x) * 1.0\n")
+    assert err.lineno == 2
+    assert "recursion is not supported: gelu -> gelu" in str(err)
+    assert "def gelu hides the operator gelu" in str(err)
 
 
 def test_a_tensor_named_like_an_operator_is_not_callable():
-    src = ("def f(x: Tensor[(3,), f32]):\n"
-           "    exp = x * 2.0\n"
-           "    return exp(x)\n")
-    with pytest.raises(DSLError) as info:
-        mlclab.compile(src)
-    assert info.value.lineno == 3
-    assert "'exp' is a tensor here, not a function" in str(info.value)
-    assert "rename the tensor to call the operator exp" in str(info.value)
+    err = refused("def f(x: Tensor[(3,), f32]):\n    exp = x * 2.0\n    return exp(x)\n")
+    assert err.lineno == 3
+    assert "'exp' is a tensor here, not a function" in str(err)
+    assert "rename the tensor to call the operator exp" in str(err)

@@ -13,7 +13,7 @@ from .. import ops as O
 from ..lang import dims as D
 from ..lang.source import Span
 from ..lang.typed import Call, Const, Expr, FuncCall, Param, Ref, TensorType, TupleType
-from .syntax import Literal, Written, attribute_value, literal_number
+from .syntax import Literal, Written, attribute_value, float_call_text, literal_number
 
 # Each call between Relax functions nests in TVM's VM on the C stack: a chain of 4000 calls
 # killed the process (SIGSEGV) on an 8 MiB main-thread stack, 2000 ran. Half that is allowed.
@@ -39,12 +39,27 @@ class CallChecker:
                                if name in O.OPS else None)
         if name in self.p.defs:
             return self.func_call(name, node)
+        if name == "float":
+            return self.float_constant(node)
         if name not in O.OPS:
             close = difflib.get_close_matches(name, list(O.OPS) + list(self.p.defs), n=1)
             raise self.p.error(f"unknown operator {name!r}", node.func,
                                hint=f"did you mean {close[0]}?" if close else
                                "see docs/operators.md for the operators tinynn knows")
         return self.apply(O.OPS[name], node.args, node.keywords, node)
+
+    def float_constant(self, node: ast.Call) -> Literal:
+        """``float("-inf")``, ``float("nan")``: the way Python spells these constants."""
+        text = float_call_text(node)
+        if text is None:
+            raise self.p.error("float(...) makes a constant from a string here, such as "
+                               "float(\"-inf\")", node,
+                               hint="to convert a tensor, use astype(x, f32)")
+        try:
+            return Literal(float(text), Span.of(node))
+        except ValueError:
+            raise self.p.error(f"float() cannot read {text!r} as a number", node.args[0],
+                               hint="e.g. float(\"inf\"), float(\"-inf\"), float(\"nan\")") from None
 
     def func_call(self, name: str, node: ast.Call) -> FuncCall:
         if name in self.p.in_progress:
@@ -236,6 +251,8 @@ class CallChecker:
         if isinstance(v, bool):
             raise self.p.error(f"{v} meets a {O.short(dtype)} tensor", node)
         if O.is_float(dtype):
+            if isinstance(v, float) and not math.isfinite(v):
+                return v      # inf, -inf, nan as written: every float dtype holds them
             rounded = _rounded(v, dtype)   # checked as the dtype holds it: 1e-50 is 0 in f32
             if not math.isfinite(rounded):
                 raise self.p.error(f"{v!r} is out of range for {O.short(dtype)} (largest "

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 
 from .. import ops as O
 from ..lang.source import Span
 from ..lang.typed import Call, Expr, GetItem, Ref, TupleExpr, TupleType
-from .syntax import Literal
+from .syntax import MODULE_CONSTANTS, Literal, named_constant
 
 
 class ExpressionChecker:
@@ -16,6 +17,12 @@ class ExpressionChecker:
     returns a typed ``Expr``, or a ``Literal`` still waiting for a dtype."""
 
     def visit_Constant(self, node: ast.Constant):
+        if type(node.value) is float and math.isinf(node.value):
+            # Python reads 1e999 as inf; no float dtype holds the number that was written
+            written = self.p.lines[node.lineno - 1][node.col_offset:node.end_col_offset]
+            raise self.p.error(f"{written} is beyond every float dtype (Python reads it as "
+                               "inf)", node,
+                               hint="write inf (or -inf) if infinity is meant")
         if type(node.value) in (int, float, bool):
             return Literal(node.value, Span.of(node))
         raise self.p.error(f"{type(node.value).__name__} literals are not part of tinynn", node)
@@ -27,7 +34,13 @@ class ExpressionChecker:
             raise self.p.error(f"{node.id!r} is assigned in only one branch of the if on line "
                                f"{self.one_branch[node.id]}, so it may be undefined here", node,
                                hint="assign it in both branches")
-        if node.id in O.OPS or node.id in self.p.defs:
+        if node.id in self.p.defs:
+            raise self.p.error(f"{node.id!r} is a function: call it", node,
+                               hint=f"{node.id}(...)")
+        constant = named_constant(node)
+        if constant is not None:
+            return Literal(constant, Span.of(node))
+        if node.id in O.OPS:
             raise self.p.error(f"{node.id!r} is a function: call it", node,
                                hint=f"{node.id}(...)")
         close = difflib.get_close_matches(node.id, list(self.env) + list(O.OPS), n=1)
@@ -184,6 +197,15 @@ class ExpressionChecker:
         if node.attr == "T":
             raise self.p.error(".T is not part of tinynn", node,
                                hint=f"use transpose({ast.unparse(node.value)})")
+        constant = named_constant(node)
+        if constant is not None:
+            return Literal(constant, Span.of(node))
+        if isinstance(node.value, ast.Name) and node.value.id in {m for m, _ in MODULE_CONSTANTS}:
+            known = ", ".join(f"{node.value.id}.{n}" for m, n in MODULE_CONSTANTS
+                              if m == node.value.id)
+            raise self.p.error(f"{ast.unparse(node)} is not a constant tinynn knows", node,
+                               hint=f"constants: {known}; call operators by name: exp(x), "
+                                    "not np.exp(x)")
         raise self.p.error("attribute access is not part of tinynn", node,
                            hint="call operators by name: exp(x), not np.exp(x) or x.exp()")
 

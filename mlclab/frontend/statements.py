@@ -81,7 +81,10 @@ class StatementChecker:
                     and not isinstance(node.ctx, ast.Load):
                 raise self.p.error(f"the loop variable {node.id!r} cannot be assigned in the "
                                    "loop", node)
-        self.unrolled += len(steps)
+        try:
+            self.unrolled += len(steps)
+        except OverflowError:          # more than sys.maxsize iterations: far past the cap
+            self.unrolled = MAX_UNROLLED + 1
         if self.unrolled > MAX_UNROLLED:
             raise self.p.error(f"loops here unroll to more than {MAX_UNROLLED} iterations "
                                "(nested loops multiply); each is a copy of the body in the "

@@ -3,6 +3,7 @@ spans of statements, and reading literal arguments (never by running them)."""
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional, Union
@@ -40,9 +41,47 @@ def head_span(stmt) -> Span:
     return Span(stmt.lineno, stmt.col_offset, stmt.lineno, 10 ** 6)   # to the line's end
 
 
+#: Names that stand for a float constant, as numpy's (``inf``, ``nan``) and the math module's.
+CONSTANTS = {"inf": math.inf, "nan": math.nan}
+#: ``math.inf``, ``np.pi``...: (module as commonly imported, name) -> value.
+MODULE_CONSTANTS = {(module, name): value for module in ("math", "np", "numpy")
+                    for name, value in (("inf", math.inf), ("nan", math.nan), ("pi", math.pi),
+                                        ("e", math.e))}
+
+
+def named_constant(node) -> Optional[float]:
+    """The float ``inf``, ``math.inf``, ``np.nan`` or ``float("-inf")`` stands for, or None.
+
+    A bare name counts only where nothing the program binds has that name (the caller checks).
+    ``float`` reads a string literal as Python does (``"inf"``, ``"-Infinity"``, ``"nan"``,
+    ``"1.5"``), which runs nothing the student wrote."""
+    if isinstance(node, ast.Name):
+        return CONSTANTS.get(node.id)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return MODULE_CONSTANTS.get((node.value.id, node.attr))
+    if isinstance(node, ast.Call) and float_call_text(node) is not None:
+        try:
+            return float(float_call_text(node))
+        except ValueError:
+            return None
+    return None
+
+
+def float_call_text(node: ast.Call) -> Optional[str]:
+    """The string of ``float("...")``, or None for any other call."""
+    if isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1 \
+            and not node.keywords and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        return node.args[0].value
+    return None
+
+
 def literal_number(node):
     if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
         return node.value
+    constant = named_constant(node)
+    if constant is not None:
+        return constant
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         v = literal_number(node.operand)
         if v is not None and not isinstance(v, bool):
@@ -57,7 +96,7 @@ def attribute_value(node):
         return tuple(attribute_value(e) for e in node.elts)
     if isinstance(node, ast.Constant) and (node.value is None or type(node.value) is str):
         return node.value
-    if isinstance(node, (ast.Name, ast.Attribute)):
+    if isinstance(node, (ast.Name, ast.Attribute)) and named_constant(node) is None:
         return O.Word(attr_name(node))
     number = literal_number(node)
     return O.NOT_A_LITERAL if number is None else number

@@ -123,7 +123,26 @@ def _nan_binary(name: str):
     return legalize
 
 
+def _full(bb, call):
+    """``full``/``full_like`` with an inf or NaN fill (an attention mask's ``-inf``): TVM's
+    legalization hands ``topi.full`` the dtype as a ``PrimType``, whose check for inf and NaN
+    then fails with a TypeError; here it gets the dtype's name. Finite fills take TVM's own."""
+    import math
+
+    from tvm import ir, relax, topi
+    from tvm.relax.transform.legalize_ops.common import _try_convert_to_scalar_const
+
+    value = _try_convert_to_scalar_const(call.args[1], python_native=True)
+    shape = call.args[0].ty.shape if call.op.name == "relax.full_like" else call.args[0]
+    if not isinstance(value, float) or math.isfinite(value) \
+            or not isinstance(shape, relax.ShapeExpr):
+        return ir.Op.get(call.op.name).get_attr("FLegalize")(bb, call)
+    return bb.call_te(topi.full, list(shape.values), str(call.ty.dtype), value,
+                      primfunc_name_hint="full")
+
+
 #: Relax operator name -> legalization, for ``LegalizeOps(customize_legalize_map=...)``.
 LEGALIZE = {"relax.nn.relu": _relu, "relax.nn.max_pool2d": _max_pool2d,
             "relax.max": _nan_reduction("max"), "relax.min": _nan_reduction("min"),
-            "relax.maximum": _nan_binary("maximum"), "relax.minimum": _nan_binary("minimum")}
+            "relax.maximum": _nan_binary("maximum"), "relax.minimum": _nan_binary("minimum"),
+            "relax.full": _full, "relax.full_like": _full}
