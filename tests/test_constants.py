@@ -1,4 +1,4 @@
-"""Constants a student writes (``-inf`` for an attention mask) and literal folding as Python does it."""
+"""Constants a student writes (``-inf`` for an attention mask); literals fold as Python does."""
 import numpy as np
 import pytest
 

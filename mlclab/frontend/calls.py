@@ -59,7 +59,7 @@ class CallChecker:
             return Literal(float(text), Span.of(node))
         except ValueError:
             raise self.p.error(f"float() cannot read {text!r} as a number", node.args[0],
-                               hint="e.g. float(\"inf\"), float(\"-inf\"), float(\"nan\")") from None
+                               hint='e.g. float("inf"), float("-inf"), float("nan")') from None
 
     def func_call(self, name: str, node: ast.Call) -> FuncCall:
         if name in self.p.in_progress:

@@ -38,6 +38,8 @@ def _combine(a: Dim, b: Dim, op: str, fold: Callable[[int, int], int]) -> Dim:
 
 
 def mul(a: Dim, b: Dim) -> Dim:
+    if a == 0 or b == 0:      # n*0 is 0 whatever n is (repeat(x, 0) on n rows is empty)
+        return 0
     if a == 1:
         return b
     if b == 1:
