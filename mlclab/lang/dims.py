@@ -14,6 +14,8 @@ Dim = Union[int, str]
 
 
 def format_dim(d: Dim) -> str:
+    """An mlclab dimension (an int, or the text of a symbolic size) as types spell it; a TVM
+    dimension is viz.relax_info.format_tvm_dim."""
     return str(d) if isinstance(d, int) else d
 
 
