@@ -2,8 +2,9 @@
 
 What leaves ``compile()``, ``@function``, a call, ``reference`` or ``validate`` is either a
 user's mistake -- ``DSLError`` (located), ``TypeError``/``ValueError`` (naming the parameter),
-``MemoryError`` (with the figure) -- or an :class:`InternalError`: a short "mlclab bug" line,
-with the original exception chained for whoever debugs it, never TVM's traceback as the message.
+``MemoryError`` (with the figure), ``IndexOutOfBounds`` (numpy's ``IndexError``) -- or an
+:class:`InternalError`: a short "mlclab bug" line, with the original exception chained
+for whoever debugs it, never TVM's traceback as the message.
 """
 from __future__ import annotations
 
@@ -13,8 +14,13 @@ import types
 
 from ..lang.diagnostics import DSLError
 
+class IndexOutOfBounds(IndexError):
+    """numpy's IndexError for an index the student wrote that is outside its axis at this
+    call (``x[5]`` with n = 2): a user's mistake, unlike an IndexError from inside mlclab."""
+
+
 #: What a student's input can legitimately cause; these leave mlclab unchanged.
-USER_ERRORS = (DSLError, TypeError, ValueError, MemoryError)
+USER_ERRORS = (DSLError, TypeError, ValueError, MemoryError, IndexOutOfBounds)
 
 _FROM_USER_CODE = "_mlclab_from_user_code"
 

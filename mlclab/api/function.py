@@ -9,7 +9,7 @@ from ..runtime import Marshaller
 from . import displays
 from .arguments import Bound, bind
 from .errors import boundary, passes_through, shortened, translate
-from .holds_ir import Bindings, HoldsIR
+from .holds_ir import Bindings, HoldsCompiledIR
 from .shapes import _ALWAYS_AVAILABLE as ALWAYS_AVAILABLE
 from .shapes import check_memory, check_sizes
 
@@ -38,7 +38,7 @@ class _CallState:
         self.sized: dict = {}
 
 
-class CompiledFunction(HoldsIR):
+class CompiledFunction(HoldsCompiledIR):
     """One compiled tinynn function: call it with numpy arrays, get numpy arrays back."""
 
     # A check of the arguments' values, not only of their types and shapes, run on every call

@@ -17,7 +17,7 @@ from . import cache
 from .build import Built, check_target
 from .errors import boundary
 from .function import CompiledFunction
-from .holds_ir import HoldsIR
+from .holds_ir import HoldsCompiledIR
 
 
 @boundary("compiling")
@@ -44,7 +44,7 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
     return prog
 
 
-class Program(HoldsIR, Mapping):
+class Program(HoldsCompiledIR, Mapping):
     """Every function of one compiled tinynn source, in source order, plus the module."""
 
     function_class = CompiledFunction     # what ``program[name]`` makes
