@@ -112,10 +112,8 @@ class Marshaller:
 
     @property
     def device(self):
-        if self._device is None:
-            from .backend.targets import device_for
-
-            self._device = device_for("llvm")
+        if self._device is None:     # the runtime sits below the target registry: the host CPU
+            self._device = _tvm().cpu()
         return self._device
 
     def call(self, fn, arrays):
