@@ -33,7 +33,7 @@ def profile(fn, args: tuple, repeat: int = 5):
     # and the fused view whose nodes say where each kernel came from.
     steps = pipeline(fn)
     tir = prof.tir_functions(steps["FuseTIR"].mod)
-    origins = prof.kernel_origins(steps["FuseOps"].graph("dataflow").graph)
+    origins = prof.kernel_origins(steps["FuseOps"].graph("dataflow", collapse=None).graph)
     built = fn.program.built
     result = prof.measure(fn.executable, fn.name, tensors, tir, origins, repeat, built.lock)
     result.renderer = _render("profile_html")
@@ -44,17 +44,23 @@ def profile(fn, args: tuple, repeat: int = 5):
 def fused_graph(fn, profile=None, **opts):
     """The fused view (the dataflow graph after FuseOps), coloured by ``profile`` if given."""
     from ..inspect.pipeline import pipeline
-    from ..inspect.profile import Profile, overlay
-    from ..viz.views import GraphView
+    from ..inspect.profile import Profile, overlay, overlay_folded
+    from ..viz.views import check_shape_options, fitted_view
 
     if profile is not None and not isinstance(profile, Profile):
         raise TypeError(f"profile must be what fn.profile() returns, got {type(profile).__name__}")
-    drawn = pipeline(fn)["FuseOps"].graph("dataflow", **opts)
+    step = pipeline(fn)["FuseOps"]
     if profile is None:
-        return drawn
+        return step.graph("dataflow", **opts)
     if profile.function != fn.name:
         raise ValueError(f"profile is of {profile.function!r}, not of {fn.name!r}")
-    return GraphView(overlay(drawn.graph.copy(), profile))
+    collapse, depth = opts.pop("collapse", "auto"), opts.pop("depth", None)
+    check_shape_options(collapse, depth)
+    # Coloured whole, then folded as fn.graph() folds: a folded module takes the time of
+    # every kernel inside it.
+    whole = overlay(step.graph("dataflow", collapse=None, **opts).graph.copy(), profile)
+    return fitted_view(whole, collapse, depth,
+                       finish=lambda shown: overlay_folded(shown, whole, profile))
 
 
 @boundary(lambda a, b: "comparing profiles")

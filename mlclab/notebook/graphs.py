@@ -72,8 +72,8 @@ def _drawing(fn, view: str, profile=None):
     if view == "fused":
         step = fn.pipeline()[FUSE_PASS]
         # The fused module has its own bindings: link its nodes to its own texts.
-        drawn = (fn.graph("fused", profile=profile) if profile is not None
-                 else step.graph("dataflow"))
+        drawn = (fn.graph("fused", profile=profile, collapse=None) if profile is not None
+                 else step.graph("dataflow", collapse=None))
         return drawn, step.text("let"), step.text("relax")
     # The whole graph: the overview below folds it (fn.graph() alone folds big models).
     return fn.graph(view, collapse=None), fn.text("let"), fn.text("relax")
