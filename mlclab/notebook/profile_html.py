@@ -56,7 +56,10 @@ def _where(k, imported: bool) -> tuple[str, str]:
     module path, or the DSL lines (one line then "+N": a module-tree line per row made rows
     tall)."""
     if imported:
-        return _short(k.module or "(forward)", 28), k.module or "the model's own forward"
+        # No module: the model's own forward, or a fused kernel whose nodes the pipeline could
+        # not trace back to one module (a kernel shared by identical layers).
+        return (_short(k.module, 28), k.module) if k.module else \
+            ("–", "no single module: the model's own forward, or shared by several modules")
     if not k.lines:
         return "", ""
     whole = "; ".join(f"{n}: {t}" for n, t in zip(k.lines, k.code))
