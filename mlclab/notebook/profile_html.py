@@ -20,13 +20,14 @@ _GRID = "var(--jp-border-color3,#eef1f4)"
 _PLOT = "var(--jp-layout-color0,#fff)"
 _DOT = "var(--jp-error-color1,#d32f2f)"
 _ROOF = "var(--jp-brand-color1,#1976d2)"
-_CELL = (f"padding:2px 6px;border-bottom:1px solid {_BORDER};text-align:left;"
+_CELL = (f"padding:2px 4px;border-bottom:1px solid {_BORDER};text-align:left;"
          "vertical-align:top;white-space:nowrap")
 _HEAD = _CELL + f";color:{_MUTED};font-weight:600"
 _NUM = _CELL.replace("text-align:left", "text-align:right")
 _ROWS = 12              # kernels in the table; the rest are one click away
 _LABELLED = 8           # roofline dots that carry their kernel's name
-_NAME = 30              # characters of a kernel's name shown (the whole name is its tooltip)
+_NAME = 24              # characters of a kernel's name shown (the whole name is its tooltip)
+_LINE = 22              # characters of a DSL line or module path shown
 
 
 def _num(x: float) -> str:
@@ -51,6 +52,19 @@ def _flops(n: int) -> str:
     return f"{n} FLOP"
 
 
+def _spread(lo: float, hi: float) -> str:
+    """``"12–16 ms"``: the fastest and slowest sample in the unit of the slowest."""
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if hi >= scale or unit == "ns":
+            return f"{lo / scale:.3g}–{hi / scale:.3g} {unit}"
+    raise AssertionError("unreachable")
+
+
+def _work(k) -> str:
+    """``"33.6 M FLOPs · 12.6 MB"``: a kernel's work, short."""
+    return f"{_flops(k.flops)}s · {_bytes(k.bytes)}"
+
+
 def _where(k, imported: bool) -> tuple[str, str]:
     """What a kernel computes, short (the cell) and whole (its tooltip): an imported model's
     module path, or the DSL lines (one line then "+N": a module-tree line per row made rows
@@ -58,41 +72,45 @@ def _where(k, imported: bool) -> tuple[str, str]:
     if imported:
         # No module: the model's own forward, or a fused kernel whose nodes the pipeline could
         # not trace back to one module (a kernel shared by identical layers).
-        return (_short(k.module, 28), k.module) if k.module else \
+        return (_short(k.module, _LINE), k.module) if k.module else \
             ("–", "no single module: the model's own forward, or shared by several modules")
     if not k.lines:
         return "", ""
     whole = "; ".join(f"{n}: {t}" for n, t in zip(k.lines, k.code))
     first = f"{k.lines[0]}: {k.code[0]}" if k.code else str(k.lines[0])
     more = f" +{len(k.lines) - 1}" if len(k.lines) > 1 else ""
-    return _short(first, 34) + more, whole
+    return _short(first, _LINE) + more, whole
 
 
 def _table(prof, kernels, imported: bool) -> str:
-    header = ["kernel", "time (median)", "spread", "share", "module" if imported else "DSL line",
-              "work", "FLOP/byte", "GFLOP/s", "% of roof", "bound by"]
+    header = [("kernel", ""), ("time", f"median of {prof.repeat} runs"),
+              ("spread", "fastest–slowest run"), ("share", "of the time in kernels"),
+              ("module" if imported else "DSL line", ""),
+              ("FLOP/byte", "arithmetic intensity: FLOPs over bytes moved (hover a value for "
+                            "both)"), ("GFLOP/s", "hover a value for its GB/s"),
+              ("% of roof", "of the roofline above it"), ("bound by", "")]
     rows = []
     for k in kernels:
         share = prof.share(k)
-        bar = (f'<span style="display:inline-block;width:{round(40 * share)}px;height:8px;'
+        bar = (f'<span style="display:inline-block;width:{round(30 * share)}px;height:8px;'
                f'background:{_DOT};margin-right:4px"></span>')
         where, where_tip = _where(k, imported)
         cells = [
             (f'<code style="{_MONO}" title="{esc(k.name)}">{esc(_short(k.name, _NAME))}</code>'
              if len(k.name) > _NAME else f'<code style="{_MONO}">{esc(k.name)}</code>', _CELL),
             (esc(fmt_time(k.seconds)), _NUM),
-            (esc(f"{fmt_time(k.spread[0])} – {fmt_time(k.spread[1])}"), _NUM),
+            (esc(_spread(*k.spread)), _NUM),
             (bar + esc(f"{100 * share:.1f}%"), _CELL),
             (f'<span title="{esc(where_tip)}" style="{_MONO}">{esc(where)}</span>', _CELL),
-            (f'<span title="{esc(f"{k.flops:,} FLOPs, {k.bytes:,} bytes")}">'
-             f'{esc(f"{_flops(k.flops)} · {_bytes(k.bytes)}")}</span>', _NUM),
-            (esc(_num(k.intensity)), _NUM),
+            (f'<span title="{esc(f"{k.flops:,} FLOPs, {k.bytes:,} bytes ({_work(k)})")}">'
+             f'{esc(_num(k.intensity))}</span>', _NUM),
             (f'<span title="{esc(f"{_num(k.gbps)} GB/s")}">{esc(_num(k.gflops))}</span>', _NUM),
             (esc(f"{k.percent_of_roof(prof.peaks):.0f}%"), _NUM),
             (esc(k.bound(prof.peaks)), _CELL)]
         rows.append("<tr>" + "".join(f'<td style="{style}">{c}</td>' for c, style in cells)
                     + "</tr>")
-    head = "".join(f'<th style="{_HEAD}">{esc(h)}</th>' for h in header)
+    head = "".join(f'<th style="{_HEAD}"' + (f' title="{esc(tip)}"' if tip else "")
+                   + f">{esc(h)}</th>" for h, tip in header)
     return (f'<table style="border-collapse:collapse;margin:4px 0 8px;color:{_TEXT}">'
             f'<tr>{head}</tr>{"".join(rows)}</table>')
 
@@ -225,9 +243,10 @@ def _notes(prof, placed: list) -> str:
     if memory:
         # The memory roof is main-memory bandwidth; a working set that fits in the caches
         # (an input the previous kernel just wrote) is served faster than that.
-        note += (f'<div {muted}>above the memory roof: {esc(", ".join(memory))} (its data '
-                 f'came from the caches, faster than the main-memory bandwidth the roof is '
-                 f'measured at)</div>')
+        note += (f'<div {muted}>above the memory roof: {esc(", ".join(memory))} (the roof '
+                 f'is main-memory bandwidth as a 32 MiB copy reached it; data the caches still '
+                 f'hold, such as an input the previous kernel just wrote, arrives faster, and a '
+                 f'busy machine can make the copy slower than the kernel)</div>')
     if compute:
         # The compute roof is what one simple FMA loop reached; it is a measurement, and a
         # kernel that keeps more FMA units busy (or ran while the clock was higher, or the
