@@ -290,9 +290,10 @@ def test_a_folded_function_prints_its_signature_once(lesson3):
     _, cnn = lesson3
     source = cnn.graph(collapse="function").source
     node = next(line for line in source.splitlines() if 'id="collapsed:fn:block1"' in line)
-    label = node[node.index("label=<"):]
+    label = node[node.index("label=<"):node.index("</table>>")]
     assert label.count("block1") == 1 and "<b>fn block1</b>" in label and "8 nodes" in label
     assert "x: Tensor" not in label               # the signature is not printed (twice) any more
+    assert 'tooltip="fn block1(x: Tensor[(1, 1, 8, 8), float32]' in node    # it is the tooltip
 
 
 WIDE = ("def wide(" + ", ".join(f"p{i}: Tensor[(1, 64), f32]" for i in range(14)) + "):\n"

@@ -250,10 +250,11 @@ def tir_functions(mod) -> dict:
 
 
 def kernel_origins(fused_graph) -> dict:
-    """Kernel name -> one (node ids, DSL lines, their text, module path) per call of the kernel, in the
-    order the calls run, from the fused view: a fused group's members, or the single op node
-    of an unfused kernel. (A model calls one fused kernel at many places, e.g. each ResNet
-    block's conv+add+relu: each call has its own nodes and lines.)"""
+    """Kernel name -> one (node ids, DSL lines, their text, module path) per call of the
+    kernel, in the order the calls run, from the fused view: a fused group's members, or the
+    single op node of an unfused kernel. (A model calls one fused kernel at many places, e.g.
+    each ResNet block's conv+add+relu: each call has its own nodes and lines.) The module path
+    is what the nodes' modules share ("" for none)."""
     calls: dict = {}                    # (kernel name, group or node id) -> (ids, lines)
     for node in fused_graph.nodes.values():
         if node.kind in ("param", "const"):

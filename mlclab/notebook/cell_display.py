@@ -252,7 +252,8 @@ class FunctionDisplay:
         fn = self.fn
         verdict = ""
         if progress is not None:
-            verdict = f' <span class="mlclab-progress" style="opacity:0.8">· {html.escape(progress)}</span>'
+            verdict = (f' <span class="mlclab-progress" style="opacity:0.8">· '
+                       f"{html.escape(progress)}</span>")
         elif "validate" in self.views.show:
             ok, report = self.views.validation()
             if ok:

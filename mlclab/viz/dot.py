@@ -230,9 +230,9 @@ class DotPlotter:
                 if callee in clusters:
                     attrs["lhead"] = clusters[callee]
             if e.kind == "call" and not let_view and graph.nodes[e.dst].group in clusters:
-                # The callee's frame is stacked under its caller's (see dot_layout.stack_functions), so
-                # this edge would only stretch it. (A folded callee keeps its place beside the
-                # call.)
+                # The callee's frame is stacked under its caller's (dot_layout's
+                # stack_functions), so this edge would only stretch it. (A folded callee keeps
+                # its place beside the call.)
                 attrs["constraint"] = "false"
             stmt = f"\t{src} -> {names[e.dst]}"
             edges.append(f"{stmt} {_attr_list(attrs)}\n" if attrs else stmt + "\n")
@@ -296,6 +296,10 @@ class DotPlotter:
             attrs["tooltip"] = dot_string(_shorten(
                 f"{node.op}: {node.attrs.get('class', '')} ({node.attrs.get('ops')} operators, "
                 f"{node.attrs.get('nodes')} nodes); click to unfold", 4 * self.max_label))
+        elif node.kind == "collapsed" and "(" in node.op:
+            # A folded function: its headline is its name, its whole signature is here.
+            attrs["tooltip"] = dot_string(_shorten(
+                f"{node.op}: {node.attrs.get('nodes', '?')} nodes", 4 * self.max_label))
         elif node.source is not None and node.source.module is not None:
             # An imported model: the module that computed it, its ATen operator, its class.
             where = " · ".join(filter(None, (node.source.module or "(the model's forward)",

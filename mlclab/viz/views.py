@@ -115,7 +115,8 @@ def fitted_view(g: Graph, collapse: Optional[str] = "auto", depth: Optional[int]
     more = []
     if collapse == "auto":
         grouped = group_modules(g)
-        more = [(what, (lambda make=make: finish(make()))) for what, make in refolds(grouped, depth)]
+        more = [(what, (lambda make=make: finish(make())))
+                for what, make in refolds(grouped, depth)]
     return GraphView(shown, refold=more)
 
 
