@@ -265,7 +265,9 @@ def test_a_picture_keeps_its_viewbox_scales_with_its_output_and_never_below_8px(
     assert fit.smallest_text * width / fit.width >= MIN_TEXT_PX - 0.01
     # The HTML form follows its output's width down to the readable minimum, then scrolls.
     style = re.search(r'<svg [^>]*style="([^"]+)"', html).group(1)
-    assert "max-width:100%" in style and "height:auto" in style
+    assert "width:100%" in style and f"max-width:{fit.width:.0f}px" in style
+    assert "height:auto" in style
+    assert re.search(r'<svg width="([\d.]+)px"', html).group(1) == f"{width:.0f}"
     min_width = float(re.search(r"min-width:([\d.]+)px", style).group(1))
     assert min_width == pytest.approx(fit.width * MIN_TEXT_PX / fit.smallest_text, abs=1)
     assert 'overflow-x:auto' in html and "<?xml" not in html

@@ -86,8 +86,12 @@ def fit_html(svg: str, note: str = "", column: float = COLUMN_PX) -> str:
     scrolls). ``note`` (escaped here) says what was folded to make it fit."""
     fit = Fit(svg, column)
     body = svg[svg.find("<svg"):] if "<svg" in svg else svg
-    body = _sized(body, f"{fit.width:.0f}px", f"{fit.height:.0f}px",
-                  f"max-width:100%;height:auto;min-width:{min(fit.width, fit.min_width):.0f}px")
+    # The width and height attributes are the column fit (what a renderer that drops styles,
+    # as GitHub's does, shows); the style makes it follow the output area, up to the natural
+    # size and down to the readable minimum.
+    body = _sized(body, f"{fit.width * fit.scale:.0f}px", f"{fit.height * fit.scale:.0f}px",
+                  f"width:100%;max-width:{fit.width:.0f}px;height:auto;"
+                  f"min-width:{min(fit.width, fit.min_width):.0f}px")
     caption = (f'<div class="mlclab-fit-note" style="font-size:12px;opacity:0.8;'
                f'margin:2px 0">{html.escape(note)}</div>' if note else "")
     return (f'<div class="mlclab-graph" style="max-width:100%;overflow-x:auto">{caption}'
