@@ -319,3 +319,12 @@ def test_a_graph_that_cannot_fit_readably_is_folded_and_says_so():
     bundle = view._repr_mimebundle_()
     assert "Folded to fit the column" in bundle["text/html"]
     assert bundle["text/plain"].startswith("Folded to fit the column")
+
+
+def test_the_picture_of_a_big_program_is_its_overview_the_model_stays_whole():
+    view = graph(sum_module(1000))
+    svg, fit, note = view.picture()
+    assert len(view.graph) == 1000 and len(view.drawn) <= OVERVIEW_NODES
+    assert note.startswith("Drawn as an overview") and "collapse=None" in note
+    assert 'id="main:lv998"' in svg and fit.readable             # the result is kept
+    assert graph(sum_module(1000), collapse=None).picture()[2] == ""      # as asked: all of it

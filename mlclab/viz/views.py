@@ -13,7 +13,7 @@ from .dot import INSTALL_HINT, DotPlotter, LayoutTimeout, svg_text, write
 from .fit import Fit, fit_html, fit_svg
 from .model import Graph
 from .modules import group_modules, has_modules
-from .overview import MODULE_FOLD_NODES, fold_modules
+from .overview import MODULE_FOLD_NODES, OVERVIEW_NODES, fold_modules, overview
 from .registry import view_kind
 from .term import TermPlotter
 
@@ -112,12 +112,18 @@ def fitted_view(g: Graph, collapse: Optional[str] = "auto", depth: Optional[int]
     (a profile's overlay on folded nodes)."""
     finish = finish or (lambda graph: graph)
     shown = finish(shape(g, collapse=collapse, depth=depth))
-    more = []
+    more, start = [], None
     if collapse == "auto":
         grouped = group_modules(g)
         more = [(what, (lambda make=make: finish(make())))
                 for what, make in refolds(grouped, depth)]
-    return GraphView(shown, refold=more)
+        if len(shown) > OVERVIEW_NODES:
+            # Past what a student can read (and Graphviz lays out quickly), the picture is the
+            # viewer's first look: groups folded, cut to the nodes nearest the results.
+            first = finish(overview(shown))
+            start = (f"an overview, groups and functions folded and the start cut "
+                     f"({len(first)} of {len(shown)} nodes)", first)
+    return GraphView(shown, refold=more, start=start)
 
 
 class GraphView:
@@ -129,11 +135,13 @@ class GraphView:
     what was folded, and ``drawn`` is the graph it shows (``graph`` stays what was asked for).
     """
 
-    def __init__(self, graph: Graph, plotter: Optional[DotPlotter] = None, refold=()):
+    def __init__(self, graph: Graph, plotter: Optional[DotPlotter] = None, refold=(),
+                 start: Optional[tuple] = None):
         self.graph = graph
         self.plotter = plotter or DotPlotter()
         self._dot = None
         self._refold = list(refold)
+        self._start = start              # (what, graph): drawn instead of graph from the start
         self._picture = None             # (svg, Fit, what was folded, graph drawn)
 
     @property
@@ -164,8 +172,13 @@ class GraphView:
         """``(svg, fit, note)``: the SVG shown in a column, how it fits, and what was folded
         to make it fit ("" when nothing was). Laid out once."""
         if self._picture is None:
-            svg = self.svg()
-            fit, note, drawn = Fit(svg), "", self.graph
+            if self._start is None:
+                svg, note, drawn = self.svg(), "", self.graph
+            else:
+                what, drawn = self._start
+                svg = svg_text(self.plotter.digraph(drawn))
+                note = f"Drawn as {what}. collapse=None draws everything."
+            fit = Fit(svg)
             for what, make in self._refold:
                 if fit.readable:
                     break
