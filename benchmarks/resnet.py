@@ -64,7 +64,8 @@ def measure(threads: int, quick: bool) -> int:
                                        warmup=3)
     ratio = mine / theirs
     print(f"threads {threads} (TVM {os.environ.get('TVM_NUM_THREADS')}, torch "
-          f"{torch.get_num_threads()}); pipeline {'mlclab' if fn.program.optimized else 'TVM plain'}; "
+          f"{torch.get_num_threads()}); pipeline "
+          f"{'mlclab' if fn.program.optimized else fn.build_record.fallbacks}; "
           f"load {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     print(f"  mlclab {mine:8.2f} ms   PyTorch eager {theirs:8.2f} ms   ratio {ratio:5.2f}x   "
           f"goal <= {GOAL:g}x: {'ok' if ratio <= GOAL else 'MISSED'}   ({k} interleaved rounds)")

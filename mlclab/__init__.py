@@ -9,6 +9,7 @@ from .api import (CompiledFunction, InternalError, Program, cache_info, clear_ca
 from .api import displays as _displays
 from .api.profiling import compare_profiles
 from .api.torch_model import TorchFunction, from_torch
+from .backend.record import FallbackWarning
 from .frontend.torchvision_compat import import_torchvision
 
 __version__ = "0.1.0"
@@ -16,7 +17,7 @@ __version__ = "0.1.0"
 __all__ = ["Tensor", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "DSLError",
            "InternalError", "compile", "function", "validate", "Program", "CompiledFunction",
            "clear_cache", "cache_info", "compare_profiles", "import_torchvision",
-           "from_torch", "TorchFunction",
+           "from_torch", "TorchFunction", "FallbackWarning",
            "load_ipython_extension"]
 
 # The notebook layer's displays, attached by name so nothing loads until one is shown.

@@ -141,9 +141,9 @@ def _text(fn, args) -> int:
 
 def _viz(fn, args) -> int:
     from .viz.dot import MissingDotWarning
-    from .viz.views import graph
 
-    view = graph(fn, args.view, collapse=args.collapse, depth=args.depth)
+    # fn.graph: a view of a build step ("fused") reads the function's build record
+    view = fn.graph(args.view, collapse=args.collapse, depth=args.depth)
     fmt = args.format or (Path(args.output).suffix[1:] if args.output and
                           Path(args.output).suffix[1:] in FORMATS else "svg")
     if fmt == "txt":

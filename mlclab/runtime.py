@@ -94,10 +94,13 @@ class Marshaller:
     serialized by the caller (a TVM VirtualMachine is not safe to call from two threads).
     """
 
-    def __init__(self, param_dtypes: list, kernel_alignment=ALIGNMENT):
+    def __init__(self, param_dtypes: list, kernel_alignment=ALIGNMENT, device=None):
         """``kernel_alignment``: the alignment in bytes the kernels assume for an argument,
         or ``"element"`` for kernels built by mlclab (``mlclab.backend.alignment``), which
-        assume only the element size."""
+        assume only the element size. ``device``: where the staging buffers live, the
+        target's device (``Built.device``; default this machine's CPU, ``"llvm"``'s). Arrays
+        are handed over in place through DLPack, so it is host memory."""
+        self._device = device
         self.param_dtypes = [str(d) for d in param_dtypes]
         self._alignments = [np.dtype(d).itemsize if kernel_alignment == "element"
                             else int(kernel_alignment) for d in self.param_dtypes]
@@ -106,6 +109,14 @@ class Marshaller:
         self._returned: dict = {}
         self._use_count = _use_count_function()
         self._from_dlpack = None  # tvm_ffi.from_dlpack, looked up at the first call
+
+    @property
+    def device(self):
+        if self._device is None:
+            from .backend.targets import device_for
+
+            self._device = device_for("llvm")
+        return self._device
 
     def call(self, fn, arrays):
         """``fn`` (a VM function) called on ``arrays``, its result as numpy arrays: what
@@ -233,7 +244,7 @@ class Marshaller:
         stage = stages[index]
         if stage is None or stage[1].shape != array.shape or stage[1].dtype != array.dtype:
             tvm = _tvm()
-            tensor = tvm.runtime.empty(array.shape, str(array.dtype), tvm.cpu())
+            tensor = tvm.runtime.empty(array.shape, str(array.dtype), device=self.device)
             stage = stages[index] = (tensor, np.from_dlpack(tensor))
         np.copyto(stage[1], array, casting="no")
         return stage[0]

@@ -28,3 +28,13 @@ def random_array(rng, shape, dtype="float32", low=-2.0, high=2.0):
     if dtype == "bool":
         return rng.integers(0, 2, size=shape).astype(bool)
     return rng.integers(-9, 10, size=shape).astype(dtype)
+
+# Issue 19's line-link case: two functions binding the same name, one calling the other.
+SAME_NAME_CALLS = '''def g(a: Tensor[(4,), f32]):
+    y = log(a)
+    return y
+
+def main(x: Tensor[(4,), f32]):
+    y = exp(x)
+    return g(y)
+'''

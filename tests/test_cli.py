@@ -58,6 +58,12 @@ def test_viz_text_views(model, capsys):
     assert "Collapsed fn f" in out and "Call log" not in out
 
 
+def test_viz_draws_the_fused_step_of_the_build(model, capsys):
+    # "fused" is the dataflow graph after the build's FuseOps pass, read from its record.
+    code, out, _ = run(capsys, "viz", model, "-f", "f", "--view", "fused", "--format", "txt")
+    assert code == 0 and "[fused_tir_log_add]" in out
+
+
 def test_viz_writes_svg_png_pdf_and_infers_format_from_suffix(model, tmp_path, capsys):
     code, out, _ = run(capsys, "viz", model, "-f", "f", "-o", tmp_path / "g.svg")
     assert code == 0 and out.strip().endswith("g.svg")

@@ -16,7 +16,7 @@ import pytest
 
 import mlclab
 import mlclab.viz.dot as dot_module
-from mlclab.notebook.graphs import function_viewer, node_infos, view_payload
+from mlclab.notebook.graphs import draw_view, function_viewer, view_payload
 from mlclab.notebook.viewer import GraphViewer
 from mlclab.viz import DotPlotter, Graph, Node, graph
 from mlclab.viz.dot import SHARED_USES, LayoutTimeout, run_dot, svg_text, xml_text
@@ -100,7 +100,7 @@ def test_the_viewer_opens_a_big_graph_as_an_overview_and_draws_all_on_request(rn
     viewer.unfold()
     whole = viewer.views["dataflow"]
     assert "overview" not in whole and len(whole["nodes"]) == len(full.graph)
-    assert whole["svg"].count('class="node"') == len(full.graph)
+    assert whole["geometry"]["svg"].count('class="node"') == len(full.graph)
 
 
 # ------------------------------------------------------------------ the time limit
@@ -129,7 +129,8 @@ def test_a_graph_whose_layout_runs_out_of_time_displays_as_text(slow_dot, monkey
 def test_a_view_whose_layout_runs_out_of_time_carries_text(slow_dot, monkeypatch, rnn):
     monkeypatch.setattr(dot_module, "LAYOUT_TIMEOUT", 0.2)
     payload = view_payload(rnn, "dataflow")
-    assert payload["svg"] == "" and "over 0.2 s" in payload["note"] and "tanh" in payload["text"]
+    geometry = payload["geometry"]
+    assert geometry["svg"] == "" and "over 0.2 s" in geometry["note"] and "tanh" in geometry["text"]
     viewer = GraphViewer({"dataflow": payload})
     assert "tanh" in viewer.static_html()
 
@@ -153,9 +154,9 @@ def test_control_characters_and_lone_surrogates_draw_and_serialize():
     svg = GraphView(g).svg()                                        # through the real dot
     ET.fromstring(svg.encode("utf-8"))
     assert "␛[31mred" in svg
-    infos = node_infos(g, let_text=f"let %y = log(%x);  # {BAD}")
-    json.dumps(infos, ensure_ascii=False).encode("utf-8")          # what the comm sends
-    assert infos["main:y"]["source"]["source_line"].endswith("\ufffd \ufffd")
+    vm = draw_view(g)
+    json.dumps(vm, ensure_ascii=False).encode("utf-8")             # what the comm sends
+    assert vm["nodes"]["main:y"]["source"]["source_line"].endswith("\ufffd \ufffd")
 
 
 def test_an_ansi_escape_in_a_dsl_comment_draws(tmp_path):
@@ -167,7 +168,7 @@ def test_an_ansi_escape_in_a_dsl_comment_draws(tmp_path):
     assert "␛[31mred" in svg
     viewer = function_viewer(fn)
     json.dumps(viewer.views, ensure_ascii=False).encode("utf-8")
-    ET.fromstring(viewer.views["dataflow"]["svg"])
+    ET.fromstring(viewer.views["dataflow"]["geometry"]["svg"])
     fn.graph().render(str(tmp_path / "g.svg"))
     ET.parse(tmp_path / "g.svg")
 

@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 
 import mlclab  # noqa: E402
 from mlclab.frontend.pytorch import ModuleListing, module_tree  # noqa: E402
-from mlclab.notebook.graphs import function_viewer, view_payload  # noqa: E402
+from mlclab.notebook.graphs import function_viewer, open_module_paths, view_payload  # noqa: E402
 from mlclab.viz.modules import MODULE  # noqa: E402
 from mlclab.viz.overview import MODULE_NODES, default_open, fold_modules  # noqa: E402
 
@@ -35,8 +35,8 @@ def module_cluster(graph, path):
 
 def folded(graph):
     """Module path -> its folded node."""
-    return {n.attrs["module"]: n for n in graph.nodes.values()
-            if n.kind == "collapsed" and n.attrs.get("kind") == MODULE}
+    return {n.folded.path: n for n in graph.nodes.values()
+            if n.folded is not None and n.folded.kind == MODULE}
 
 
 # ------------------------------------------------------------------ the module tree
@@ -100,12 +100,12 @@ def test_resnet_first_look_is_stem_layers_and_head(resnet, resnet_full):
     assert len(g) <= MODULE_NODES and len(g) < len(resnet_full) / 5
     boxes = folded(g)
     assert sorted(boxes) == sorted(STEM_AND_HEAD)
-    assert boxes["layer1"].attrs["class"] == "Sequential" and boxes["layer1"].attrs["ops"] == "14"
+    assert boxes["layer1"].folded.cls == "Sequential" and boxes["layer1"].folded.ops == 14
     # A folded module points at its line of the module tree (fn.source), as nodes do.
     line = boxes["layer1"].source
     assert line.source_line.strip() == "layer1: Sequential()" and line.module == "layer1"
     assert resnet.source.splitlines()[line.span.lineno - 1] == line.source_line
-    assert boxes["fc"].attrs["class"] == "Linear" and boxes["fc"].is_output
+    assert boxes["fc"].folded.cls == "Linear" and boxes["fc"].is_output
     # The stem's conv1 and bn1 are single operators: drawn open, with their weights.
     (stem_conv,) = g.find(op="nn.conv2d")
     assert stem_conv.source.module == "conv1"
@@ -123,7 +123,7 @@ def test_opening_one_module_shows_its_children_folded(resnet_full):
     assert {"layer1.0", "layer1.1"} <= set(boxes) and "layer1" not in boxes
     layer1 = module_cluster(g, "layer1")
     assert boxes["layer1.0"].group == layer1.id and boxes["layer1.1"].group == layer1.id
-    assert boxes["layer1.0"].attrs["ops"] == "7"                 # conv bn relu conv bn add relu
+    assert boxes["layer1.0"].folded.ops == 7                 # conv bn relu conv bn add relu
     assert {"layer2", "layer3", "layer4"} <= set(boxes)
     # One level more: the block's convolutions themselves.
     deeper = fold_modules(resnet_full, ["layer1", "layer1.0"])
@@ -211,7 +211,7 @@ def test_transformer_layer_and_mlp():
     fn = mlclab.from_torch(layer, torch.randn(2, 16, 64))
     g = fn.graph().graph
     boxes = folded(g)
-    assert boxes["self_attn"].attrs["class"] == "MultiheadAttention"
+    assert boxes["self_attn"].folded.cls == "MultiheadAttention"
     assert {"self_attn", "linear1", "linear2"} <= set(boxes) and len(g) <= MODULE_NODES
     mlp = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
     small = mlclab.from_torch(mlp, torch.randn(3, 8)).graph().graph
@@ -241,7 +241,7 @@ def test_the_fused_view_of_a_big_model_starts_folded_as_the_dataflow_view_does(r
     # pipeline's steps fold an imported model's modules as fn.graph() does.
     for view in (resnet.graph("fused"), resnet.pipeline()["FuseOps"].graph()):
         folded = [n.op for n in view.graph.nodes.values()
-                  if n.kind == "collapsed" and n.attrs.get("kind") == MODULE]
+                  if n.folded is not None and n.folded.kind == MODULE]
         assert {"layer1", "layer2", "layer3", "layer4"} <= set(folded)
         assert len(view.graph) < 30
 
@@ -251,25 +251,27 @@ def test_viewer_payload_carries_module_paths_and_the_hierarchy(resnet):
     p = view_payload(resnet, "dataflow")
     json.dumps(p)
     assert p["overview"] == {"shown": len(p["nodes"]), "total": 197}
-    assert p["modules"]["open"] == []
-    folded_ids = p["modules"]["folded"]
+    assert open_module_paths(p) == []
     layer2 = "collapsed:fn:ResNet/module:layer2"
-    assert "layer2.1.conv1" in folded_ids[layer2] and "layer2.0.downsample" in folded_ids[layer2]
-    assert p["nodes"][layer2]["attrs"]["class"] == "Sequential"
-    conv = next(n for n in p["nodes"].values() if n["op"] == "nn.conv2d")
+    search = p["overlays"]["search"][layer2]["text"]
+    assert "layer2.1.conv1" in search and "layer2.0.downsample.0" in search
+    assert p["nodes"][layer2]["folded"]["cls"] == "Sequential"
+    assert p["namespaces"]["fn:ResNet/module:layer2.1"]["folded"]
+    conv = next(n for n in p["nodes"].values() if n["label"] == "nn.conv2d")
     assert conv["source"]["module"] == "conv1" and conv["source"]["origin"] == "aten.convolution"
     opened = view_payload(resnet, "dataflow", open_modules=["layer1"])
-    c = opened["clusters"]["fn:ResNet/module:layer1"]
-    assert c == {"label": "layer1 · Sequential", "kind": MODULE, "parent": "fn:ResNet",
-                 "path": "layer1", "detail": "Sequential()"}
-    assert opened["modules"]["open"] == ["layer1"]
+    c = opened["namespaces"]["fn:ResNet/module:layer1"]
+    assert {k: c[k] for k in ("label", "kind", "parent", "path", "detail", "folded")} == \
+        {"label": "layer1 · Sequential", "kind": MODULE, "parent": "fn:ResNet",
+         "path": "layer1", "detail": "Sequential()", "folded": False}
+    assert open_module_paths(opened) == ["layer1"]
     whole = view_payload(resnet, "dataflow", full=True)
     assert "overview" not in whole and len(whole["nodes"]) == 197
     # Drawn whole, every foldable module is open (a conv's box is not foldable).
-    assert whole["modules"]["folded"] == {}
-    assert {"layer1", "layer1.0", "layer2.0.downsample"} <= set(whole["modules"]["open"])
-    assert "layer1.0.conv1" not in whole["modules"]["open"]
-    assert whole["clusters"]["fn:ResNet/module:layer1.0.conv1"]["parent"] == \
+    assert not any(n["folded"] for n in whole["nodes"].values())
+    assert {"layer1", "layer1.0", "layer2.0.downsample"} <= set(open_module_paths(whole))
+    assert "layer1.0.conv1" not in open_module_paths(whole)
+    assert whole["namespaces"]["fn:ResNet/module:layer1.0.conv1"]["parent"] == \
         "fn:ResNet/module:layer1.0"
 
 
@@ -286,14 +288,16 @@ def test_viewer_opens_folds_and_searches_modules(resnet):
     assert "collapsed:fn:ResNet/module:layer2.0" in v.nodes and v.find("layer2.1")
     v.view = "dataflow"
     v.open_modules = []                              # "fold all": the first look again
-    assert sorted(n["attrs"]["module"] for n in v.nodes.values()
-                  if n["kind"] == "collapsed") == sorted(STEM_AND_HEAD)
+    assert sorted(n["folded"]["path"] for n in v.nodes.values()
+                  if n["folded"]) == sorted(STEM_AND_HEAD)
     v.unfold()                                       # "draw all"
     assert len(v.nodes) == 197
     v.unfolded = []                                  # "fold all" after it
     assert len(v.nodes) < 30 and "overview: " in v.static_html()
     with pytest.raises(TypeError, match="path"):
         v.open_module("")
+    with pytest.raises(ValueError, match="no module 'layer9'"):
+        v.open_module("layer9")
 
 
 def test_validation_marks_reach_the_folded_module_that_holds_them(resnet, resnet_full):
@@ -306,12 +310,14 @@ def test_validation_marks_reach_the_folded_module_that_holds_them(resnet, resnet
              binding("layer3.0.conv1"): {"status": "ok", "text": "ok"}}
     v = function_viewer(resnet, annotations=notes, highlight_bindings=[bad])
     layer3, layer1 = ("collapsed:fn:ResNet/module:layer3", "collapsed:fn:ResNet/module:layer1")
-    assert v.annotations[layer3]["status"] == "diverged"
-    assert v.annotations[layer3]["text"].startswith("1 of 2 checked values inside diverge")
-    assert v.annotations[layer1]["status"] == "ok" and v.highlight == [layer3]
+    checks = v.overlay("validation")
+    assert checks[layer3]["status"] == "diverged"
+    assert checks[layer3]["text"].startswith("1 of 2 checked values inside diverge")
+    assert checks[layer1]["status"] == "ok" and v.highlight == [layer3]
     v.open_module("layer3")                          # one level down: the block holding it
     block = "collapsed:fn:ResNet/module:layer3.1"
-    assert v.annotations[block]["status"] == "diverged" and block in v.highlight
+    assert v.overlay("validation")[block]["status"] == "diverged" and block in v.highlight
     v.open_module("layer3.1")                        # the node itself
     (node,) = [nid for nid, info in v.nodes.items() if info.get("name") == bad]
-    assert v.annotations[node] == {"status": "diverged", "text": "differs"} and node in v.highlight
+    assert v.overlay("validation")[node] == {"status": "diverged", "text": "differs"}
+    assert node in v.highlight

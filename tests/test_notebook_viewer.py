@@ -5,8 +5,9 @@ import pytest
 import traitlets
 
 import mlclab
-from mlclab.notebook.graphs import function_viewer, view_payload, viewer_views
-from mlclab.notebook.viewer import PENDING, GraphViewer, binding_lines, sanitize_svg
+from mlclab.notebook.graphs import draw_view, function_viewer, graph_viewer, view_payload, viewer_views
+from mlclab.notebook.viewer import PENDING, GraphViewer, sanitize_svg
+from mlclab.viz.model import Graph, Node
 from mlclab.notebook.widgets import validation_widget, widget_bundle
 from mlclab.api.validation import validate
 
@@ -29,34 +30,34 @@ def test_sanitize_svg_turns_non_svg_into_escaped_text(bad):
     assert out.startswith('<pre class="mlclab-error">') and "<script" not in out and "<html" not in out
 
 
+def tiny(label="add"):
+    g = Graph("f")
+    g.add_node(Node("f:a", "op", label, name="a", value="f:a"))
+    g.add_node(Node("f:b", "op", "mul", name="b", value="f:b"))
+    g.add_edge("f:a", "f:b")
+    return g
+
+
 def test_viewer_traits_are_checked():
-    v = GraphViewer({"dataflow": {"svg": SVG.format(""), "nodes": {"f:a": {"op": "add"}}},
-                     "let": {"svg": SVG.format(""), "nodes": {}}})
+    v = GraphViewer({"dataflow": draw_view(tiny()), "let": draw_view(tiny())})
     assert v.view == "dataflow" and v.find("ADD") == ["f:a"]
     v.selected_node = "f:a"
-    assert v.selected == {"op": "add"}
+    assert v.selected["label"] == "add"
     with pytest.raises(traitlets.TraitError, match="no node 'f:zz'"):
         v.selected_node = "f:zz"
     with pytest.raises(traitlets.TraitError, match="no view 'tree'"):
         v.view = "tree"
+    with pytest.raises(ValueError, match="not a view model"):
+        GraphViewer({"dataflow": {"svg": SVG.format(""), "nodes": {}}})
 
 
 def test_viewer_bundle_carries_a_static_svg_without_script():
-    import graphviz
-
-    g = graphviz.Digraph()
-    g.node("n", "n <script>alert(1)</script>", id="f:n")
-    v = GraphViewer({"dataflow": {"svg": g, "nodes": {}}}, highlight=["f:n"])
+    v = GraphViewer({"dataflow": draw_view(tiny("n <script>alert(1)</script>"))}, highlight=["f:a"])
     data, _ = v._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     html = data["text/html"]
-    assert "<svg" in html and 'id="f:n"' in html
-    assert "<script" not in html and "&lt;script&gt;" in html
-
-
-def test_binding_lines_read_let_relax_and_python_forms():
-    text = "fn (%x) {\n  let %lv = log(%x);\n  lv1: R.Tensor((2,)) = R.exp(lv)\n  y = lv1\n}"
-    assert binding_lines(text) == {"lv": 2, "lv1": 3, "y": 4}
+    assert "<svg" in html and 'id="f:a"' in html
+    assert "<script>alert" not in html and "&lt;script&gt;" in html
 
 
 SOURCE = """def foo(a: Tensor[(2, 3), f32], b: Tensor[(3, 4), f32], c: Tensor[(2, 4), f32]):
@@ -71,54 +72,52 @@ def foo():
     return mlclab.compile(SOURCE)["foo"]
 
 
-def test_view_payloads_join_nodes_to_source_let_and_tvmscript(foo):
+def test_view_payloads_anchor_nodes_in_source_let_and_tvmscript(foo):
     assert viewer_views() == ("dataflow", "let", "tree", "fused")
     views = {view: view_payload(foo, view) for view in viewer_views()}
     let_lines = foo.text("let").splitlines()
     for view in ("dataflow", "let", "tree"):
         data = views[view]
-        assert 'class="node"' in data["svg"], view
+        assert 'class="node"' in data["geometry"]["svg"], view
         d = data["nodes"]["foo:d"]
         assert d["name"] == "d" and d["line"] == 2 and "d = a @ b" in d["source"]["source_line"]
-        # One shape: the model's own node JSON, plus the two text links.
-        model_d = foo.graph(view).to_dict()["nodes"]
-        assert {k: v for k, v in d.items() if k not in ("let_line", "script")} == \
-            next(n for n in model_d if n["id"] == "foo:d")
-        assert "matmul" in d["op"]
-        assert "R.matmul" in d["script"]
-        assert "matmul" in let_lines[d["let_line"] - 1]
-    assert views["dataflow"]["clusters"]["fn:foo"]["kind"] == "function"
+        assert "matmul" in d["label"]
+        relax = data["texts"]["relax"].splitlines()
+        assert "R.matmul" in relax[d["anchors"]["relax"] - 1]
+        assert "matmul" in let_lines[d["anchors"]["let"] - 1]
+    assert views["dataflow"]["namespaces"]["fn:foo"]["kind"] == "function"
 
 
-def test_fused_view_shows_fuseops_groups_linked_to_their_own_let_text(foo):
+def test_fused_view_shows_fuseops_groups_anchored_in_their_own_let_text(foo):
     fused = view_payload(foo, "fused")
-    groups = [cid for cid, c in fused["clusters"].items() if c["kind"] == "fused"]
+    groups = [cid for cid, c in fused["namespaces"].items() if c["kind"] == "fused"]
     assert groups and all("fused_" in g for g in groups)
-    members = [info for info in fused["nodes"].values() if info.get("group") in groups]
-    assert {"matmul", "add"} <= {m.get("op") for m in members}
-    let_lines = fused["let_text"].splitlines()
+    members = [info for info in fused["nodes"].values() if info["namespace"] in groups]
+    assert {"matmul", "add"} <= {m["label"] for m in members}
+    let_lines = fused["texts"]["let"].splitlines()
     for m in members:
-        if m.get("let_line"):
-            line = let_lines[m["let_line"] - 1]
+        if "let" in m["anchors"]:
+            line = let_lines[m["anchors"]["let"] - 1]
             # Its ``let``, or Relay's tail: a function's last line is its result's expression.
             assert m["name"] in line or not line.lstrip().startswith("let ")
     # Lowering rewrote the vars, yet nodes still point at their DSL lines.
-    assert {m.get("line") for m in members} >= {2, 3}
+    assert {m["line"] for m in members} >= {2, 3}
 
 
 def test_function_viewer_draws_views_when_shown_and_marks_each(foo):
     v = function_viewer(foo, annotations={"d": {"status": "diverged", "text": "bad"}},
                         highlight_bindings=["d"])
-    assert v.annotations["foo:d"]["status"] == "diverged"
+    assert v.overlay("validation")["foo:d"]["status"] == "diverged"
     assert v.highlight == ["foo:d"]
-    assert v.source == foo.source and "let" in v.let_text
+    assert v.source == foo.source and "let" in v.current["texts"]["let"]
     # Only the first view is drawn up front; the others when a student opens them.
     assert v.views["tree"] == PENDING and v.views["fused"] == PENDING
     v.view = "fused"
     fused = v.views["fused"]
-    assert "<svg" in fused["svg"] and v.views["tree"] == PENDING
+    assert "<svg" in fused["geometry"]["svg"] and v.views["tree"] == PENDING
     fused_d = [nid for nid, info in fused["nodes"].items() if info.get("name") == "d"]
-    assert fused_d and all(n in v.highlight and v.annotations[n]["status"] == "diverged" for n in fused_d)
+    assert fused_d and all(n in v.highlight and v.overlay("validation")[n]["status"] == "diverged"
+                           for n in fused_d)
     v.selected_node = fused_d[0]
 
 
@@ -126,7 +125,7 @@ def test_a_view_that_fails_to_draw_says_why_in_place():
     def loader(name):
         raise RuntimeError("dot <crashed>")
 
-    v = GraphViewer({"dataflow": {"svg": SVG.format(""), "nodes": {}}, "tree": PENDING}, loader=loader)
+    v = GraphViewer({"dataflow": draw_view(tiny()), "tree": PENDING}, loader=loader)
     v.view = "tree"
     assert v.views["tree"] == {"error": "RuntimeError: dot <crashed>", "nodes": {}}
     assert v.nodes == {} and v.find("add") == []
@@ -138,13 +137,14 @@ def test_validation_widget_highlights_and_selects_the_first_divergence(foo):
     box = validation_widget(report)
     viewer = box.children[1]
     assert viewer.selected_node == "" and viewer.highlight == []
-    assert {viewer.annotations[n]["status"] for n in viewer.annotations} == {"ok"}
+    layer = viewer.overlay("validation")
+    assert layer and {e["status"] for e in layer.values()} == {"ok"}
     # Plant a divergence at d, as if TVM had computed it wrongly.
     report.bindings[0].comparison.mismatches = 1
     assert report.first_divergence == "d" and not report.ok
     viewer = validation_widget(report).children[1]
     assert viewer.selected_node == "foo:d" and "foo:d" in viewer.highlight
-    assert viewer.annotations["foo:d"]["status"] == "diverged"
+    assert viewer.overlay("validation")["foo:d"]["status"] == "diverged"
     data, _ = widget_bundle(validation_widget(report), report._repr_html_())
     assert "first divergence: <b>d</b>" in data["text/html"]
     assert "application/vnd.jupyter.widget-view+json" in data
@@ -160,21 +160,37 @@ def test_report_repr_and_mimebundle(foo):
 
 def test_unfolding_an_overview_draws_the_whole_view_through_the_loader():
     calls = []
+    whole = tiny()
 
     def loader(name, full=False):
         calls.append((name, full))
-        return {"svg": SVG.format(""), "nodes": {"f:a": {"op": "add"}, "f:b": {"op": "mul"}}}
+        return draw_view(whole, full=True)
 
-    overview = {"svg": SVG.format(""), "nodes": {"f:a": {"op": "add"}},
-                "overview": {"shown": 1, "total": 2}}
-    v = GraphViewer({"dataflow": overview, "let": {"svg": SVG.format(""), "nodes": {}}}, loader=loader)
+    overview = draw_view(whole, full=True)
+    overview["overview"] = {"shown": 1, "total": 2}
+    v = GraphViewer({"dataflow": overview, "let": draw_view(tiny())}, loader=loader)
     assert "overview: 1 of 2 nodes" in v.static_html()
     v.unfold("let")                                   # not an overview: nothing to draw
     assert calls == []
     v.unfold()
     assert calls == [("dataflow", True)] and v.unfolded == ["let", "dataflow"]
     assert "overview" not in v.views["dataflow"] and set(v.nodes) == {"f:a", "f:b"}
-    # Without a loader the overview stays (and says so).
+    # Without a loader the overview stays (and says so), and folding is not offered.
     still = GraphViewer({"dataflow": overview})
     still.unfold()
-    assert still.views["dataflow"]["overview"] == {"shown": 1, "total": 2}
+    assert still.views["dataflow"]["overview"] == {"shown": 1, "total": 2} and not still.live
+
+
+def test_folding_any_namespace_is_laid_out_again_by_the_one_fold(foo):
+    v = graph_viewer({"fused": foo.graph("fused", collapse=None).graph})
+    group = next(cid for cid, ns in v.current["namespaces"].items() if ns["kind"] == "fused")
+    members = [nid for nid, n in v.nodes.items() if n["namespace"] == group]
+    v.fold(group)
+    (box,) = [n for n in v.nodes.values() if n["folded"]]
+    assert box["folded"]["namespace"] == group and box["folded"]["nodes"] == len(members)
+    assert v.current["namespaces"][group]["folded"] and not set(members) & set(v.nodes)
+    assert f'id="{box["id"]}"' in v.current["geometry"]["svg"]
+    v.fold(group, folded=False)
+    assert set(members) <= set(v.nodes)
+    with pytest.raises(ValueError, match="no namespace 'nope'"):
+        v.fold("nope")

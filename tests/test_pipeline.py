@@ -57,7 +57,7 @@ def test_fuseops_draws_the_fused_group_as_a_cluster(steps):
     assert len(inside) == 3 and any(op.startswith("relu") for op in inside)
     folded = steps["FuseOps"].graph(collapse="group").graph
     (box,) = folded.find(kind="collapsed")
-    assert box.op == fused.label and box.attrs["nodes"] == "3"
+    assert box.op == fused.label and box.folded.nodes == 3 and box.folded.kind == "fused"
 
 
 def test_dsl_lines_survive_lowering_by_identity(steps):

@@ -214,13 +214,14 @@ def test_viewer_shows_the_profile_on_the_fused_view(prog):
     fn = prog["mlp"]
     prof = fn.profile(repeat=1)
     payload = view_payload(fn, "fused", profile=prof)
-    marked = {nid: info for nid, info in payload["nodes"].items() if info.get("fill")}
-    assert set(marked) == {nid for k in prof.kernels for nid in k.nodes}
-    assert all("GFLOP/s" in info["tooltip"] for info in marked.values())
-    if payload.get("svg"):
-        assert next(iter(marked.values()))["fill"] in payload["svg"]
+    marked = payload["overlays"]["profile"]
+    assert set(marked) == {nid for k in prof.kernels for nid in k.nodes} and marked
+    assert all("GFLOP/s" in e["text"] and e["fill"].startswith("#") for e in marked.values())
+    assert sum({e["kernel"]: e["share"] for e in marked.values()}.values()) == \
+        pytest.approx(1.0)
+    assert next(iter(marked.values()))["fill"] in payload["geometry"]["svg"]
     viewer = function_viewer(fn, "fused", profile=prof)
-    assert viewer is not None
+    assert viewer.overlay("profile") == marked
 
 
 def test_compare_two_builds_of_one_program_matches_kernels():

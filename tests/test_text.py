@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import mlclab
-from programs import BRANCHY, LOG_TWICE
+from programs import BRANCHY, LOG_TWICE, SAME_NAME_CALLS
 from mlclab.inspect.text import render_text, style_names, text
 
 tvm = pytest.importorskip("tvm")
@@ -212,3 +212,24 @@ def test_line_of_finds_a_nodes_line_in_every_view(prog):
     t = IRText("let", "fn\n  let %lv = add(%a, %b);\n", {2: "fused_add:lv"})
     assert t.line_of("main:fused_add/lv") == t.line_of("main:fused_add/lv~2") == 2
     assert t.line_of("main:return") is None
+
+
+
+
+@pytest.mark.parametrize("style", ["relax", "relay", "let"])
+def test_two_functions_binding_the_same_name_each_link_to_their_own_line(style):
+    # Issue 19: main's y = exp(x) and g's y = log(a). The printer says which line defines
+    # which value; a name match would give both nodes the first ``y`` it saw.
+    fn = mlclab.compile(SAME_NAME_CALLS)["main"]
+    t = render_text(fn, style)
+    lines = t.text.splitlines()
+    assert "exp(" in lines[t.line_of("main:y") - 1] and "log(" not in lines[t.line_of("main:y") - 1]
+    assert "log(" in lines[t.line_of("g:y") - 1] and "exp(" not in lines[t.line_of("g:y") - 1]
+
+
+def test_relax_text_carries_no_markers_with_or_without_annotations(prog):
+    for annotate in (True, False):
+        t = render_text(prog["main"], "relax", annotate=annotate)
+        assert "\ue000" not in t.text and "\ue001" not in t.text
+        assert t.line_values and all(not line.endswith(" ") for line in t.text.splitlines())
+    assert "# line" not in render_text(prog["main"], "relax", annotate=False).text

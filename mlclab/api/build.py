@@ -1,10 +1,12 @@
 """Building a typed program for a target: the Relax module, the executable (mlclab's
-pipeline, or TVM's plain one if that fails), and what is made from them on demand (the VM,
-traced builds). Renamed programs (a cache hit under another filename) share one ``Built``.
+pipeline, a failing pass of its own skipped, or TVM's plain one if that fails, said with a
+``FallbackWarning``), the record of the passes that built it, and what is made from them on
+demand (the VM, traced builds). Renamed programs (a cache hit under another filename) share one ``Built``.
 """
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any, Callable
 
 from ..lang.diagnostics import DSLError
@@ -32,28 +34,36 @@ def check_target(target):
 
 
 def build_executable(mod, target):
-    """Compile ``mod`` with mlclab's pipeline, or with TVM's plain one if that fails.
+    """Compile ``mod`` with mlclab's pipeline (a failing pass of its own skipped), or with
+    TVM's plain one if that still fails.
 
-    Returns the executable and whether the optimized pipeline built it.
+    Returns the executable and the ``BuildRecord`` of the passes that built it
+    (``mlclab.backend.record``): every view reads it instead of running the passes again.
     """
     from ..backend.builder import clean_tvm_message
-    from ..backend.passes import build_passes
-    from ..backend.tvm_log import quiet
+    from ..backend.passes import recorded_build
 
     t = tvm()
     resolved = check_target(target)
-    error = None
-    for optimized in (True, False):
-        passes = t.transform.Sequential(build_passes(target, optimized=optimized),
-                                        name="mlclab.build")
-        try:
-            with quiet():        # TVM's C++ warnings would reach the notebook cell
-                return t.compile(mod, target=resolved, relax_pipeline=passes), optimized
-        except Exception as exc:
-            error = error or exc
-    raise DSLError(f"TVM could not compile this program: {clean_tvm_message(error)}",
-                   internal=True, hint="this program passed mlclab's checks, so this is an "
-                   "mlclab bug: please report it")
+    try:
+        return recorded_build(mod, resolved, lambda pipeline: t.compile(
+            mod, target=resolved, relax_pipeline=pipeline))
+    except Exception as error:
+        raise DSLError(f"TVM could not compile this program: {clean_tvm_message(error)}",
+                       internal=True, hint="this program passed mlclab's checks, so this is "
+                       "an mlclab bug: please report it") from None
+
+
+def warn_fallbacks(record, what: str) -> None:
+    """Say in the cell (a ``FallbackWarning``) what mlclab's pipeline could not do for ``what``."""
+    from ..backend.record import FallbackWarning
+
+    if record.fallbacks:
+        said = "; ".join(str(f) for f in record.fallbacks)
+        warnings.warn(FallbackWarning(
+            f"{what} was built without part of mlclab's pipeline, so it may run slower (the "
+            f"results are the same): {said}. fn.pipeline() marks it; fn.build_record lists "
+            f"it."), stacklevel=3)
 
 
 class Built:
@@ -73,12 +83,16 @@ class Built:
         self.bindings = bindings          # function name -> {relax.Var: BindingInfo}
         self.target = target
         self._trace = trace
-        # ``optimized`` is False when mlclab's own passes failed and TVM's plain CPU pipeline
-        # built the program instead; fn.pipeline() then shows that pipeline.
-        self.executable, self.optimized = build_executable(self.mod, target)
+        # What each pass of the build did (``mlclab.backend.record``), read by every view.
+        # ``optimized`` is False when a pass of mlclab's own failed (and was skipped or
+        # replaced) or TVM's plain pipeline built the program; the build then warns.
+        self.executable, self.record = build_executable(self.mod, target)
+        self.optimized = self.record.optimized
+        warn_fallbacks(self.record, f"{', '.join(bindings) or 'this program'}")
         # One VM per program, and a VM is not thread-safe: calls take turns on this lock.
         self.lock = threading.RLock()
         self._vm = None
+        self._device = None
         # function name -> what calling it prepares (api.function's call state): a program
         # keeps its functions weakly, so this outlives each CompiledFunction
         self.call_states: dict = {}
@@ -93,12 +107,21 @@ class Built:
                    lambda name: build_module(typed, trace=name))
 
     @property
+    def device(self):
+        """The device the target's code runs on (its backend's ``device``)."""
+        if self._device is None:
+            from ..backend.passes import device_for
+
+            self._device = device_for(self.target)
+        return self._device
+
+    @property
     def vm(self):
         with self.lock:
             if self._vm is None:
                 from tvm import relax
 
-                self._vm = relax.VirtualMachine(self.executable, tvm().cpu())
+                self._vm = relax.VirtualMachine(self.executable, device=self.device)
             return self._vm
 
     def traced(self, name: str):
@@ -108,6 +131,8 @@ class Built:
                 from tvm import relax
 
                 module = self._trace(name)
-                executable, _ = build_executable(module.mod, self.target)
-                self._traces[name] = (module, relax.VirtualMachine(executable, tvm().cpu()))
+                # (its record is dropped: the views show the program's own build)
+                executable, record = build_executable(module.mod, self.target)
+                warn_fallbacks(record, f"the traced build of {name} (for trace and validate)")
+                self._traces[name] = (module, relax.VirtualMachine(executable, device=self.device))
             return self._traces[name]

@@ -22,9 +22,9 @@ class _CallState:
     ``prog["f"](x)`` written out each time makes a new one per call, and re-deriving all
     this (the size walk above all) cost ~140 us a call of a 4-element add."""
 
-    def __init__(self, params):
+    def __init__(self, params, device):
         self.marshaller = Marshaller([p.type.dtype for p in params],
-                                     kernel_alignment=PARAM_ALIGNMENT)
+                                     kernel_alignment=PARAM_ALIGNMENT, device=device)
         self.vm_fn = None
         # The thin call (Marshaller.thin) for the shapes of the last call bind() accepted:
         # numpy arrays of exactly the declared dtypes and those shapes need no other check
@@ -57,7 +57,8 @@ class CompiledFunction(HoldsIR):
         self.bindings = Bindings(program.built.bindings[name])
         state = program.built.call_states.get(name)
         if state is None:
-            state = program.built.call_states.setdefault(name, _CallState(self.typed.params))
+            state = program.built.call_states.setdefault(
+                name, _CallState(self.typed.params, program.built.device))
         self._state = state
         self._marshaller = state.marshaller
         self._sized = state.sized
@@ -84,6 +85,13 @@ class CompiledFunction(HoldsIR):
     @property
     def executable(self):
         return self.program.executable
+
+    @property
+    def build_record(self):
+        """What each pass of the build that made this function did: its name, the module after
+        it, whether it changed anything, its time, and any fallback
+        (``mlclab.backend.record.BuildRecord``); the views read it."""
+        return self.program.build_record
 
     @property
     def params(self):
@@ -230,18 +238,27 @@ class CompiledFunction(HoldsIR):
         return [v.name for v in inter]
 
     # ------------------------------------------------------------------ views
-    def graph(self, view: str = "dataflow", profile=None, **opts):
-        """The computation graph: ``"dataflow"`` (graph binding), ``"tree"``, ``"let"``, or
-        ``"fused"`` (after FuseOps; ``profile=fn.profile()`` colours it by time)."""
+    def graph(self, view: str = "dataflow", profile=None, after=None, **opts):
+        """The computation graph: a view of ``mlclab.viz.registry`` (``"dataflow"``, ``"tree"``,
+        ``"let"``, ``"fused"``...). ``after="FuseOps"`` (any pass of ``fn.pipeline()``) draws
+        the module as the build left it after that pass; a view registered with a step
+        (``"fused"``: after FuseOps) is drawn there. ``profile=fn.profile()`` colours the
+        graph after FuseOps by time."""
+        from ..viz.registry import view_kind
         from ..viz.views import graph
 
-        if view == "fused" or profile is not None:
-            from .profiling import fused_graph
+        kind = view_kind(view)
+        step = after if after is not None else kind.after
+        if step is None:
+            if profile is not None:
+                raise ValueError(f"profile= overlays the \"fused\" view (the graph after "
+                                 f"FuseOps), not {view!r}")
+            return graph(self, view, **opts)
+        from .profiling import step_graph
 
-            if view != "fused":
-                raise ValueError(f"profile= overlays the \"fused\" view, not {view!r}")
-            return fused_graph(self, profile, **opts)
-        return graph(self, view, **opts)
+        if not isinstance(step, str):
+            raise TypeError(f"after must be a pass name (a str), got {step!r}")
+        return step_graph(self, view, step, profile, **opts)
 
     @boundary(lambda self, *args, **kw: f"profiling {self.name}")
     def profile(self, *args, repeat: int = 5):
@@ -259,7 +276,7 @@ class CompiledFunction(HoldsIR):
         return text(self, style, **options)
 
     def pipeline(self):
-        """The build pipeline applied one pass at a time."""
+        """The passes that built this function, one step each, read from ``build_record``."""
         from ..inspect.pipeline import pipeline
 
         return pipeline(self)

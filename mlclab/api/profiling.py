@@ -1,6 +1,8 @@
-"""``fn.profile(...)``, ``mlclab.compare_profiles(a, b)`` and the fused graph with a profile
-overlaid: the api side of ``mlclab.inspect.profile``, with its displays attached from the
-notebook layer (``mlclab.api.displays``: ``profile_html``, ``profile_compare_html``).
+"""``fn.profile(...)``, ``mlclab.compare_profiles(a, b)`` and graphs of a step of the build
+(``fn.graph(view, after="FuseOps")``, the ``"fused"`` view) with a profile overlaid: the api
+side of ``mlclab.inspect.profile``, with its displays attached from the notebook layer
+(``mlclab.api.displays``: ``profile_html``, ``profile_compare_html``). Everything here reads
+the build record (``fn.build_record``): the kernels profiled are the ones that ran.
 """
 from __future__ import annotations
 
@@ -15,6 +17,10 @@ def _render(kind: str):
     return lambda obj: displays.lookup(kind)(obj)
 
 
+# The pass whose graph a profile's kernels are placed on: FuseOps' groups are the kernels.
+PROFILED_STEP = "FuseOps"
+
+
 def profile(fn, args: tuple, repeat: int = 5):
     """Profile one call of ``fn`` (random inputs, as ``validate`` draws them, if no ``args``)."""
     import tvm
@@ -27,40 +33,54 @@ def profile(fn, args: tuple, repeat: int = 5):
     if not args:
         args, _ = random_inputs(fn.params, 0, _fits(fn), function_input_ranges(fn))
     arrays = fn.check_args(tuple(args), f"{fn.name}.profile")
-    # Own aligned copies: the profiled run must not depend on (or touch) the caller's arrays.
-    tensors = [tvm.runtime.tensor(np.ascontiguousarray(a)) for a in arrays]
-    # The pipeline mlclab built with, one pass at a time: the kernels' TIR as FuseTIR left it,
-    # and the fused view whose nodes say where each kernel came from.
-    steps = pipeline(fn)
-    tir = prof.tir_functions(steps["FuseTIR"].mod)
-    origins = prof.kernel_origins(steps["FuseOps"].graph("dataflow", collapse=None).graph)
     built = fn.program.built
-    result = prof.measure(fn.executable, fn.name, tensors, tir, origins, repeat, built.lock)
+    # Own aligned copies: the profiled run must not depend on (or touch) the caller's arrays.
+    tensors = [tvm.runtime.tensor(np.ascontiguousarray(a), device=built.device) for a in arrays]
+    # The build's record: the kernels' TIR as FuseTIR left it, the fused view whose nodes say
+    # where each kernel came from, and the schedule rule of each kernel.
+    steps = pipeline(fn)
+    tir = prof.tir_functions(steps.step("FuseTIR").mod)
+    # Unfolded: every node of every kernel, whatever the picture would fold.
+    origins = prof.kernel_origins(
+        steps.step(PROFILED_STEP).graph("dataflow", collapse=None).graph)
+    result = prof.measure(fn.executable, fn.name, tensors, tir, origins, repeat, built.lock,
+                          device=built.device, decisions=steps.record.schedule_decisions(),
+                          fallbacks=steps.fallbacks)
     result.renderer = _render("profile_html")
     result.compare_renderer = _render("profile_compare_html")
     return result
 
 
-def fused_graph(fn, profile=None, **opts):
-    """The fused view (the dataflow graph after FuseOps), coloured by ``profile`` if given."""
+def step_graph(fn, view: str, after: str, profile=None, **opts):
+    """``view`` of ``fn``'s module after pass ``after`` of its build (any recorded pass, found by
+    name: a ValueError lists them otherwise), coloured by ``profile`` if given (which places
+    its kernels on the graph after ``PROFILED_STEP``)."""
     from ..inspect.pipeline import pipeline
     from ..inspect.profile import Profile, overlay, overlay_folded
     from ..viz.views import check_shape_options, fitted_view
 
-    if profile is not None and not isinstance(profile, Profile):
-        raise TypeError(f"profile must be what fn.profile() returns, got {type(profile).__name__}")
-    step = pipeline(fn)["FuseOps"]
+    if profile is not None:
+        if not isinstance(profile, Profile):
+            raise TypeError(f"profile must be what fn.profile() returns, got "
+                            f"{type(profile).__name__}")
+        if after != PROFILED_STEP:
+            raise ValueError(f"profile= overlays the graph after {PROFILED_STEP} (the \"fused\" "
+                             f"view), not after {after!r}")
+        if profile.function != fn.name:
+            raise ValueError(f"profile is of {profile.function!r}, not of {fn.name!r}")
+    try:
+        step = pipeline(fn).step(after)
+    except ValueError as err:
+        raise ValueError(f"after: {err}") from None
     if profile is None:
-        return step.graph("dataflow", **opts)
-    if profile.function != fn.name:
-        raise ValueError(f"profile is of {profile.function!r}, not of {fn.name!r}")
+        return step.graph(view, **opts)
     collapse, depth = opts.pop("collapse", "auto"), opts.pop("depth", None)
     check_shape_options(collapse, depth)
     # Coloured whole, then folded as fn.graph() folds: a folded module takes the time of
     # every kernel inside it.
-    whole = overlay(step.graph("dataflow", collapse=None, **opts).graph.copy(), profile)
+    whole = overlay(step.graph(view, collapse=None, **opts).graph.copy(), profile)
     return fitted_view(whole, collapse, depth,
-                       finish=lambda shown: overlay_folded(shown, whole, profile))
+                       finish=lambda shown: overlay_folded(shown, profile))
 
 
 @boundary(lambda a, b: "comparing profiles")

@@ -82,6 +82,11 @@ class Program(HoldsIR, Mapping):
         return self.built.optimized
 
     @property
+    def build_record(self):
+        """What each pass of the build did (``mlclab.backend.record.BuildRecord``)."""
+        return self.built.record
+
+    @property
     def lock(self):
         return self.built.lock
 

@@ -1,12 +1,17 @@
-"""The build pipeline mlclab really compiles with, as a list of named passes.
+"""The build pipeline mlclab really compiles with, as a list of named passes, and the build
+that records it.
 
-The passes come from the target's registration (mlclab.backend.targets); the pipeline a lesson
-shows (``ir.pipeline``) runs this same list, so it is exactly the one that built the code
-that ran.
+The passes come from the target's registration (mlclab.backend.targets). ``recorded_build``
+runs them inside TVM's compile with ``mlclab.backend.record``'s instrument on, so every view
+(``fn.pipeline()``, the tir text, the fused view, the profile) reads the passes that built the
+code that ran, fallbacks included, instead of running them again.
 """
 from __future__ import annotations
 
-from .targets import backend_for, resolve_target  # noqa: F401  (resolve_target is public here)
+from typing import Callable
+
+from .record import PIPELINE, BuildRecord, Fallback, recording
+from .targets import backend_for, device_for, resolve_target  # noqa: F401  (public here)
 
 
 def build_passes(target="llvm", optimized: bool = True) -> list:
@@ -15,8 +20,51 @@ def build_passes(target="llvm", optimized: bool = True) -> list:
 
     ``optimized=False`` is TVM's own pipeline for the target, without mlclab's additions
     (for the CPU: transpose and batch-norm folding, blocked convolutions, schedules): the
-    build falls back to it when the optimized one fails, so a bug there costs speed, never
-    a program.
+    build falls back to it when the optimized one fails even with its failing passes skipped,
+    so a bug there costs speed, never a program.
     """
     tgt = resolve_target(target)
     return backend_for(tgt).passes(tgt, optimized)
+
+
+def recorded_build(mod, target, run: Callable):
+    """``run(pipeline)`` -- a ``tvm.transform.Sequential`` named ``PIPELINE`` -- with the passes
+    recorded: mlclab's pipeline first, where a failing pass of mlclab's own is skipped or
+    replaced (``record.own_pass``), then, if the build still fails, TVM's plain pipeline.
+    Returns ``run``'s result and the ``BuildRecord`` of the build that succeeded; raises the
+    first error if neither does."""
+    import tvm
+
+    from .builder import clean_tvm_message
+    from .tvm_log import quiet
+
+    fallbacks, error = [], None
+    for optimized in (True, False):
+        pipeline = tvm.transform.Sequential(build_passes(target, optimized=optimized),
+                                            name=PIPELINE)
+        with recording() as recorder:
+            try:
+                with quiet():        # TVM's C++ warnings would reach the notebook cell
+                    result = run(pipeline)
+            except Exception as exc:
+                error = error or exc
+                fallbacks.append(Fallback(recorder.failing_stage(), clean_tvm_message(exc),
+                                          "TVM's plain pipeline (none of mlclab's passes)"))
+                continue
+        fallbacks.extend(recorder.fallbacks())
+        start = mod if recorder.input is None else recorder.input
+        return result, BuildRecord(start, recorder.runs, target, optimized, tuple(fallbacks))
+    raise error
+
+
+def record_pipeline(mod, target="llvm") -> BuildRecord:
+    """The record of the Relax pipeline on ``mod`` alone, for IR that mlclab did not build
+    (a ``relax.Function`` or ``IRModule`` handed to a view): the same passes, recorded the
+    same way, without code generation."""
+    tgt = resolve_target(target)
+
+    def run(pipeline):
+        with tgt:            # tvm.compile applies the Relax pipeline inside ``with target:``
+            return pipeline(mod)
+
+    return recorded_build(mod, tgt, run)[1]

@@ -60,6 +60,11 @@ def backend_for(target) -> Backend:
     return BACKENDS[str(target.kind.name)]
 
 
+def device_for(target="llvm"):
+    """The ``tvm.runtime.Device`` that code built for ``target`` runs on (its backend's)."""
+    return backend_for(resolve_target(target)).device()
+
+
 def resolve_target(target="llvm"):
     """The ``tvm.target.Target`` for a user's ``target``, or a ValueError (TypeError for a
     value of the wrong type) naming the parameter and why it can't be used."""
@@ -176,28 +181,38 @@ def _llvm_passes(target, optimized: bool) -> list:
     from .alignment import relax_param_alignment
     from .conv_layout import block_conv_layout
     from .fold_batchnorm import fold_batchnorm
+    from .record import own_pass
     from .schedules import schedule_cpu, vector_lanes
 
     legalize = _legalize_passes(target, optimized)
     if optimized:
-        legalize = [_bounded_fuse_ops() if p.info.name == "FuseOps" else p for p in legalize]
+        # mlclab's own passes, and TVM's it configures, are guarded: one that fails is
+        # skipped (or TVM's own runs instead) and the build goes on, recording it.
+        plain = {p.info.name: p for p in _legalize_passes(target, False)}
+        legalize = [own_pass(_bounded_fuse_ops(), plain["FuseOps"])
+                    if p.info.name == "FuseOps" else
+                    own_pass(p, plain["LegalizeOps"]) if p.info.name == "LegalizeOps" else p
+                    for p in legalize]
+    def mlclab(p) -> list:   # an addition of mlclab's: in the optimized pipeline only, guarded
+        return [own_pass(p)] if optimized else []
+
     return [
         # x @ w.T as one matmul kernel (linear's transpose folded in), which the CPU
         # schedules pack panel by panel instead of running a separate transpose.
-        *([relax.transform.FuseTransposeMatmul()] if optimized else []),
+        *mlclab(relax.transform.FuseTransposeMatmul()),
         *cpu_generic.library_dispatch_passes(target),
         # Inference batch norms folded into their convolutions' weights and a bias.
-        *([fold_batchnorm()] if optimized else []),
+        *mlclab(fold_batchnorm()),
         # Convolutions in the NCHW[x]c layout, with their constant weights re-laid out
         # once here (see conv_layout.py).
-        *([block_conv_layout(vector_lanes(target))] if optimized else []),
+        *mlclab(block_conv_layout(vector_lanes(target))),
         *legalize,
-        *([schedule_cpu(target)] if optimized else []),
+        *mlclab(schedule_cpu(target)),
         *dataflow_lower_passes(target),
         *cpu_generic.finalize_passes(target),
         # last, after every pass that makes kernels: kernels that read numpy's
         # 16-byte-aligned arrays in place (see alignment.py)
-        relax_param_alignment(),
+        own_pass(relax_param_alignment()),
     ]
 
 
@@ -244,7 +259,7 @@ def _bounded_fuse_ops():
 def _cpu():
     import tvm
 
-    return tvm.cpu()
+    return tvm.cpu(0)
 
 
 register(Backend(kind="llvm", description="this machine's CPU, through LLVM",

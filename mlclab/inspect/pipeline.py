@@ -1,8 +1,10 @@
 """The build pipeline, one pass at a time: what each pass did to the program.
 
-``pipeline(fn)`` runs exactly ``mlclab.backend.passes.build_passes(target)`` — the list mlclab
-compiles with — on ``fn.mod``, one pass at a time, and keeps the module after each. A step
-can be drawn (``step.graph()``: fused groups are clusters) and compared with the one before
+``pipeline(fn)`` reads the build record (``fn.build_record``, ``mlclab.backend.record``): the
+passes that really built ``fn`` and the module after each, taken by a pass instrument on the
+compile itself, so a pass that failed and was skipped, or a build that fell back to TVM's plain
+pipeline, shows as it ran. (IR that mlclab did not build -- a ``relax.Function`` or
+``IRModule`` -- gets a record of the same passes run on it.) A step can be drawn (``step.graph()``: fused groups are clusters) and compared with the one before
 (``step.diff()``: a text diff, and a graph whose nodes are marked added, removed, rewritten or
 merged).
 
@@ -22,9 +24,8 @@ from ..viz.registry import view_kind
 from ..viz.relax_info import Subject, relax_function_names, resolve, value_ids
 from ..viz.views import GraphView, check_shape_options, fitted_view
 from ..tvm_setup import HoldsIR
-from .pass_steps import pass_steps
 from .text import IRText, render_text
-from .values import short_name, track, value_table
+from .values import carry, short_name, track, value_table
 
 
 class _HoldsIR(HoldsIR):
@@ -47,6 +48,8 @@ class Step(_HoldsIR):
     mod: object                      # the IRModule after the pass
     changed: bool                    # whether the pass changed the module at all
     pipeline: "Pipeline" = field(repr=False)
+    seconds: float = 0.0             # how long the pass took in the build
+    fallback: Optional[object] = None  # the pass failed: what ran instead (record.Fallback)
 
     @property
     def before(self):
@@ -74,7 +77,8 @@ class Step(_HoldsIR):
         return self.pipeline.diff(self.index)
 
     def __repr__(self):
-        return f"<Step {self.index} {self.name}{'' if self.changed else ' (no change)'}>"
+        failed = f" FAILED: {self.fallback.instead} ran instead" if self.fallback else ""
+        return f"<Step {self.index} {self.name}{'' if self.changed else ' (no change)'}{failed}>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return self.graph()._repr_mimebundle_(include, exclude)
@@ -84,22 +88,19 @@ class Pipeline(_HoldsIR):
     """The steps of the build pipeline for one function; indexable by position or pass name."""
 
     def __init__(self, fn, function: Optional[str] = None):
-        import tvm_ffi
+        from ..backend.passes import record_pipeline
 
         self.subject = resolve(fn, function)
         self.name = self.subject.name
         self.input = self.subject.mod
         self.target = self.subject.target
-        self.steps: list[Step] = []
-        before = self.input
-        # The passes that really built it: a program mlclab's optimizations failed on was
-        # built by TVM's plain pipeline (Program.optimized).
-        optimized = getattr(getattr(fn, "program", fn), "optimized", True)
-        for i, (p, after) in enumerate(pass_steps(self.input, self.target, optimized)):
-            changed = not (after.same_as(before) or tvm_ffi.structural_equal(after, before))
-            self.steps.append(Step(i, p.info.name, after, changed, self))
-            before = after
-        self._identities: Optional[list] = None
+        # The passes that really built it, fallbacks included (mlclab.backend.record).
+        self.record = self.subject.record or record_pipeline(self.input, self.target)
+        self.steps: list[Step] = [Step(r.index, r.name, r.mod, r.changed, self, r.seconds,
+                                       r.fallback) for r in self.record]
+        # Value tables and identities of the input and the steps so far, grown on demand.
+        self._tables: list = []
+        self._idents: list = []
         # The DSL origin of every value of the high-level IR, by value id: carried to later
         # steps by identity, since lowering drops spans and rewrites the vars.
         self.sources = {}
@@ -117,6 +118,20 @@ class Pipeline(_HoldsIR):
     @property
     def final(self):
         return self.steps[-1].mod if self.steps else self.input
+
+    @property
+    def fallbacks(self) -> tuple:
+        """What mlclab's pipeline could not do for this build (``record.Fallback``s)."""
+        return self.record.fallbacks
+
+    def build_fallbacks(self) -> list:
+        """The fallbacks of the whole build (to TVM's plain pipeline), not of one step."""
+        of_steps = [s.fallback for s in self.steps if s.fallback is not None]
+        return [f for f in self.fallbacks if not any(f is g for g in of_steps)]
+
+    def step(self, name: str) -> Step:
+        """The first step of pass ``name``; a ValueError listing the passes if none."""
+        return self.steps[self.record.find(name).index]
 
     def __len__(self):
         return len(self.steps)
@@ -143,17 +158,31 @@ class Pipeline(_HoldsIR):
 
     def identities(self) -> list[dict]:
         """For the input and each step: raw value id in that module -> high-level value id."""
-        if self._identities is None:
-            mods = [self.input] + [s.mod for s in self.steps]
-            self._identities = track([value_table(self._subject(m)) for m in mods])
-        return self._identities
+        return [self._identity(i) for i in range(-1, len(self.steps))]
+
+    def _identity(self, index: int) -> dict:
+        """The identities of step ``index`` (-1: the input), carried step by step up to it
+        only; a step that changed nothing holds the module before it, and its identities."""
+        while len(self._idents) <= index + 1:
+            k = len(self._idents)
+            if k == 0:
+                self._tables.append(value_table(self._subject(self.input)))
+                self._idents.append(track(self._tables)[0])
+            elif not self.steps[k - 1].changed:
+                self._tables.append(self._tables[-1])
+                self._idents.append(self._idents[-1])
+            else:
+                table = value_table(self._subject(self.steps[k - 1].mod))
+                self._idents.append(carry(self._tables[-1], self._idents[-1], table))
+                self._tables.append(table)
+        return self._idents[index + 1]
 
     def _graph(self, index: int, view: str = "dataflow", **opts):
         collapse, depth = opts.pop("collapse", "auto"), opts.pop("depth", None)
         check_shape_options(collapse, depth)
         mod = self.input if index < 0 else self.steps[index].mod
         g = view_kind(view).parser(**opts).parse(self._subject(mod))
-        ident = self.identities()[index + 1]
+        ident = self._identity(index)
         for node in g.nodes.values():
             orig = ident.get(node.value)
             if orig is not None:
@@ -178,8 +207,11 @@ class Pipeline(_HoldsIR):
 
     # ---------------------------------------------------------------- display
     def __repr__(self):
-        rows = [f"{s.index:>2} {s.name}{'' if s.changed else '  (no change)'}" for s in self.steps]
-        return f"<Pipeline of {self.name}: {len(self.steps)} passes>\n" + "\n".join(rows)
+        rows = [f"{s.index:>2} {s.name}{'' if s.changed else '  (no change)'}"
+                f"{f'  FAILED ({s.fallback.error}): {s.fallback.instead} ran instead' if s.fallback else ''}"
+                for s in self.steps]
+        notes = [f"fallback: {f}" for f in self.build_fallbacks()]
+        return "\n".join([f"<Pipeline of {self.name}: {len(self.steps)} passes>", *rows, *notes])
 
     def _repr_html_(self):
         """A table of the passes; each that changed something opens onto its effect and diff."""
@@ -195,11 +227,19 @@ class Pipeline(_HoldsIR):
                 more = f"\n… {len(lines) - DIFF_LINES} more lines" if len(lines) > DIFF_LINES else ""
                 detail = (f"<details><summary>diff</summary><pre style='font-size:11px'>"
                           f"{html.escape(shown + more)}</pre></details>")
+            if s.fallback is not None:   # said where the student looks, in the pass's row
+                effect = (f"<span class='mlclab-fallback' style='color:#d1242f'>failed: "
+                          f"{html.escape(s.fallback.error)}; {html.escape(s.fallback.instead)} "
+                          f"ran instead</span><br>{effect}")
             rows.append(f"<tr><td>{s.index}</td><td><code>{html.escape(s.name)}</code></td>"
+                        f"<td>{s.seconds * 1e3:.1f} ms</td>"
                         f"<td style='text-align:left'>{effect}{detail}</td></tr>")
-        return (f"<table><caption>Build pipeline of <code>{html.escape(self.name)}</code>, "
-                f"one pass at a time</caption><tr><th>#</th><th>pass</th><th>effect</th></tr>"
-                f"{''.join(rows)}</table>")
+        notes = "".join(f"<p class='mlclab-fallback' style='color:#d1242f'>"
+                        f"{html.escape(str(f))}: these are the passes of that pipeline.</p>"
+                        for f in self.build_fallbacks())
+        return (f"{notes}<table><caption>Build pipeline of <code>{html.escape(self.name)}</code>,"
+                f" one pass at a time</caption><tr><th>#</th><th>pass</th><th>time</th>"
+                f"<th>effect</th></tr>{''.join(rows)}</table>")
 
 
 # A notebook shows at most this many lines of each pass's text diff.

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from ..viz.overlays import heat_colour, layer_for  # heat_colour re-exported
 from .work import kernel_work
 
 PEAK_METHOD = ("peak GFLOP/s: TVM-built loop of independent vector FMAs held in registers, "
@@ -52,12 +53,13 @@ def peaks() -> Peaks:
     from tvm import te
     from tvm.s_tir import Schedule
 
-    from ..backend.passes import resolve_target
+    from ..backend.passes import device_for, resolve_target
 
-    target, dev = resolve_target("llvm"), tvm.cpu()
+    target = resolve_target("llvm")      # this machine's CPU: the roofs are the host's
+    dev = device_for(target)
 
     def best(rt, name, args, work):
-        timer = rt.mod.time_evaluator(name, dev, number=5, repeat=7)
+        timer = rt.mod.time_evaluator(name, dev=dev, number=5, repeat=7)
         return work / min(timer(*args).results) / 1e9
 
     rows, width, depth = 8, 256, 4096
@@ -109,6 +111,8 @@ class Kernel:
     nodes: tuple = ()            # ids of those nodes in the fused view (fn.graph("fused"))
     code: tuple = ()             # the text of those lines
     module: str = ""             # an imported model's module that computed them ("layer1.0")
+    rule: Optional[str] = None   # the schedule rule that scheduled it (None: none did/known)
+    declined: tuple = ()         # "rule: reason" of each rule that declined it first
 
     @property
     def gflops(self) -> float:
@@ -148,6 +152,9 @@ class Profile:
     peaks: Peaks
     repeat: int
     call_seconds: float          # median of the whole call (VM + kernels), no instrument
+    # What mlclab's pipeline could not do for the build profiled (mlclab.backend.record):
+    # a profile of a fallback build says so.
+    fallbacks: tuple = ()
     renderer: Optional[Callable] = field(default=None, repr=False, compare=False)
     compare_renderer: Optional[Callable] = field(default=None, repr=False, compare=False)
 
@@ -178,13 +185,14 @@ class Profile:
 
     def table(self) -> str:
         """A plain-text table, slowest first."""
-        rows = [f"{'kernel':32} {'time':>10} {'share':>6} {'GFLOP':>9} {'MB':>8} "
-                f"{'GFLOP/s':>8} {'GB/s':>7} {'%roof':>6}  lines"]
+        rows = [f"fallback: {f}" for f in self.fallbacks]
+        rows.append(f"{'kernel':32} {'time':>10} {'share':>6} {'GFLOP':>9} {'MB':>8} "
+                    f"{'GFLOP/s':>8} {'GB/s':>7} {'%roof':>6} {'rule':>12}  lines")
         for k in self.by_time():
             rows.append(f"{k.name[:32]:32} {seconds_text(k.seconds):>10} {100 * self.share(k):5.1f}% "
                         f"{k.flops / 1e9:9.4f} {k.bytes / 1e6:8.3f} {k.gflops:8.2f} "
-                        f"{k.gbps:7.2f} {k.percent_of_roof(self.peaks):5.1f}%  "
-                        f"{','.join(map(str, k.lines))}")
+                        f"{k.gbps:7.2f} {k.percent_of_roof(self.peaks):5.1f}% "
+                        f"{(k.rule or '-')[:12]:>12}  {','.join(map(str, k.lines))}")
         rows.append(f"total {seconds_text(self.total_seconds)} in kernels; whole call "
                     f"{seconds_text(self.call_seconds)}; peaks {self.peak_gflops:.1f} GFLOP/s, "
                     f"{self.peak_gbps:.1f} GB/s ({self.peaks.method})")
@@ -303,11 +311,15 @@ def _origin_of_call(origins: dict, name: str, index: int) -> tuple:
 
 
 def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
-            repeat: int = 5, lock=None) -> Profile:
+            repeat: int = 5, lock=None, *, device, decisions: Optional[dict] = None,
+            fallbacks: tuple = ()) -> Profile:
     """Profile one call of ``function`` of a compiled ``executable`` on TVM ``tensors``.
 
     ``tir``: kernel name -> PrimFunc (:func:`tir_functions`); ``origins``: kernel name ->
-    (node ids, lines, line texts) per call (:func:`kernel_origins`). ``lock`` serializes the VM with other users.
+    (node ids, lines, line texts) per call (:func:`kernel_origins`). ``lock`` serializes the
+    VM with other users; ``device`` is the target's (``backend.targets.device_for``).
+    ``decisions``: kernel name -> (schedule rule, declined), as the build record has them;
+    ``fallbacks``: the build record's, which the profile repeats.
     """
     import contextlib
 
@@ -316,12 +328,13 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
 
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"repeat must be a positive int, got {repeat!r}")
-    dev = tvm.cpu()
+    dev, decisions = device, decisions or {}
     lib = executable.mod.imports[0] if executable.mod.imports else executable.mod
     # Two VMs, used in turns: one instrumented for the kernels, one plain for the whole call
     # (the instrument's Python callback would slow every VM instruction), so both kinds of
     # sample see the same moments of a busy machine.
-    vm, plain_vm = relax.VirtualMachine(executable, dev), relax.VirtualMachine(executable, dev)
+    vm = relax.VirtualMachine(executable, device=dev)
+    plain_vm = relax.VirtualMachine(executable, device=dev)
     entry, plain = vm[function], plain_vm[function]
     timers: dict = {}
     samples: list = []        # per run: [(name, seconds, args-shapes)]
@@ -329,9 +342,9 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
     def time_kernel(name, args):
         timer = timers.get(name)
         if timer is None:
-            once = lib.time_evaluator(name, dev, number=1, repeat=1)(*args).mean
+            once = lib.time_evaluator(name, dev=dev, number=1, repeat=1)(*args).mean
             number = max(1, min(1000, int(_SAMPLE_SECONDS / max(once, 1e-9))))
-            timer = timers[name] = lib.time_evaluator(name, dev, number=number, repeat=1)
+            timer = timers[name] = lib.time_evaluator(name, dev=dev, number=number, repeat=1)
         return timer(*args).mean
 
     def instrument(func, symbol, before, ret, *args):
@@ -365,63 +378,72 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
         work = kernel_work(tir[name], shapes)
         ids, lines, code, module = _origin_of_call(origins, name, seen.get(name, 0))
         seen[name] = seen.get(name, 0) + 1
+        rule, declined = decisions.get(name, (None, ()))
         kernels.append(Kernel(name, float(statistics.median(times)),
                               (float(min(times)), float(max(times))), work.flops, work.bytes,
-                              lines, ids, code, module))
-    return Profile(function, kernels, peaks(), repeat, float(statistics.median(calls)))
+                              lines, ids, code, module, rule, declined))
+    return Profile(function, kernels, peaks(), repeat, float(statistics.median(calls)),
+                   fallbacks=tuple(fallbacks))
 
 
 # ---------------------------------------------------------------------- graph overlay
 def overlay(graph, profile: Profile):
     """Colour the nodes of a fused-view graph model by their kernel's share of the time and
     put the numbers in each node's attributes and tooltip (the plotters draw both)."""
-    by_node = {nid: k for k in profile.kernels for nid in k.nodes}
+    entries = overlay_entries(profile)
     for nid, node in graph.nodes.items():
-        k = by_node.get(nid)
-        if k is None:
+        e = entries.get(nid)
+        if e is None:
             continue
-        share = profile.share(k)
-        node.fill = heat_colour(share)
-        node.tooltip = (f"{k.name}: {seconds_text(k.seconds)} ({100 * share:.0f}% of kernel "
-                        f"time), {k.flops:,} FLOPs, {k.bytes:,} bytes, {k.gflops:.2f} GFLOP/s, "
-                        f"{k.gbps:.2f} GB/s, {k.percent_of_roof(profile.peaks):.0f}% of roof "
-                        f"({k.bound(profile.peaks)}-bound)")
-        node.attrs = {**node.attrs, "time": f"{seconds_text(k.seconds)} ({100 * share:.0f}%)"}
+        node.fill, node.tooltip = e["fill"], e["text"]
+        node.attrs = {**node.attrs, "time": f"{seconds_text(e['seconds'])} "
+                                            f"({100 * e['share']:.0f}%)"}
     return graph
 
 
-def overlay_folded(shown, full, profile: Profile):
-    """Colour each folded node of ``shown`` (a folded copy of ``full``, the fused view) by the
-    time of all the kernels folded into it, and say it: ``share`` ("41 %", drawn as "layer3 ·
-    41 % of time"), ``time`` and ``hottest`` (its slowest kernel) in its attributes, the sums
-    in its tooltip. A folded ResNet stage thus answers "where does the time go" at a glance."""
-    folded = {nid[len("collapsed:"):]: node for nid, node in shown.nodes.items()
-              if node.kind == "collapsed"}
-    if not folded:
+def overlay_entries(profile: Profile) -> dict:
+    """The ``profile`` overlay layer (``mlclab.viz.overlays``): fused-view node id ->
+    ``{kernel, call, seconds, share, fill, text}`` of the kernel call that computes it (``call``:
+    its index in ``profile.kernels``, since one kernel may run several times)."""
+    out = {}
+    for call, k in enumerate(profile.kernels):
+        share = profile.share(k)
+        text = (f"{k.name}: {seconds_text(k.seconds)} ({100 * share:.0f}% of kernel "
+                f"time), {k.flops:,} FLOPs, {k.bytes:,} bytes, {k.gflops:.2f} GFLOP/s, "
+                f"{k.gbps:.2f} GB/s, {k.percent_of_roof(profile.peaks):.0f}% of roof "
+                f"({k.bound(profile.peaks)}-bound)")
+        for nid in k.nodes:
+            out[nid] = {"kernel": k.name, "call": call, "seconds": float(k.seconds),
+                        "share": float(share),
+                        "fill": heat_colour(share), "text": text}
+    return out
+
+
+def overlay_folded(shown, profile: Profile):
+    """Colour each folded node of ``shown`` (a folded copy of the fused view, whose ``members``
+    say which of its nodes each folded node stands for) by the time of all the kernels folded
+    into it, and say it: ``share`` ("41 %", drawn as "layer3 · 41 % of time"), ``time`` and
+    ``hottest`` (its slowest kernel) in its attributes, the sums in its tooltip. The sums are
+    the ``profile`` overlay layer's aggregate (``mlclab.viz.overlays``), as every display has
+    them. A folded ResNet stage thus answers "where does the time go" at a glance."""
+    if not shown.members or profile.total_seconds <= 0:
         return shown
-    by_node = {nid: k for k in profile.kernels for nid in k.nodes}
-    inside: dict = {cid: {} for cid in folded}          # cluster id -> {id(kernel): kernel}
-    for nid, node in full.nodes.items():
-        k = by_node.get(nid)
-        if k is not None:
-            for cid in full.cluster_path(node.group):
-                if cid in inside:
-                    inside[cid][id(k)] = k
-    total = profile.total_seconds
-    for cid, kernels in inside.items():
-        if not kernels or total <= 0:
+    entries = overlay_entries(profile)
+    summed = layer_for(shown, "profile", entries)
+    for nid, node in shown.nodes.items():
+        e = summed.get(nid)
+        if node.folded is None or e is None or nid in entries:
             continue
-        node = folded[cid]
-        seconds = sum(k.seconds for k in kernels.values())
-        share = seconds / total
-        hottest = max(kernels.values(), key=lambda k: k.seconds)
-        node.fill = heat_colour(share)
+        share = float(e["share"])
+        seconds = share * profile.total_seconds
+        hottest = entries[e["hottest"]]
+        node.fill = e["fill"]
         node.attrs = {**node.attrs, "share": f"{100 * share:.0f} %",
                       "time": f"{seconds_text(seconds)} ({100 * share:.0f}%)",
-                      "hottest": hottest.name}
+                      "hottest": hottest["kernel"]}
         node.tooltip = (f"{node.op}: {seconds_text(seconds)}, {100 * share:.0f}% of kernel "
-                        f"time in {len(kernels)} kernel call{'s' if len(kernels) > 1 else ''}; "
-                        f"hottest {hottest.name} ({seconds_text(hottest.seconds)})")
+                        f"time; hottest {hottest['kernel']} "
+                        f"({seconds_text(hottest['seconds'])})")
     return shown
 
 
@@ -431,10 +453,3 @@ def seconds_text(seconds: float) -> str:
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
-
-
-def heat_colour(share: float) -> str:
-    """White (no time) to red (all the time), as ``#rrggbb``."""
-    s = min(max(share, 0.0), 1.0)
-    r, g, b = 255, round(255 - 180 * s), round(255 - 200 * s)
-    return f"#{r:02x}{g:02x}{b:02x}"

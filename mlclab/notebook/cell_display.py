@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import ipywidgets as W
 
 from ..inspect.texts import text_styles
-from ..viz.registry import view_kinds
+from ..viz.registry import view_kind, view_kinds
 from .report_html import badge, report_html
 from .widgets import widget_bundle
 
@@ -229,9 +229,11 @@ class CellDisplay:
 # ---------------------------------------------------------------------- one compiled function
 def function_tabs() -> list:
     """The tabs of a function's own display: every registered graph view and text style (read
-    at each call, as the cell's choices are), then the validation. The pipeline is left out:
-    it has its own display, ``fn.pipeline()``, and runs every pass once per pass."""
-    return [show for show, tab in show_tabs().items() if tab.kind != "pipeline"]
+    at each call, as the cell's choices are), then the validation. The build's stages are left
+    out (the pipeline, and views of a step such as "fused"): ``fn.pipeline()`` shows them,
+    and ``--show fused`` asks for one."""
+    return [show for show, tab in show_tabs().items() if tab.kind != "pipeline"
+            and not (tab.kind == "graph" and view_kind(tab.name).after is not None)]
 
 
 class FunctionDisplay:

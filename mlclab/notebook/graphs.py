@@ -1,37 +1,33 @@
-"""A compiled function's graphs, ready for the viewer widget.
+"""A compiled function's graphs as view models (``mlclab.viz.view_model``), for the viewer widget.
 
-``fn.graph(view)`` (``mlclab.viz.views``) gives, per view, a graph model (nodes with stable ids,
-operators, types and DSL spans) and its Graphviz drawing, whose SVG node elements carry those
-ids. This module joins the two with the texts (let binding, TVMScript) so the widget can link a
-node to its lines.
+``view_payload(fn, view)`` makes one view's view model: the graph model (folded to an overview
+when big), the let and TVMScript texts its nodes are anchored in, the overlay layers
+(validation, profile, search, ...) and the Graphviz drawing. Every display reads that and
+nothing else.
 
-A node's info is one JSON shape everywhere: the model's ``Node.to_dict()`` (what
-``Graph.to_dict()`` lists) plus the two text links ``let_line`` and ``script`` (see
-:func:`node_info`). The viewer, its static twin and the cell display all read that shape.
-
-Big graphs are shown as an overview first (``mlclab.viz.overview``); the viewer's "draw all"
-asks for ``view_payload(fn, view, full=True)``. An imported model's overview has its modules
-folded; the viewer opens and folds them by asking for ``view_payload(fn, view,
-open_modules=[...])``.
+Folding is one mechanism: ``mlclab.viz.overview.overview`` folds namespaces with
+``Graph.fold``, from the first look's choice, the module paths the student opened
+(``open_modules``) and the namespaces they folded (``folded``).
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from ..viz.dot import LayoutTimeout, xml_text
-from ..viz.overview import describe, module_folds, overview
-from ..viz.registry import view_names
+from ..viz.dot import DotPlotter, LayoutTimeout, xml_text
+from ..viz.overview import overview
+from ..viz.registry import view_kind, view_names
+from ..viz.view_model import build
 from ..viz.views import GraphView
-from .viewer import PENDING, GraphViewer, binding_lines, svg_of
+from .viewer import PENDING, GraphViewer, svg_of
 
-# "fused" is the dataflow graph after the build pipeline's FuseOps pass: the groups TVM will
-# compile into one kernel each, drawn as clusters that the viewer can fold.
-FUSE_PASS = "FuseOps"
+# The texts a view model anchors its nodes in: the let pane and the details' TVMScript line.
+TEXT_STYLES = ("let", "relax")
 
 
 def viewer_views() -> tuple:
-    """The viewer's view switch: every registered view (mlclab.viz.registry), then "fused"."""
-    return (*view_names(), "fused")
+    """The viewer's view switch: every registered view (mlclab.viz.registry), "fused" (the
+    graph after the build's FuseOps pass) among them."""
+    return view_names()
 
 
 def clean_json(value):
@@ -46,96 +42,98 @@ def clean_json(value):
     return value
 
 
-def node_info(node, let_lines: Mapping[str, int], script_lines: Mapping[str, int],
-              script_text: list) -> dict:
-    """The one JSON shape of a node: ``node.to_dict()`` plus ``let_line`` (1-based, in the let
-    text) and ``script`` (the node's TVMScript line), both found by its IR name."""
-    info = node.to_dict()
-    name = node.name
-    info["let_line"] = let_lines.get(name) if name else None
-    line = script_lines.get(name) if name else None
-    info["script"] = script_text[line - 1].strip() if line else ""
-    return clean_json(info)
+def _source(fn, view: str):
+    """The whole graph of ``view`` and the texts (``IRText``, with their line maps) of the IR it
+    draws: the fused view has its own module, after FuseOps."""
+    from ..inspect.text import render_text
+
+    after = view_kind(view).after
+    if after is not None:        # a step of the build ("fused"), read from its record
+        step = fn.pipeline().step(after)
+        return step.graph(view, collapse=None), {s: step.render_text(s) for s in TEXT_STYLES}
+    return fn.graph(view, collapse=None), {s: render_text(fn, s) for s in TEXT_STYLES}
 
 
-def node_infos(graph, let_text: str = "", script_text: str = "") -> dict:
-    """Node id -> :func:`node_info` for every node of a graph model."""
-    let_lines, script_lines = binding_lines(let_text), binding_lines(script_text)
-    script = script_text.splitlines()
-    return {nid: node_info(node, let_lines, script_lines, script)
-            for nid, node in graph.nodes.items()}
-
-
-def _drawing(fn, view: str, profile=None):
-    """The graph of ``view`` and the let and TVMScript texts its node names refer to;
-    ``profile`` (``fn.profile()``) colours the fused view by time."""
-    if view == "fused":
-        step = fn.pipeline()[FUSE_PASS]
-        # The fused module has its own bindings: link its nodes to its own texts.
-        drawn = (fn.graph("fused", profile=profile, collapse=None) if profile is not None
-                 else step.graph("dataflow", collapse=None))
-        return drawn, step.text("let"), step.text("relax")
-    # The whole graph: the overview below folds it (fn.graph() alone folds big models).
-    return fn.graph(view, collapse=None), fn.text("let"), fn.text("relax")
-
-
-def cluster_info(c) -> dict:
-    """A cluster as the viewer gets it; a module cluster also has its ``path`` and ``detail``
-    (its line of the module tree)."""
-    info = {"label": c.label, "kind": c.kind, "parent": c.parent}
-    if c.path is not None:
-        info.update(path=c.path, detail=c.detail)
-    return info
+def validation_entries(graph, annotations: Mapping[str, Mapping]) -> dict:
+    """The ``validation`` layer: binding name -> ``{"status", "text"}`` put on every node of
+    ``graph`` that holds that binding."""
+    out = {}
+    for nid, node in graph.nodes.items():
+        note = annotations.get(node.name) if node.name else None
+        if note is not None:
+            out[nid] = {"status": note["status"], "text": str(note.get("text", ""))}
+    return out
 
 
 def view_payload(fn, view: str, full: bool = False, profile=None,
-                 open_modules: Optional[Iterable[str]] = None) -> dict:
-    """``{"svg", "nodes", "clusters", "let_text"}`` of one view of a compiled function.
+                 open_modules: Optional[Iterable[str]] = None, folded: Iterable[str] = (),
+                 annotations: Optional[Mapping[str, Mapping]] = None,
+                 sources: Optional[dict] = None) -> dict:
+    """The view model of one view of a compiled function.
 
-    A big graph is drawn as an overview unless ``full``; the payload then says so in
-    ``"overview": {"shown", "total"}``. An imported model's overview has its modules folded
-    (``open_modules``: the module paths to draw open, default the first look's), and its
-    payload has ``"modules": {"open", "folded"}`` (``mlclab.viz.overview.module_folds``). If
-    Graphviz runs out of time, the payload carries the graph as ``"text"`` with a ``"note"``
-    instead of an SVG.
+    A big graph is drawn as an overview unless ``full`` (the model then has ``"overview":
+    {"shown", "total"}``); ``open_modules`` (module paths) and ``folded`` (namespace ids) say
+    what the student opened and folded. ``profile`` (``fn.profile()``) lays its time shares
+    over the fused view, ``annotations`` (binding name -> ``{"status", "text"}``) the
+    validation marks over any view; folded nodes carry both summed up. If Graphviz runs out of
+    time, the geometry holds the graph as ``"text"`` with a ``"note"`` instead of an SVG.
+    ``sources`` (a dict) keeps each view's graph and texts for the next call.
     """
-    drawn, let_text, script_text = _drawing(fn, view, profile)
-    graph = drawn.graph if full else overview(drawn.graph, open_modules=open_modules)
-    payload = {"nodes": node_infos(graph, let_text, script_text),
-               "clusters": {cid: cluster_info(c) for cid, c in graph.clusters.items()},
-               "let_text": let_text}
-    shown = describe(drawn.graph, graph)
-    if shown:
-        payload["overview"] = shown
-    modules = module_folds(drawn.graph, graph)
-    if modules:
-        payload["modules"] = modules
-    view_obj = drawn if graph is drawn.graph else GraphView(graph)
+    if sources is None:
+        drawn, texts = _source(fn, view)
+    else:                                  # a viewer's cache: parse and print each view once
+        if view not in sources:
+            sources[view] = _source(fn, view)
+        drawn, texts = sources[view]
+    layers = {}
+    if profile is not None:
+        from ..inspect.profile import overlay_entries
+
+        layers["profile"] = overlay_entries(profile)
+    if annotations:
+        layers["validation"] = validation_entries(drawn.graph, annotations)
+    return draw_view(drawn.graph, texts, layers, full=full, open_modules=open_modules,
+                     folded=folded)
+
+
+def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] = None,
+              full: bool = False, open_modules: Optional[Iterable[str]] = None,
+              folded: Iterable[str] = ()) -> dict:
+    """The view model of graph model ``whole`` (any ``mlclab.viz.Graph``, hand-made too),
+    folded to an overview unless ``full``, with ``texts`` (style -> ``IRText``) and overlay
+    ``layers`` (name -> entries keyed by ``whole``'s node ids), laid out by Graphviz."""
+    shown = whole if full else overview(whole, open_modules=open_modules, folded=folded)
+    vm = build(shown, whole, texts, layers)
+    drawing = _painted(shown, vm["overlays"])
+    plotter = DotPlotter()
+    copies = plotter.copies(drawing)
+    vm["geometry"]["copies"] = {svg_id: {"node": drawing.edges[k].src,
+                                         "reader": drawing.edges[k].dst}
+                                for k, svg_id in copies.items()}
     try:
-        payload["svg"] = svg_of(view_obj)
+        vm["geometry"]["svg"] = svg_of(GraphView(drawing, plotter))
     except LayoutTimeout as err:
-        payload.update(svg="", text=view_obj.text,
-                       note=f"{err}; the graph is shown as text instead.")
-    return clean_json(payload)
+        vm["geometry"].update(svg="", text=GraphView(drawing).text,
+                              note=f"{err}; the graph is shown as text instead.")
+    return clean_json(vm)
 
 
-def nodes_for_binding(nodes: Mapping[str, Mapping], binding: str,
-                      modules: Optional[Mapping] = None) -> list[str]:
-    """Ids of the nodes that hold the IR binding ``binding`` (one per view; more in a tree);
-    with a payload's ``modules``, the folded module holding it when no node shows it."""
-    found = [nid for nid, info in nodes.items() if info.get("name") == binding]
-    if found or not modules:
-        return found
-    return [nid for nid, names in (modules.get("names") or {}).items() if binding in names]
-
-
-def _folded_note(notes: list) -> dict:
-    """One mark for a folded module from the marks of the bindings inside it."""
-    bad = sum(1 for n in notes if n.get("status") == "diverged")
-    if bad:
-        return {"status": "diverged", "text": f"{bad} of {len(notes)} checked values inside "
-                                              f"diverge; open it to see which"}
-    return {"status": "ok", "text": f"{len(notes)} checked values inside, all ok"}
+def _painted(graph, overlays: Mapping[str, Mapping]):
+    """``graph`` with the overlays drawn into its nodes (a copy when there are any), so the
+    static SVG shows them too: each ``fill`` and its ``text``, and each ``badge`` after the
+    node's name ("layer3 · 41 % of time")."""
+    marks = [(nid, e) for layer in overlays.values() for nid, e in layer.items()
+             if "fill" in e or "badge" in e]
+    if not marks:
+        return graph
+    out = graph.copy()
+    for nid, e in marks:
+        node = out.nodes[nid]
+        if "fill" in e:
+            node.fill, node.tooltip = e["fill"], e.get("text", "")
+        if "badge" in e:
+            node.op = f"{node.op} · {e['badge']}"
+    return out
 
 
 def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] = None,
@@ -145,54 +143,68 @@ def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] =
                     **kwargs) -> GraphViewer:
     """A :class:`GraphViewer` of ``fn``; only ``view`` is drawn now, the others when shown.
 
-    ``annotations`` maps IR binding names to ``{"status": "ok" | "diverged", "text": ...}``;
-    ``highlight_bindings`` names bindings to mark. Both are applied to the nodes of every view
-    that hold those bindings, as each view is drawn, so the marks survive switching views.
-    ``draw(view)`` replaces :func:`view_payload` (to share drawings between viewers); the full
-    drawing of a big view ("draw all") is always made here. ``profile`` (``fn.profile()``)
-    colours the "fused" view by each kernel's share of the time, numbers in each node's details.
+    ``annotations`` maps IR binding names to ``{"status": "ok" | "diverged", "text": ...}``,
+    laid over every view as its ``validation`` layer; ``highlight_bindings`` names bindings to
+    mark (a folded node holding one is marked). ``draw(view)`` replaces :func:`view_payload`
+    for the first look (to share drawings between viewers). ``profile`` (``fn.profile()``)
+    lays each kernel's share of the time over the "fused" view.
     """
     views = viewer_views() if views is None else views
-    draw = draw or (lambda name: view_payload(fn, name, profile=profile))
-    annotations, highlight_bindings = dict(annotations or {}), list(highlight_bindings)
+    annotations, wanted = dict(annotations or {}), set(highlight_bindings)
+    sources: dict = {}                     # view -> (whole graph, texts), made once
 
-    def marks_of(data: dict) -> tuple[dict, list]:
-        nodes, modules = data.get("nodes", {}), data.get("modules")
-        notes, inside = {}, {}
-        for binding, note in annotations.items():
-            for nid in nodes_for_binding(nodes, binding, modules):
-                if nodes[nid].get("name") == binding:
-                    notes[nid] = dict(note)
-                else:                   # a folded module: summed up below
-                    inside.setdefault(nid, []).append(note)
-        notes.update({nid: _folded_note(marks) for nid, marks in inside.items()})
-        return notes, list(dict.fromkeys(nid for b in highlight_bindings
-                                         for nid in nodes_for_binding(nodes, b, modules)))
+    def first_look(name: str) -> dict:
+        if draw is not None and not annotations and profile is None:
+            return draw(name)
+        return view_payload(fn, name, profile=profile, annotations=annotations, sources=sources)
 
     def load(name: str, full: bool = False) -> dict:
-        # Called by the viewer (defined below, before any view switch can happen). Modules the
-        # student opened apply to every view; ``draw`` makes the first look.
-        opened = viewer.open_modules
-        if full:
-            data = view_payload(fn, name, full=True, profile=profile)
-        elif opened != first_open:
-            data = view_payload(fn, name, profile=profile, open_modules=opened)
+        # Called by the viewer (defined below, before any view switch can happen).
+        if full or viewer.open_modules != first_open or viewer.folded:
+            data = view_payload(fn, name, full=full, profile=profile, annotations=annotations,
+                                sources=sources,
+                                open_modules=viewer.open_modules if viewer.open_modules != first_open
+                                else None, folded=viewer.folded)
         else:
-            data = draw(name)
-        notes, marks = marks_of(data)
-        viewer.annotations = {**viewer.annotations, **notes}
-        viewer.highlight = list(dict.fromkeys([*viewer.highlight, *marks]))
+            data = first_look(name)
+        viewer.highlight = list(dict.fromkeys([*viewer.highlight, *marked(data)]))
         return data
 
-    first = draw(view)
-    first_open = list((first.get("modules") or {}).get("open", []))
-    notes, marks = marks_of(first)
-    # The first view's let text is the function's, unless it shows a later IR (fused); printing
-    # it again costs 0.1-0.3 s on a 1,000-binding program.
-    let_text = first.get("let_text") if view != "fused" and "let_text" in first else fn.text("let")
+    def marked(data: dict) -> list:
+        nodes = data.get("nodes", {})
+        search = (data.get("overlays") or {}).get("search", {})
+        return [nid for nid, n in nodes.items()
+                if n.get("name") in wanted
+                or (n.get("folded") and wanted & set(search.get(nid, {}).get("text", "").split()))]
+
+    first = first_look(view)
+    first_open = open_module_paths(first)
     viewer = GraphViewer({name: first if name == view else PENDING for name in views},
                          loader=load, view=view, source=xml_text(fn.source),
-                         let_text=xml_text(let_text), annotations=notes, highlight=marks,
-                         open_modules=first_open,
-                         **kwargs)
+                         highlight=marked(first), open_modules=first_open, **kwargs)
     return viewer
+
+
+def graph_viewer(graphs: Mapping[str, Any], texts: Optional[Mapping] = None,
+                 layers: Optional[Mapping] = None, **kwargs) -> GraphViewer:
+    """A :class:`GraphViewer` of graph models made any way (``{view name: Graph}``), with
+    ``texts`` (style -> ``IRText``) and overlay ``layers`` shared by all views; folding and
+    "draw all" lay the graphs out again here."""
+    def load(name: str, full: bool = False) -> dict:
+        return draw_view(graphs[name], texts, layers, full=full, folded=viewer.folded,
+                         open_modules=viewer.open_modules if viewer.open_modules != first_open
+                         else None)
+
+    names = list(graphs)
+    first = draw_view(graphs[names[0]], texts, layers)
+    first_open = open_module_paths(first)
+    viewer = GraphViewer({n: first if i == 0 else PENDING for i, n in enumerate(names)},
+                         loader=load, open_modules=first_open, **kwargs)
+    return viewer
+
+
+def open_module_paths(vm: Mapping) -> list:
+    """The paths of the module namespaces a view model draws open (foldable ones: a module
+    holding at least two operators)."""
+    return [ns["path"] for ns in (vm.get("namespaces") or {}).values()
+            if ns["kind"] == "module" and not ns["folded"] and ns["ops"] >= 2]

@@ -88,7 +88,8 @@ def _table(prof, kernels, imported: bool) -> str:
               ("module" if imported else "DSL line", ""),
               ("FLOP/byte", "arithmetic intensity: FLOPs over bytes moved (hover a value for "
                             "both)"), ("GFLOP/s", "hover a value for its GB/s"),
-              ("% of roof", "of the roofline above it"), ("bound by", "")]
+              ("% of roof", "of the roofline above it"), ("bound by", ""),
+              ("schedule rule", "hover a rule for the rules that declined the kernel first")]
     rows = []
     for k in kernels:
         share = prof.share(k)
@@ -106,7 +107,8 @@ def _table(prof, kernels, imported: bool) -> str:
              f'{esc(_num(k.intensity))}</span>', _NUM),
             (f'<span title="{esc(f"{_num(k.gbps)} GB/s")}">{esc(_num(k.gflops))}</span>', _NUM),
             (esc(f"{k.percent_of_roof(prof.peaks):.0f}%"), _NUM),
-            (esc(k.bound(prof.peaks)), _CELL)]
+            (esc(k.bound(prof.peaks)), _CELL),
+            (_rule(k), _CELL)]
         rows.append("<tr>" + "".join(f'<td style="{style}">{c}</td>' for c, style in cells)
                     + "</tr>")
     head = "".join(f'<th style="{_HEAD}"' + (f' title="{esc(tip)}"' if tip else "")
@@ -152,6 +154,13 @@ def _label_places(points: list) -> list:
 
 def _short_kernel(name: str) -> str:
     return _short(name[len("fused_"):] if name.startswith("fused_") else name, 24)
+
+
+def _rule(kernel) -> str:
+    """The schedule rule that took the kernel, the rules that declined it as its tooltip."""
+    why = "; ".join(getattr(kernel, "declined", ()))
+    title = f' title="declined: {esc(why)}"' if why else ""
+    return f"<span{title}>{esc(getattr(kernel, 'rule', None) or '—')}</span>"
 
 
 def roofline_svg(prof) -> str:
@@ -265,6 +274,9 @@ def profile_html(prof) -> str:
                f'{len(prof.kernels)} kernels, {esc(fmt_time(prof.total_seconds))} in kernels '
                f'(medians of {prof.repeat} runs); whole call {esc(fmt_time(prof.call_seconds))}'
                f'</div>')
+    # A profile of a build that fell back says so above its numbers (mlclab.backend.record).
+    summary += "".join(f'<div class="mlclab-fallback" style="color:#d1242f">fallback: '
+                       f'{esc(str(f))}</div>' for f in getattr(prof, "fallbacks", ()))
     method = (f'<div style="color:{_MUTED};margin-top:4px">peaks: '
               f'{esc(_num(prof.peak_gflops))} GFLOP/s, {esc(_num(prof.peak_gbps))} GB/s '
               f'({esc(prof.peaks.method)}). FLOPs and bytes from each kernel\'s TIR loop nest '

@@ -1,24 +1,28 @@
-"""The graph viewer widget: Graphviz's SVG made interactive in the notebook.
+"""The graph viewer widget: view models (``mlclab.viz.view_model``) made interactive.
 
-Layout stays on the Python side (the ``dot`` binary through the ``graphviz`` package); the
-front end (``static/viewer.js``, shipped inside the package, no CDN) adds pan/zoom, selection,
-hover links to the DSL source and the let binding, view switching, collapsing of clusters and
-search. The selected node comes back to Python as the ``selected_node`` trait, so a click can
-drive other cells or widgets.
+Layout stays on the Python side (the ``dot`` binary through the ``graphviz`` package), and so
+does folding: the loader lays a view out again when the student folds or opens a namespace.
+The front end (``static/*.js``, joined by ``bundle.py``, shipped inside the package, no CDN)
+adds pan/zoom, selection, hover links to the DSL source and the let binding, view switching,
+search that zooms to its matches and the overlays. The selected node comes back to Python as
+the ``selected_node`` trait, so a click can drive other cells or widgets.
 
-A widget needs a live kernel and its front end; notebook renderers without them (nbconvert,
-nbviewer, GitHub) fall back to the static HTML this module also puts in every display.
+A widget needs a live kernel and its front end; for everything else (nbconvert, nbviewer, a
+file on disk) ``notebook.page`` makes the same viewer as self-contained HTML.
 """
 from __future__ import annotations
 
 import html
-import re
 import pathlib
+import uuid
 import xml.etree.ElementTree as ET
 from typing import Any, Callable, Mapping, Optional
 
 import anywidget
 import traitlets
+
+from ..viz.view_model import check
+from .bundle import bundle
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
@@ -84,79 +88,56 @@ PENDING: Mapping[str, Any] = {"pending": True}
 
 
 def _clean_view(v: Mapping) -> dict:
-    """A view payload as the front end gets it: sanitized SVG, plain JSON."""
+    """A view as the front end gets it: a checked view model with sanitized SVG, or a pending
+    or failed view."""
     if v.get("pending"):
         return dict(PENDING)
     if v.get("error"):
         return {"error": str(v["error"]), "nodes": {}}
-    out = {"svg": sanitize_svg(svg_of(v["svg"])) if v.get("svg") else "",
-           "nodes": dict(v.get("nodes") or {}),
-           "clusters": dict(v.get("clusters") or {})}
-    for key in ("let_text", "overview", "modules", "text", "note"):
-        if key in v:
-            out[key] = v[key]
-    return out
-
-
-def search_text(info: Mapping, inside=()) -> str:
-    """What search matches in a node: its operator, binding name, module path (imported
-    models), and for a folded module the paths inside it (viewer.js searches the same)."""
-    source = info.get("source") or {}
-    attrs = info.get("attrs") or {}
-    return " ".join([info.get("op") or "", info.get("name") or "", source.get("module") or "",
-                     attrs.get("module") or "", *inside])
-
-
-def node_label(info: Mapping, node_id: str = "") -> str:
-    """What a node is called in lists and titles: its operator, else its name, else its id."""
-    return info.get("op") or info.get("name") or node_id
+    vm = check(dict(v))
+    geometry = dict(vm["geometry"])
+    if geometry.get("svg"):
+        geometry["svg"] = sanitize_svg(svg_of(geometry["svg"]))
+    return {**vm, "geometry": geometry}
 
 
 class GraphViewer(anywidget.AnyWidget):
-    """An interactive view of one or more Graphviz drawings of the same program.
+    """An interactive view of one or more view models (``mlclab.viz.view_model``) of the same
+    program; see docs/view-model.md for their schema.
 
-    ``views`` maps a view name (``"dataflow"``, ``"let"``, ``"tree"``) to
-    ``{"svg": <svg text>, "nodes": {node_id: info},
-    "clusters": {cluster_id: {"label", "kind", "parent"}}}`` (``clusters`` optional; a cluster
-    of kind ``"function"`` is not folded by "collapse groups"). A view may carry its own
-    ``let_text`` (a view of a later IR than ``let_text`` shows). The SVG's node groups carry
-    the node ids as their ``id`` attribute (the Graphviz node name is used when they do not;
-    ``use<k>:<id>`` is a copy of node ``id`` drawn at one of its readers). ``info`` is the
-    JSON of ``mlclab.viz.Node.to_dict()`` (any of its keys: ``op``, ``kind``, ``name``,
-    ``type``, ``attrs``, ``line``, ``source`` with ``source_line`` and ``dsl_name``,
-    ``group`` (the cluster folding hides it in), ...) plus ``let_line`` (in ``let_text``) and
-    ``script`` (the TVMScript line); see ``mlclab.notebook.graphs.node_info``.
+    ``views`` maps a view name (``"dataflow"``, ``"let"``, ``"tree"``, ``"fused"``) to its view
+    model, or to :data:`PENDING`: drawn by ``loader(name)`` the first time it is shown (some
+    views cost far more to lay out than the one a student looks at first). A big view is an
+    overview (``"overview": {"shown", "total"}``); adding its name to ``unfolded`` ("draw all",
+    :meth:`unfold`) draws it whole with ``loader(name, full=True)``.
 
-    A view may also be :data:`PENDING`: it is drawn by ``loader(name)`` (returning such a
-    payload) the first time it is shown, since some views (the tree of a program with shared
-    values) cost far more to lay out than the one a student looks at first. A big view may be
-    an overview (``"overview": {"shown", "total"}``); adding its name to ``unfolded`` (the
-    viewer's "draw all" button, or :meth:`unfold`) draws it whole with ``loader(name,
-    full=True)``. A view whose layout ran out of time carries ``text`` and ``note`` instead of
-    an SVG.
-
-    An imported model's view may fold its modules (``"modules": {"open": [paths], "folded":
-    {node id: [paths inside]}}``, see ``mlclab.notebook.graphs.view_payload``): clicking a
-    folded module, or :meth:`open_module`, adds its path to ``open_modules``, which redraws
-    such views through ``loader(name)`` (the loader reads ``open_modules``); clicking an open
-    module's name folds it again, and the banner's "fold all" empties the list (back to the
-    first look).
+    Folding is laid out here, by the loader: ``open_modules`` (module paths drawn open; an
+    imported model's others are folded at first look) and ``folded`` (namespace ids folded,
+    any kind: a fused group, a function, a module) are read by ``loader(name)``; changing
+    either redraws the views that depend on them. ``annotations`` adds validation entries
+    (node id -> ``{"status", "text"}``) to the views' own ``validation`` layer;
+    ``highlight`` marks node ids. The selected node comes back as ``selected_node``.
     """
 
-    _esm = _STATIC / "viewer.js"
+    _esm = bundle()
     _css = _STATIC / "viewer.css"
 
     views = traitlets.Dict().tag(sync=True)
     view = traitlets.Unicode("").tag(sync=True)
     selected_node = traitlets.Unicode("").tag(sync=True)
-    collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
     search = traitlets.Unicode("").tag(sync=True)
     highlight = traitlets.List(traitlets.Unicode()).tag(sync=True)
     annotations = traitlets.Dict().tag(sync=True)
     source = traitlets.Unicode("").tag(sync=True)
-    let_text = traitlets.Unicode("").tag(sync=True)
     unfolded = traitlets.List(traitlets.Unicode()).tag(sync=True)
     open_modules = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    folded = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    # Whether a kernel lays folds out (False in a saved file: the fold controls say so).
+    live = traitlets.Bool(True).tag(sync=True)
+    # The views are passes in order: a slider instead of view buttons (notebook/scrubber.py).
+    scrub = traitlets.Bool(False).tag(sync=True)
+    # Names this viewer's text/html twin, which the live viewer hides when it draws.
+    uid = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, views: Optional[Mapping[str, Mapping]] = None,
                  loader: Optional[Callable[[str], Mapping]] = None, **kwargs: Any) -> None:
@@ -164,6 +145,8 @@ class GraphViewer(anywidget.AnyWidget):
         self._ready = False             # the first open_modules describes the views given
         clean = {name: _clean_view(v) for name, v in (views or {}).items()}
         kwargs.setdefault("view", next(iter(clean), ""))
+        kwargs.setdefault("live", loader is not None)
+        kwargs.setdefault("uid", uuid.uuid4().hex)
         super().__init__(views=clean, **kwargs)
         self._ready = True
         self.ensure_view(self.view)
@@ -174,6 +157,16 @@ class GraphViewer(anywidget.AnyWidget):
         if self.views and name not in self.views:
             raise traitlets.TraitError(f"no view {name!r}; this viewer has {', '.join(self.views)}")
         return name
+
+    @traitlets.validate("open_modules")
+    def _with_ancestors(self, proposal):
+        # Opening "layer2.1" opens "layer2" too: the one place that rule lives (the browser
+        # sends the path it was asked for).
+        out = []
+        for path in proposal["value"]:
+            parts = path.split(".")
+            out += [".".join(parts[:k]) for k in range(1, len(parts) + 1)]
+        return list(dict.fromkeys(out))
 
     @traitlets.observe("view")
     def _on_view(self, change):
@@ -192,19 +185,17 @@ class GraphViewer(anywidget.AnyWidget):
                 self._load(name, full=True)
         # A view taken back out ("fold all" after "draw all"): its overview again.
         for name in set(change["old"]) - set(change["new"]):
-            if self._loader is not None and (self.views.get(name) or {}).get("modules"):
+            if self._loader is not None:
                 self._load(name)
 
-    @traitlets.observe("open_modules")
-    def _on_open_modules(self, change):
-        # Views that fold modules are redrawn with the new choice: the current one now, the
+    @traitlets.observe("open_modules", "folded")
+    def _on_folding(self, change):
+        # Every view drawn folded is redrawn with the new choice: the current one now, the
         # others when next shown. Views drawn whole stay so.
         if self._loader is None or not self._ready:
             return
         stale = [name for name, v in self.views.items()
-                 if (v or {}).get("modules") and name not in self.unfolded]
-        if not stale:
-            return
+                 if not (v or {}).get("pending") and name not in self.unfolded]
         self.views = {**self.views, **{name: dict(PENDING) for name in stale if name != self.view}}
         if self.view in stale:
             self._load(self.view)
@@ -213,12 +204,19 @@ class GraphViewer(anywidget.AnyWidget):
         """Draw module ``path`` (``"layer1"``, ``"layer2.1"``) unfolded, and its ancestors."""
         if not isinstance(path, str) or not path:
             raise TypeError(f"path must be a module path such as 'layer1', got {path!r}")
-        known = (self.views.get(self.view) or {}).get("modules")
-        if known is None:
-            raise ValueError(f"the {self.view!r} view has no modules to open")
-        parts = path.split(".")
-        wanted = [".".join(parts[:k]) for k in range(1, len(parts) + 1)]
-        self.open_modules = list(dict.fromkeys([*known.get("open", []), *wanted]))
+        known = {ns.get("path") for ns in (self.views.get(self.view) or {}).get("namespaces", {}).values()
+                 if ns.get("kind") == "module"}
+        if path not in known:
+            raise ValueError(f"the {self.view!r} view has no module {path!r}")
+        self.open_modules = [*self.open_modules, path]
+
+    def fold(self, namespace: str, folded: bool = True) -> None:
+        """Fold (or, with ``folded=False``, open again) the namespace with id ``namespace``."""
+        spaces = (self.views.get(self.view) or {}).get("namespaces", {})
+        if namespace not in spaces:
+            raise ValueError(f"the {self.view!r} view has no namespace {namespace!r}")
+        rest = [n for n in self.folded if n != namespace]
+        self.folded = [*rest, namespace] if folded else rest
 
     def unfold(self, view: Optional[str] = None) -> None:
         """Draw the whole graph of ``view`` (default: the current one) instead of its overview."""
@@ -242,35 +240,46 @@ class GraphViewer(anywidget.AnyWidget):
         return node
 
     @property
+    def current(self) -> dict:
+        """The view model of the current view ({} while pending)."""
+        return self.views.get(self.view) or {}
+
+    @property
     def nodes(self) -> dict:
-        """Node id -> info for the current view."""
-        return (self.views.get(self.view) or {}).get("nodes", {})
+        """Node id -> node record of the current view."""
+        return self.current.get("nodes", {})
 
     @property
     def selected(self) -> Optional[dict]:
-        """The info of the selected node, or None."""
+        """The record of the selected node, or None."""
         return self.nodes.get(self.selected_node)
 
-    def find(self, op: str) -> list[str]:
-        """Ids of the current view's nodes whose operator, name or module path contains
-        ``op`` (a folded module matches the paths inside it), as the search box finds them."""
-        op = op.lower()
-        folded = ((self.views.get(self.view) or {}).get("modules") or {}).get("folded", {})
-        return [nid for nid, info in self.nodes.items()
-                if op in search_text(info, folded.get(nid, ())).lower()]
+    def overlay(self, name: str) -> dict:
+        """Layer ``name`` of the current view (node id -> entry); validation includes
+        ``annotations``."""
+        layer = dict((self.current.get("overlays") or {}).get(name, {}))
+        if name == "validation":
+            layer.update({k: v for k, v in self.annotations.items() if k in self.nodes})
+        return layer
+
+    def find(self, query: str) -> list[str]:
+        """Ids of the current view's nodes whose search text (operator, binding name, module
+        path; a folded node: what it holds) contains ``query``, as the search box finds them."""
+        query = query.lower()
+        return [nid for nid, e in self.overlay("search").items() if query in e["text"].lower()]
 
     # ----------------------------------------------------------------- static fallback
     def static_html(self) -> str:
         """Self-contained HTML (no script) of the current view, for renderers without widgets."""
-        current = self.views.get(self.view) or {}
-        drawing = current.get("svg") or ""
-        if not drawing and current.get("text"):
-            drawing = (f'<div style="font:12px sans-serif">{html.escape(current.get("note", ""))}</div>'
-                       f'<pre>{html.escape(current["text"])}</pre>')
+        geometry = self.current.get("geometry") or {}
+        drawing = geometry.get("svg") or ""
+        if not drawing and geometry.get("text"):
+            drawing = (f'<div style="font:12px sans-serif">{html.escape(geometry.get("note", ""))}</div>'
+                       f'<pre>{html.escape(geometry["text"])}</pre>')
         names = " · ".join(html.escape(v) for v in self.views)
         return (f'<div class="mlclab-static-graph">{self._static_marks()}'
                 f'<div style="font:12px sans-serif;color:#57606a">graph view: '
-                f'<b>{html.escape(self.view)}</b> (views: {names}){_overview_note(current)}</div>'
+                f'<b>{html.escape(self.view)}</b> (views: {names}){_overview_note(self.current)}</div>'
                 f'<div style="overflow:auto;max-height:600px">{drawing}</div></div>')
 
     def _static_marks(self) -> str:
@@ -278,8 +287,21 @@ class GraphViewer(anywidget.AnyWidget):
         bad = [nid for nid in self.highlight if nid in self.nodes]
         if not bad:
             return ""
-        items = ", ".join(html.escape(node_label(self.nodes[n], n)) for n in bad)
+        items = ", ".join(html.escape(self.nodes[n]["label"]) for n in bad)
         return f'<div style="font:12px sans-serif;color:#d1242f">highlighted: {items}</div>'
+
+    def save(self, path, title: str = "") -> str:
+        """Write the viewer as one self-contained HTML file (every view drawn, the front end and
+        its data inside; opens from disk with no server and no network). Returns the path."""
+        from .page import page
+
+        for name in list(self.views):
+            self.ensure_view(name)
+        target = pathlib.Path(path)
+        if target.suffix.lower() not in (".html", ".htm"):
+            raise ValueError(f"path: save writes HTML, so the file should end in .html, got {str(path)!r}")
+        target.write_text(page(self, title or f"mlclab · {self.view}"), encoding="utf-8")
+        return str(target)
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
@@ -289,26 +311,25 @@ class GraphViewer(anywidget.AnyWidget):
         data["text/html"] = self.static_html()
         return data, metadata
 
+    def _ipython_display_(self):
+        # Two outputs, so an export keeps a picture whatever it does with widgets: the
+        # interactive HTML twin (treescope-style, needs no kernel: nbconvert picks the widget
+        # over a text/html in the same output once widget state is stored), then the widget,
+        # which hides its twin where it draws.
+        from IPython.display import display
+
+        from .page import fragment
+
+        display({"text/html": fragment(self)}, raw=True)
+        data, metadata = super()._repr_mimebundle_()
+        data["text/plain"] = f"<GraphViewer {self.view}: its picture is in the output above>"
+        display(data, metadata=metadata, raw=True)
+
 
 def _overview_note(view: Mapping) -> str:
     shown = view.get("overview")
     if not shown:
         return ""
-    what = "modules folded" if view.get("modules") else "groups folded, the start cut"
+    modules = any(ns["kind"] == "module" for ns in (view.get("namespaces") or {}).values())
+    what = "modules folded" if modules else "groups folded, the start cut"
     return f' · overview: {int(shown["shown"])} of {int(shown["total"])} nodes ({what})'
-
-
-
-# ``let %x = ...``, ``x = ...`` and ``x: R.Tensor(...) = ...``: the name a line binds.
-_BINDING = re.compile(r"^\s*(?:let\s+)?%?([\w.]+)\s*(?::[^=]*)?=(?!=)")
-
-
-def binding_lines(text: str) -> dict:
-    """IR name -> the 1-based line of ``text`` that first binds it (one pass over the text:
-    looking each node up again would be quadratic in a 1,000-binding program)."""
-    lines: dict = {}
-    for i, line in enumerate(text.splitlines(), start=1):
-        m = _BINDING.match(line)
-        if m:
-            lines.setdefault(m.group(1), i)
-    return lines

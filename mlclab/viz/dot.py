@@ -23,6 +23,7 @@ from typing import Optional
 from ..lang.source import stand_in
 from .dot_layout import order_params, short_signature, stack_functions
 from .model import Graph, Node
+from .namespaces import namespace_kind
 
 INSTALL_HINT = (
     "Graphviz's `dot` program was not found, so the graph is shown as text instead. "
@@ -102,15 +103,6 @@ STATUS_STYLE = {
     "rewritten": dict(color="#1d4ed8", penwidth="2"),
     "grouped": dict(color="#d97706", penwidth="2"),
 }
-CLUSTER_STYLE = {
-    "function": dict(style="rounded", color="#6b7280"),
-    "fused": dict(style="rounded,filled", color="#d97706", fillcolor="#fffbeb"),
-    "then": dict(style="dashed", color="#9ca3af"),
-    "else": dict(style="dashed", color="#9ca3af"),
-    "closure": dict(style="dotted", color="#6b7280"),
-    # An imported model's modules: thin blue frames, unfilled, so nested levels stay light.
-    "module": dict(style="rounded", color="#93c5fd", fontcolor="#1e40af"),
-}
 # A folded module: blue where a folded fused group is amber.
 FOLDED_MODULE_STYLE = dict(shape="box3d", style="filled", fillcolor="#dbeafe", margin="0.14,0.08")
 EDGE_STYLE = {
@@ -135,6 +127,11 @@ COPY_PREFIX = "use"
 
 def copy_id(node_id: str, k: int) -> str:
     return f"{COPY_PREFIX}{k}:{node_id}"
+
+
+def edge_id(index: int) -> str:
+    """The SVG id of edge ``index`` of ``Graph.edges``."""
+    return f"edge:{index}"
 
 
 class DotPlotter:
@@ -201,26 +198,25 @@ class DotPlotter:
         for node in graph.nodes.values():
             nodes.setdefault(node.group, []).append(
                 f"{names[node.id]} {_attr_list(self.node_attrs(node))}\n")
-        shared = self.shared_values(graph)
-        uses: Counter = Counter()
+        copies = self.copies(graph)
         let_view = graph.layout == "sequence"
         edges = []
-        for e in graph.edges:
-            attrs = dict(EDGE_STYLE.get(e.kind, {}))
+        for k, e in enumerate(graph.edges):
+            # Every edge's SVG element is "edge:<its index in graph.edges>": the viewer finds
+            # it by id, never by reading Graphviz's titles.
+            attrs = {"id": edge_id(k), **EDGE_STYLE.get(e.kind, {})}
             if e.label:
                 attrs["label"] = f"<{html_escape(e.label)}>"
             src = names[e.src]
-            if e.kind == "data" and e.src in shared:
-                uses[e.src] += 1
-                if uses[e.src] > 1:
-                    # A copy next to the reader; the edge spans one rank and pulls the layout.
-                    src = f"{src}u{uses[e.src]}"
-                    reader = graph.nodes[e.dst]
-                    nodes.setdefault(reader.group, []).append(
-                        f"{src} {_attr_list(self.copy_attrs(graph.nodes[e.src], uses[e.src]))}\n")
-                    attrs.update(style="dashed", color="#6b7280")
-                    edges.append(f"\t{src} -> {names[e.dst]} {_attr_list(attrs)}\n")
-                    continue
+            if k in copies:
+                # A copy next to the reader; the edge spans one rank and pulls the layout.
+                src = f"{src}u{k}"
+                reader = graph.nodes[e.dst]
+                nodes.setdefault(reader.group, []).append(
+                    f"{src} {_attr_list(self.copy_attrs(graph.nodes[e.src], copies[k]))}\n")
+                attrs.update(style="dashed", color="#6b7280")
+                edges.append(f"\t{src} -> {names[e.dst]} {_attr_list(attrs)}\n")
+                continue
             if let_view and e.kind == "data":
                 # In ANF the order is the seq chain; def-use links are drawn light and do not
                 # pull the layout, so the chain stays a straight column.
@@ -234,12 +230,24 @@ class DotPlotter:
                 # stack_functions), so this edge would only stretch it. (A folded callee keeps
                 # its place beside the call.)
                 attrs["constraint"] = "false"
-            stmt = f"\t{src} -> {names[e.dst]}"
-            edges.append(f"{stmt} {_attr_list(attrs)}\n" if attrs else stmt + "\n")
+            edges.append(f"\t{src} -> {names[e.dst]} {_attr_list(attrs)}\n")
         if not let_view:
             order_params(graph, names, nodes)
             edges.extend(stack_functions(graph, names))
         return nodes, edges
+
+    def copies(self, graph: Graph) -> dict:
+        """Edge index -> the SVG id of the copy of its source drawn at its reader, for the
+        data edges of widely shared values past their first reader."""
+        shared = self.shared_values(graph)
+        uses: Counter = Counter()
+        out = {}
+        for k, e in enumerate(graph.edges):
+            if e.kind == "data" and e.src in shared:
+                uses[e.src] += 1
+                if uses[e.src] > 1:
+                    out[k] = copy_id(e.src, uses[e.src])
+        return out
 
     def shared_values(self, graph: Graph) -> set:
         """Ids of the nodes whose value more than ``shared_uses`` nodes read."""
@@ -273,7 +281,7 @@ class DotPlotter:
             label = short_signature(label)
         attrs = {"label": f"<{html_escape(_shorten(label, self.max_label))}>",
                  "id": dot_string(f"cluster:{c.id}"), "fontsize": "10",
-                 "labeljust": "l", **CLUSTER_STYLE.get(c.kind, {})}
+                 "labeljust": "l", **namespace_kind(c.kind).style}
         if c.path is not None:
             attrs["tooltip"] = dot_string(_shorten(f"{c.path}: {c.detail}", 4 * self.max_label))
         elif label != c.label:
@@ -281,7 +289,7 @@ class DotPlotter:
         return attrs
 
     def node_attrs(self, node: Node) -> dict:
-        folded_module = node.kind == "collapsed" and node.attrs.get("kind") == "module"
+        folded_module = node.folded is not None and node.folded.kind == "module"
         attrs = dict(FOLDED_MODULE_STYLE if folded_module
                      else NODE_STYLE.get(node.kind, NODE_STYLE["op"]))
         attrs["id"] = dot_string(node.id)
@@ -293,13 +301,14 @@ class DotPlotter:
         if node.is_output:
             attrs["peripheries"] = "2"
         if folded_module:
+            f = node.folded
             attrs["tooltip"] = dot_string(_shorten(
-                f"{node.op}: {node.attrs.get('class', '')} ({node.attrs.get('ops')} operators, "
-                f"{node.attrs.get('nodes')} nodes); click to unfold", 4 * self.max_label))
-        elif node.kind == "collapsed" and "(" in node.op:
+                f"{node.op}: {f.cls} ({f.ops} operators, {f.nodes} nodes); click to unfold",
+                4 * self.max_label))
+        elif node.folded is not None and "(" in node.op:
             # A folded function: its headline is its name, its whole signature is here.
             attrs["tooltip"] = dot_string(_shorten(
-                f"{node.op}: {node.attrs.get('nodes', '?')} nodes", 4 * self.max_label))
+                f"{node.op}: {node.folded.nodes} nodes", 4 * self.max_label))
         elif node.source is not None and node.source.module is not None:
             # An imported model: the module that computed it, its ATen operator, its class.
             where = " · ".join(filter(None, (node.source.module or "(the model's forward)",
@@ -316,14 +325,14 @@ class DotPlotter:
             attrs["tooltip"] = dot_string(node.tooltip)
         return attrs
 
-    def copy_attrs(self, node: Node, k: int) -> dict:
-        """A small dashed stand-in for a widely shared ``node`` at its ``k``-th reader."""
+    def copy_attrs(self, node: Node, svg_id: str) -> dict:
+        """A small dashed stand-in for a widely shared ``node`` at one of its readers."""
         style = NODE_STYLE.get(node.kind, NODE_STYLE["op"])
         name = node.op if node.kind in ("param", "const") or not node.name else f"%{node.name}"
         return {"shape": style["shape"], "style": "dashed,filled" if "filled" in style["style"]
                 else "dashed", "fillcolor": style.get("fillcolor", "#ffffff"),
                 "fontsize": "9", "height": "0.2", "margin": "0.04,0.02",
-                "id": dot_string(copy_id(node.id, k)), "class": "mlclab-copy",
+                "id": dot_string(svg_id), "class": "mlclab-copy",
                 "label": f"<{html_escape(_shorten(name, self.max_label))}>",
                 "tooltip": dot_string(f"{_shorten(name, self.max_label)}: drawn again at each "
                                       f"use, since many nodes read it")}
@@ -331,8 +340,8 @@ class DotPlotter:
     def label(self, node: Node) -> str:
         """The node card: operator, attributes, ``%name: type``, the DSL line, flags."""
         small = '<font point-size="9">{}</font>'
-        folded = node.kind == "collapsed"
-        folded_module = folded and node.attrs.get("kind") == "module"
+        folded = node.folded is not None
+        folded_module = folded and node.folded.kind == "module"
         head = node.op
         if folded and not folded_module:
             # A folded function or fused group is named by its frame's label ("fn
@@ -344,13 +353,12 @@ class DotPlotter:
         if self.show_attrs and node.attrs and node.kind not in ("collapsed", "elided"):
             for key, value in node.attrs.items():
                 rows.append(small.format(html_escape(_shorten(f"{key}={value}", self.max_label))))
-        if node.kind == "collapsed" and node.attrs.get("kind") == "module":
-            ops = node.attrs.get("ops", "?")
+        f = node.folded
+        if f is not None and f.kind == "module":
             rows.append(small.format(html_escape(_shorten(
-                f"{node.attrs.get('class') or 'module'} · {ops} op{'' if ops == '1' else 's'}",
-                self.max_label))))
-        elif node.kind == "collapsed":
-            rows.append(small.format(html_escape(f"{node.attrs.get('nodes', '?')} nodes")))
+                f"{f.cls or 'module'} · {f.ops} op{'' if f.ops == 1 else 's'}", self.max_label))))
+        elif f is not None:
+            rows.append(small.format(html_escape(f"{f.nodes} nodes")))
         if node.kind == "elided":
             hidden = node.attrs.get("hidden") or node.attrs.get("reason", "")
             rows = [small.format(html_escape(f"… {hidden} more" if hidden.isdigit() else f"… {hidden}"))]

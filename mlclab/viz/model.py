@@ -14,7 +14,8 @@ from typing import Iterable, Optional
 from ..lang.typed import BindingInfo
 
 # Node kinds. "op" is an operator call, "call" a call of another function, "fused" a call of a
-# fused kernel, "collapsed" a cluster folded into one node, "elided" stands for nodes cut away.
+# fused kernel, "collapsed" a namespace (a cluster of any kind) folded into one node (its
+# ``folded`` says which and how big), "elided" stands for nodes cut away.
 # Layout intents. "dataflow": a DAG, a shared value is one node with fan-out; "tree": every
 # occurrence is its own node; "sequence": each scope lists its bindings in order (``seq`` edges
 # are the spine, data edges only annotate).
@@ -41,6 +42,7 @@ class Node:
     text: str = ""                   # one-line IR text of the binding (``lv = log(x)``)
     fill: Optional[str] = None       # an overlay's colour (#rrggbb), e.g. a profile's time share
     tooltip: str = ""                # an overlay's details, shown on hover
+    folded: Optional["Folded"] = None   # kind "collapsed": the namespace it stands for
 
     @property
     def line(self) -> Optional[int]:
@@ -52,7 +54,26 @@ class Node:
                 "source": self.source.to_dict() if self.source else None, "line": self.line,
                 "group": self.group, "recomputed": self.recomputed, "is_output": self.is_output,
                 "status": self.status, "text": self.text, "fill": self.fill,
-                "tooltip": self.tooltip}
+                "tooltip": self.tooltip,
+                "folded": self.folded.to_dict() if self.folded else None}
+
+
+@dataclass(frozen=True)
+class Folded:
+    """What a folded node stands for: one namespace (a function, a fused group, a PyTorch
+    module: the same thing to every fold) and how much it holds. Typed, so no reader decodes
+    numbers from strings."""
+
+    namespace: str                   # the cluster id folded
+    kind: str                        # that cluster's kind ("fused", "function", "module", ...)
+    label: str
+    nodes: int                       # nodes inside
+    ops: int                         # computing nodes inside (COMPUTING)
+    path: Optional[str] = None       # a module's path ("layer1.0")
+    cls: str = ""                    # a module's class ("BasicBlock")
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
 
 
 @dataclass
@@ -99,6 +120,9 @@ class Graph:
     # An imported PyTorch model's module tree: path -> its line (frontend.pytorch's
     # ModuleLine), read from the function's source by the parser; empty for the DSL.
     modules: dict = field(default_factory=dict)
+    # A folded graph: folded node id -> the ids of the nodes (of the graph it was folded from)
+    # it stands for, so overlays keyed by those ids can be summed up on it.
+    members: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ building
     def add_node(self, node: Node) -> Node:
@@ -153,6 +177,7 @@ class Graph:
         out.nodes = {nid: _copy(n) for nid, n in self.nodes.items()}
         out.edges = [Edge(**e.__dict__) for e in self.edges]
         out.clusters = {cid: Cluster(**c.__dict__) for cid, c in self.clusters.items()}
+        out.members = {k: list(v) for k, v in self.members.items()}
         return out
 
     def _empty(self, outputs: list) -> "Graph":
@@ -162,37 +187,48 @@ class Graph:
 
     # ------------------------------------------------------------------ big graphs
     def collapse(self, kinds: Iterable[str] = ("fused",), keep: Iterable[str] = ()) -> "Graph":
-        """A copy where every cluster of one of ``kinds`` (outermost first) is folded into one node.
-
-        ``keep`` names clusters to leave open (the function being shown). Edges into and out of
-        a folded cluster are re-attached to its node; edges inside it disappear.
-        """
+        """A copy where every cluster of one of ``kinds`` (outermost first) is folded into one
+        node, except the clusters ``keep`` names (the function being shown); see :meth:`fold`."""
         kinds, keep = set(kinds), set(keep)
+        return self.fold(cid for cid, c in self.clusters.items()
+                         if c.kind in kinds and cid not in keep)
+
+    def fold(self, namespaces: Iterable[str]) -> "Graph":
+        """A copy where each cluster id in ``namespaces`` is folded into one node (a folded
+        cluster inside another folded one goes with the outer one). The one folding mechanism:
+        overviews, ``collapse=``, module levels and the viewer's clicks all come here.
+
+        Edges into and out of a folded cluster are re-attached to its node; edges inside it
+        disappear. The copy's ``members`` says which of this graph's nodes each folded node
+        stands for (composed with this graph's own ``members``).
+        """
+        wanted = set(namespaces) & set(self.clusters)
         fold_of: dict[str, str] = {}           # cluster id -> id of the outermost folded cluster
         for cid in self.clusters:
-            for anc in self.cluster_path(cid):
-                c = self.clusters[anc]
-                if c.kind in kinds and anc not in keep:
-                    fold_of[cid] = anc
-                    break
+            outer = next((a for a in self.cluster_path(cid) if a in wanted), None)
+            if outer is not None:
+                fold_of[cid] = outer
         out = self._empty(outputs=[])
         node_map: dict[str, str] = {}
         for cid, c in self.clusters.items():
             if cid not in fold_of:
                 out.add_cluster(Cluster(**c.__dict__))
+        inside: dict = defaultdict(list)
         for node in self.nodes.values():
             folded = fold_of.get(node.group) if node.group else None
             if folded is None:
                 out.add_node(_copy(node))
                 node_map[node.id] = node.id
-                continue
+                if node.id in self.members:
+                    out.members[node.id] = list(self.members[node.id])
+            else:
+                node_map[node.id] = f"collapsed:{folded}"
+                inside[folded].append(node)
+        for folded, members in inside.items():
+            c = self.clusters[folded]
             nid = f"collapsed:{folded}"
-            node_map[node.id] = nid
-            if nid not in out.nodes:
-                c = self.clusters[folded]
-                members = [n for n in self.nodes.values()
-                           if n.group and fold_of.get(n.group) == folded]
-                out.add_node(_folded_node(nid, c, members, self.modules.get(c.path)))
+            out.add_node(_folded_node(nid, c, members, self.modules.get(c.path)))
+            out.members[nid] = [m for n in members for m in self.members.get(n.id, [n.id])]
         seen = set()
         for e in self.edges:
             src, dst = node_map[e.src], node_map[e.dst]
@@ -244,6 +280,8 @@ class Graph:
         for nid, node in self.nodes.items():
             if nid in keep:
                 out.add_node(_copy(node))
+                if nid in self.members:
+                    out.members[nid] = list(self.members[nid])
         for e in self.edges:
             if e.src in keep and e.dst in keep:
                 out.add_edge(e.src, e.dst, e.index, e.kind, e.label)
@@ -276,20 +314,19 @@ COMPUTING = ("op", "call", "fused", "if", "closure", "collapsed")
 
 
 def _folded_node(nid: str, c: Cluster, members: list[Node], line=None) -> Node:
-    """The node a folded cluster becomes. A module says its path, class and how many
-    operators it holds, and points at its ``line`` of the module tree (a
-    ``frontend.pytorch.ModuleLine``, if known); other clusters are named by their label."""
-    attrs = {"nodes": str(len(members)), "kind": c.kind}
-    if c.kind != "module":
-        return Node(nid, "collapsed", c.label, name=c.label, value=nid,
-                    type=_last_type(members), group=c.parent, attrs=attrs)
+    """The node a folded cluster becomes: named by its label (a module by its path), pointing
+    at its ``line`` of the module tree (a ``frontend.pytorch.ModuleLine``, if known)."""
     ops = sum(1 for n in members if n.kind in COMPUTING)
-    attrs.update({"module": c.path, "class": c.detail.partition("(")[0], "ops": str(ops)})
+    folded = Folded(c.id, c.kind, c.label, len(members), ops, c.path,
+                    c.detail.partition("(")[0].strip())
+    headline = c.path if c.path is not None else c.label
     source = None if line is None else BindingInfo(c.path, None, line.span, line.text,
                                                    "binding", module=c.path)
-    node = Node(nid, "collapsed", c.path, value=nid, type=_last_type(members), group=c.parent,
-                attrs=attrs, source=source)
-    node.text = f"{c.path}: {ops} operator{'' if ops == 1 else 's'}"
+    node = Node(nid, "collapsed", headline, name=None if c.path is not None else c.label,
+                value=nid, type=_last_type(members), group=c.parent, source=source,
+                folded=folded)
+    if c.path is not None:
+        node.text = f"{c.path}: {ops} operator{'' if ops == 1 else 's'}"
     return node
 
 

@@ -29,20 +29,26 @@ MODULE_MIN_NODES = 8
 
 
 def overview(graph: Graph, max_nodes: int = OVERVIEW_NODES,
-             open_modules: Optional[Iterable[str]] = None) -> Graph:
+             open_modules: Optional[Iterable[str]] = None,
+             folded: Iterable[str] = ()) -> Graph:
     """``graph`` itself when it has at most ``max_nodes`` nodes (and no modules to fold), else a
     folded, cut copy. An imported model's modules are folded past ``MODULE_FOLD_NODES`` nodes
     (the levels :func:`default_open` picks), or as ``open_modules`` says when given: the module
-    paths drawn open, every other module folded."""
+    paths drawn open, every other module folded. ``folded`` names further namespaces (cluster
+    ids: a fused group, a called function) to fold, as the viewer's "collapse groups" asks."""
+    chosen = set(folded) & set(graph.clusters)
     if has_modules(graph) and (open_modules is not None or len(graph) > MODULE_FOLD_NODES):
-        graph = fold_modules(graph, open_modules)
-    if len(graph) <= max_nodes:
-        return graph
-    folded = graph.collapse(("fused", "function"), keep=[f"fn:{graph.name}"])
-    if len(folded) <= max_nodes:
-        return folded
-    depth = _deepest_cut(folded, max_nodes)
-    return folded if depth is None else folded.limit_depth(depth)
+        chosen |= modules_to_fold(graph, open_modules)
+    shown = graph.fold(chosen) if chosen else graph
+    if len(shown) <= max_nodes:
+        return shown
+    more = {cid for cid, c in graph.clusters.items()
+            if c.kind in ("fused", "function") and cid != f"fn:{graph.name}"}
+    folded_more = graph.fold(chosen | more)
+    if len(folded_more) <= max_nodes:
+        return folded_more
+    depth = _deepest_cut(folded_more, max_nodes)
+    return folded_more if depth is None else folded_more.limit_depth(depth)
 
 
 def foldable_modules(graph: Graph) -> dict:
@@ -77,15 +83,20 @@ def default_open(graph: Graph, max_nodes: int = MODULE_NODES,
     return [graph.clusters[cid].path for cid, lv in levels.items() if lv < fold_at]
 
 
+def modules_to_fold(graph: Graph, open_modules: Optional[Iterable[str]] = None,
+                    max_nodes: int = MODULE_NODES) -> set:
+    """The module cluster ids to fold: every foldable one except those whose path is in
+    ``open_modules`` (default: :func:`default_open`)."""
+    opened = set(default_open(graph, max_nodes) if open_modules is None else open_modules)
+    return {cid for cid in foldable_modules(graph) if graph.clusters[cid].path not in opened}
+
+
 def fold_modules(graph: Graph, open_modules: Optional[Iterable[str]] = None,
                  max_nodes: int = MODULE_NODES) -> Graph:
     """A copy with every foldable module cluster folded into one node, except those whose path
     is in ``open_modules`` (default: :func:`default_open`); a module inside a folded one is
     folded with it."""
-    opened = set(default_open(graph, max_nodes) if open_modules is None else open_modules)
-    foldable = foldable_modules(graph)
-    keep = [cid for cid, c in graph.clusters.items() if cid not in foldable or c.path in opened]
-    return graph.collapse((MODULE,), keep=keep)
+    return graph.fold(modules_to_fold(graph, open_modules, max_nodes))
 
 
 def _folded_size(graph: Graph, folded: set) -> int:
@@ -115,38 +126,6 @@ def _deepest_cut(graph: Graph, max_nodes: int) -> Optional[int]:
         kept += at_depth[depth]
         depth += 1
     return max(depth - 1, 0)
-
-
-def module_folds(full: Graph, shown: Graph) -> Optional[dict]:
-    """What the viewer needs to fold and unfold an imported model's modules, or None for a
-    graph without modules: ``{"open": [paths of the foldable modules drawn open], "folded":
-    {folded node id: [every module path inside it]}, "names": {folded node id: [the binding
-    names inside it]}}``. Search matches the paths inside (``layer2.1`` finds the folded
-    ``layer2``); validation marks a folded module by the bindings inside."""
-    if not has_modules(full):
-        return None
-    foldable = {full.clusters[cid].path for cid in foldable_modules(full)}
-    opened = [c.path for c in shown.clusters.values() if c.kind == MODULE and c.path in foldable]
-    boxes = {nid[len("collapsed:"):]: nid for nid, node in shown.nodes.items()
-             if node.kind == "collapsed" and node.attrs.get("kind") == MODULE}
-    inside: dict = {nid: set() for nid in boxes.values()}
-    names: dict = {nid: [] for nid in boxes.values()}
-    # One pass over the whole graph: each module and node path goes to the box holding it.
-    for c in full.clusters.values():
-        if c.kind == MODULE:
-            for a in full.cluster_path(c.id):
-                if a in boxes:
-                    inside[boxes[a]].add(c.path)
-    for node in full.nodes.values():
-        box = next((boxes[a] for a in full.cluster_path(node.group) if a in boxes), None)
-        if box is None:
-            continue
-        if node.source is not None and node.source.module:
-            inside[box].add(node.source.module)
-        if node.name:
-            names[box].append(node.name)
-    folded = {nid: sorted(paths) for nid, paths in inside.items()}
-    return {"open": opened, "folded": folded, "names": names}
 
 
 def describe(full: Graph, shown: Graph) -> Optional[dict]:

@@ -473,3 +473,6 @@ register_view("let", LetParser, title="let graph",
 register_view("tree", TreeParser, title="tree", show="tree",
               description="what a naive recursive code generator walks: shared values "
                           "recomputed")
+register_view("fused", DataflowParser, title="fused", show="fused", after="FuseOps",
+              description="the dataflow graph after the build's FuseOps pass: each group "
+                          "that becomes one kernel is a cluster")

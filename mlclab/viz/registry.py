@@ -7,6 +7,11 @@ whose ``layout`` tells the plotters how to draw its graph) and one call::
 
     register_view("toy", ToyParser, title="toy", description="what it shows", show="toy")
 
+A view can also be a step of the build pipeline: ``after="FuseOps"`` draws its parser's graph of
+the module as the build left it after that pass (read from the build record, never re-run).
+``"fused"`` is such a view, the dataflow graph after FuseOps, so it is in every list above;
+``fn.graph(view, after=pass_name)`` draws any view after any recorded pass.
+
 The built-in views register at the bottom of ``mlclab.viz.parser``, which ``mlclab.viz``
 imports, so the registry is complete as soon as anything of ``mlclab.viz`` is imported.
 """
@@ -28,6 +33,7 @@ class ViewKind:
     title: str                   # tab title in a %%tinynn cell
     description: str             # one line, for --help and the docs
     show: Optional[str] = None   # its %%tinynn --show keyword; None: only in the viewer's switch
+    after: Optional[str] = None  # a pass of the build: the view draws the module after it
 
     @property
     def layout(self) -> str:
@@ -39,8 +45,9 @@ _VIEWS = Registry("view", "view")
 
 
 def register_view(name: str, parser: type, *, title: str, description: str,
-                  show: Optional[str] = None) -> ViewKind:
-    """Add a graph view; registering a name twice is a mistake (``ValueError``)."""
+                  show: Optional[str] = None, after: Optional[str] = None) -> ViewKind:
+    """Add a graph view (``after``: the pass of the build whose result it draws); registering
+    a name twice is a mistake (``ValueError``)."""
     _VIEWS.check_new(name)
     if not callable(getattr(parser, "parse", None)):
         raise TypeError(f"parser of view {name!r} must have a parse(fn, function=, params=) "
@@ -48,7 +55,9 @@ def register_view(name: str, parser: type, *, title: str, description: str,
     if getattr(parser, "layout", None) not in LAYOUTS:
         raise ValueError(f"parser of view {name!r} must set layout to one of "
                          f"{', '.join(LAYOUTS)}, got {getattr(parser, 'layout', None)!r}")
-    return _VIEWS.add(name, ViewKind(name, parser, title, description, show))
+    if after is not None and not isinstance(after, str):
+        raise TypeError(f"after of view {name!r} must be a pass name (a str), got {after!r}")
+    return _VIEWS.add(name, ViewKind(name, parser, title, description, show, after))
 
 
 def unregister_view(name: str) -> None:

@@ -42,6 +42,9 @@ class Subject(HoldsIR):
     # Other functions to draw after ``name`` and what it calls: set when a whole module (or a
     # whole mlclab program) is shown rather than one function of it.
     also: list = field(default_factory=list)
+    # The build record of ``mod`` (mlclab.backend.record.BuildRecord) when mlclab compiled
+    # it: the views that show later stages read it; None for IR nobody built.
+    record: Any = None
     _param_vars: Optional[set] = field(default=None, init=False, repr=False)
 
     @property
@@ -86,11 +89,13 @@ def resolve(obj, function: Optional[str] = None) -> Subject:
     if isinstance(obj, Subject):
         if function is None:
             return obj
-        return Subject(obj.mod, function, obj.bindings, obj.source, obj.target)
+        return Subject(obj.mod, function, obj.bindings, obj.source, obj.target,
+                       record=obj.record)
     if hasattr(obj, "relax_function") and hasattr(obj, "mod"):   # mlclab CompiledFunction
         name = _pick(obj.mod, function or obj.name)
         return Subject(obj.mod, name, _program_bindings(obj),
-                       getattr(obj, "source", None), getattr(obj, "target", "llvm"))
+                       getattr(obj, "source", None), getattr(obj, "target", "llvm"),
+                       record=getattr(obj, "build_record", None))
     if isinstance(obj, relax.Function):
         symbol = obj.attrs.get("global_symbol") if obj.attrs is not None else None
         name = function or (str(symbol) if symbol else "main")
@@ -108,7 +113,8 @@ def resolve(obj, function: Optional[str] = None) -> Subject:
             source, target = getattr(obj, "source", None), getattr(obj, "target", "llvm")
         name = _pick(mod, function if function is not None else (order or [None])[0])
         also = [] if function is not None else [n for n in order if n != name]
-        return Subject(mod, name, bindings, source, target, also=also)
+        record = getattr(obj, "build_record", None) if mod is not obj else None
+        return Subject(mod, name, bindings, source, target, also=also, record=record)
     raise TypeError(f"expected an mlclab compiled function or program, a relax.Function or an "
                     f"IRModule, got {type(obj).__name__}")
 

@@ -31,7 +31,8 @@ def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
 
     - ``view``: a name of ``mlclab.viz.registry.view_names()``: ``"dataflow"`` (graph binding,
       a DAG), ``"tree"`` (shared values duplicated and marked recomputed), ``"let"`` (A-normal
-      form, scopes nested), and any view registered since.
+      form, scopes nested), and any view registered since; a view of a build step
+      (``"fused"``) is drawn by ``fn.graph``, which reads the build record.
     - ``collapse``: ``"function"`` folds each called function into one node, ``"group"`` each
       fused group, ``"all"`` both; ``"module"`` folds an imported model's modules by level,
       and ``"auto"`` (the default) does so for models past ``MODULE_FOLD_NODES`` nodes;
@@ -39,6 +40,10 @@ def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
     - ``max_nodes``: where the tree view stops expanding (it can grow exponentially).
     """
     kind = view_kind(view)
+    if kind.after is not None:   # drawn from the build record, which the api layer reads
+        raise ValueError(f"view: {view!r} is the graph after the build's {kind.after} pass: "
+                         f"draw it with fn.graph({view!r}) or, for plain IR, "
+                         f"mlclab.inspect.pipeline.pipeline(mod).step({kind.after!r}).graph()")
     check_shape_options(collapse, depth)
     if max_nodes is not None:
         if view != "tree":

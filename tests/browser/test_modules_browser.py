@@ -12,7 +12,7 @@ def test_modules_open_on_click_fold_by_name_and_open_to_search_hits(page, run_al
     graph = viewer.locator("svg.mlclab-graph")
     graph.wait_for()
     banner = viewer.locator(".mlclab-overview")
-    assert "modules:" in banner.text_content() and "3 modules folded" in banner.text_content()
+    assert "overview:" in banner.text_content() and "3 folded" in banner.text_content()
     attention = viewer.locator(FOLDED.format("self_attn"))
     assert "MultiheadAttention" in attention.text_content()
     drawn = graph.locator("g.node").count()

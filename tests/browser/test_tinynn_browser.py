@@ -39,14 +39,16 @@ def test_tinynn_cell_graph_validation_details_and_views(page, run_all, screensho
     graph.locator("g.node").first.wait_for()
     viewer.locator("button[data-view='tree']").click()
     assert viewer.locator("button[data-view='tree']").get_attribute("aria-selected") == "true"
-    # After FuseOps: the fused group is a cluster that folds into one box.
+    # After FuseOps: the fused group is a cluster that folds into one node (laid out again).
     viewer.locator("button[data-view='fused']").click()
-    viewer.locator("g.cluster").first.wait_for()
+    viewer.locator('g.cluster[id*="fused_"]').first.wait_for()
     viewer.locator(".mlclab-collapse-all").click()
-    folded = viewer.locator("g.mlclab-placeholder").first
+    folded = viewer.locator('g.node[id^="collapsed:"]').first
+    folded.wait_for()
     assert "fused_" in folded.text_content()
     screenshot("tinynn-fused-collapsed")
     viewer.locator(".mlclab-collapse-all").click()
+    folded.wait_for(state="detached")
     viewer.locator("button[data-view='dataflow']").click()
 
     # Switching tabs: the Relax text, then the validation report with its badge.

@@ -50,18 +50,28 @@ def test_viewer_click_search_views_collapse(page, run_all, screenshot):
     assert viewer.locator(".mlclab-matches").text_content() == "1 match"
     viewer.locator(".mlclab-search").fill("")
 
-    # Collapsing the fused group hides its two nodes behind one box.
+    # Collapsing the fused group: the kernel lays it out again with the group as one node.
     viewer.locator(".mlclab-collapse-all").click()
-    placeholder = viewer.locator("g.mlclab-placeholder")
-    assert placeholder.text_content() == "fused_matmul_relu(2 nodes)"
-    assert not viewer.locator("g#main\\.mm").is_visible()
-    placeholder.click()
-    assert viewer.locator("g#main\\.mm").is_visible()
+    folded = viewer.locator('g.node[id="collapsed:fused_matmul_relu"]')
+    folded.wait_for()
+    assert "fused_matmul_relu" in folded.text_content() and "2 nodes" in folded.text_content()
+    assert viewer.locator("g#main\\.mm").count() == 0
+    folded.click()                                    # a click on a folded group opens it
+    viewer.locator("g#main\\.mm").wait_for()
+    # Search zooms to its matches: the scale grows to show the one relu large.
+    def scale():
+        return viewer.locator("svg.mlclab-graph").evaluate("el => new DOMMatrix(getComputedStyle(el).transform).a")
+    fitted = scale()
+    viewer.locator(".mlclab-search").fill("relu")
+    page.wait_for_function("() => true")
+    assert scale() > fitted * 1.1
+    viewer.locator(".mlclab-search").fill("")
 
-    # Switching views redraws from the other SVG (the "let" drawing has no cluster).
+    # Switching views draws the other graph (the "let" one has no fused group).
     viewer.locator("button[data-view='let']").click()
     assert viewer.locator("button[data-view='let']").get_attribute("aria-selected") == "true"
-    assert graph.count() == 1 and viewer.locator("g.cluster").count() == 0
+    graph.wait_for()                                  # drawn by the kernel when first shown
+    assert graph.count() == 1 and viewer.locator('g.cluster[id="cluster:fused_matmul_relu"]').count() == 0
 
     # Pan and zoom: a drag moves the drawing without selecting, the wheel and the buttons
     # scale it, "fit" brings it back.

@@ -1,425 +1,237 @@
-// mlclab graph viewer: an anywidget front end (plain ES module, no build step, no network).
+// mlclab graph viewer: an anywidget front end (ES modules, no build tool, no network).
 //
-// Python sends, per view, the SVG that Graphviz laid out plus a JSON record per node (the
-// graph model's Node.to_dict() with its let/TVMScript lines); this module only adds
-// interaction on top of that SVG: pan/zoom, click to select (synced back to the kernel as
-// `selected_node`), hover to light up the node's DSL line and let binding, view switching,
-// folding clusters (fused groups) by the group Python gives each node, search by operator,
-// binding name or module path, per-node validation marks, "draw all" for a big graph shown as
-// an overview, and opening/folding an imported model's modules (Python lays each choice out
-// again: the `open_modules` trait, read by the kernel's loader). Every
-// string from Python reaches the page through textContent or a sanitized SVG document, never
-// through innerHTML.
-//
-// The parts, top to bottom: DOM helpers, the SVG index (node ids <-> SVG elements), text
-// panes, zoom, the details panel, marks, cluster folding, drawing a view, event wiring, and
-// `render`, which builds one viewer's state and connects the parts.
+// Python sends, per view, a view model (mlclab.viz.view_model, docs/view-model.md): nodes,
+// edges, namespaces, texts with each node's anchors, overlay layers, and Graphviz's SVG for
+// the geometry. Everything is looked up by the ids the model gives; the SVG is never read for
+// meaning. This module wires the DOM: pan/zoom, click to select (synced back as
+// `selected_node`), hover to light up the node's DSL and let lines, view switching, folding
+// (asked of the kernel, which lays it out: `open_modules`, `folded`), search that zooms to its
+// matches, overlay marks, "draw all", "jump to hottest kernel".
 
-const SVG_NS = "http://www.w3.org/2000/svg";
-const COPY_ID = /^use\d+:(.*)$/; // a copy of a widely shared node, drawn at one of its readers
+import { h, parseSvg, boxOf, idIndex, fillLines, markLine, download } from "./dom.js";
+import { showDetails } from "./details.js";
+import { currentView, save, drawViewButtons } from "./switcher.js";
+import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
+import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
+  clickFold, collapsible, revealFolds, foldSummary, matchByValue, keepInPlace } from "./vm.js";
 
-// ------------------------------------------------------------------- DOM helpers
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") el.className = v;
-    else if (k === "text") el.textContent = v;
-    else el.setAttribute(k, v);
-  }
-  for (const c of children) if (c) el.append(c);
-  return el;
-}
-
-function svgEl(tag, attrs = {}) {
-  const el = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  return el;
-}
-
-// Graphviz output is trusted to be well formed, but the trait could be set to anything from
-// Python: drop active content before it enters the DOM (defence in depth; Python sanitizes too).
-function parseSvg(text) {
-  if (!text) return null;
-  const doc = new DOMParser().parseFromString(text, "image/svg+xml");
-  const svg = doc.documentElement;
-  if (!svg || svg.nodeName !== "svg" || doc.getElementsByTagName("parsererror").length) return null;
-  for (const bad of [...svg.querySelectorAll("script, foreignObject, iframe, object, embed")]) bad.remove();
-  for (const el of [svg, ...svg.querySelectorAll("*")]) {
-    for (const attr of [...el.attributes]) {
-      const name = attr.name.toLowerCase();
-      const value = attr.value.trim().toLowerCase();
-      if (name.startsWith("on")) el.removeAttribute(attr.name);
-      else if ((name === "href" || name.endsWith(":href")) && !value.startsWith("#")) el.removeAttribute(attr.name);
-    }
-  }
-  return document.importNode(svg, true);
-}
-
-function titleOf(g) {
-  const t = g.querySelector(":scope > title");
-  return t ? t.textContent : "";
-}
-
-// The bounding box of an element in the SVG's own user space (what the viewBox measures).
-function boxOf(el) {
-  try { return el.getBBox(); } catch (e) { return null; }
-}
-
-// ------------------------------------------------------------------- the model's data
-const currentView = (model) => (model.get("views") || {})[model.get("view")] || {};
-const nodesOf = (model) => currentView(model).nodes || {};
-const labelOf = (info, id) => info.op || info.name || info.label || id;
-// An imported model's view that folds modules: {open: [paths], folded: {node id: [paths]}}.
-const modulesOf = (model) => currentView(model).modules || null;
 const drawnWhole = (model) => (model.get("unfolded") || []).includes(model.get("view"));
-const foldedModule = (info) => info && info.kind === "collapsed" && (info.attrs || {}).kind === "module";
 
-// What search matches: operator, binding name, module path, and what a folded module holds
-// (mlclab.notebook.viewer.search_text is the same on the Python side).
-function searchText(info, inside) {
-  const source = info.source || {}, attrs = info.attrs || {};
-  return [info.op || "", info.name || info.label || "", source.module || "", attrs.module || "", ...(inside || [])].join(" ").toLowerCase();
-}
-
-function save(model, name, value) {
-  model.set(name, value);
-  model.save_changes();
-}
-
-// ------------------------------------------------------------------- SVG index
-// Which SVG elements draw which node: the plotter gives each node's <g> the node id (plain
-// Graphviz drawings fall back to the node's name), and a copy of a shared node the id
-// "use<k>:<node id>". Edges are titled "tail->head" by Graphviz node names.
-function indexDrawing(svg, known) {
-  const index = { elements: new Map(), nameToId: new Map(), copies: [], edges: [] };
-  for (const g of svg.querySelectorAll("g.node")) {
-    const copy = COPY_ID.exec(g.id);
-    const id = known[g.id] ? g.id : copy && known[copy[1]] ? copy[1] : titleOf(g);
-    if (!index.elements.has(id)) index.elements.set(id, []);
-    index.elements.get(id).push(g);
-    index.nameToId.set(titleOf(g), id);
-    g.dataset.node = id;
-    if (copy && id === copy[1]) index.copies.push({ g, name: titleOf(g) });
+// ------------------------------------------------------------------- the drawing's index
+// Node id -> its SVG elements (the node, and copies drawn at readers), by the ids the model
+// names; edges and namespaces likewise.
+function indexDrawing(svg, view) {
+  const ids = idIndex(svg);
+  const index = { elements: new Map(), copies: [], edges: [], namespaces: new Map() };
+  for (const id of Object.keys(nodesOf(view))) {
+    const el = ids.get(id);
+    if (el) { index.elements.set(id, [el]); el.dataset.node = id; }
   }
-  for (const g of svg.querySelectorAll("g.edge")) {
-    const [tail, head] = titleOf(g).split(/->|--/).map((s) => (s || "").split(":")[0]);
-    index.edges.push({ g, tail, head });
+  for (const [svgId, copy] of Object.entries((view.geometry || {}).copies || {})) {
+    const el = ids.get(svgId);
+    if (!el || !index.elements.has(copy.node)) continue;
+    el.dataset.node = copy.node;
+    index.elements.get(copy.node).push(el);
+    index.copies.push({ el, ...copy });
+  }
+  (view.edges || []).forEach((e, k) => {
+    const el = ids.get(`edge:${k}`);
+    if (el) index.edges.push({ el, ...e });
+  });
+  for (const ns of Object.keys(namespacesOf(view))) {
+    const el = ids.get(`cluster:${ns}`);
+    if (el) index.namespaces.set(ns, el);
   }
   return index;
-}
-
-// ------------------------------------------------------------------- text panes
-function fillLines(pre, text) {
-  pre.replaceChildren(...(text || "").split("\n").map((line, i) =>
-    h("div", { class: "mlclab-line", "data-line": String(i + 1) },
-      h("span", { class: "mlclab-lineno", text: String(i + 1).padStart(3) + " " }),
-      h("span", { text: line || " " }))));
-}
-
-function markLine(pre, lineno, cls) {
-  for (const div of pre.children) div.classList.toggle(cls, Number(div.dataset.line) === lineno);
-  const hit = pre.querySelector(`.${cls}`);
-  if (!hit) return;
-  // Scroll the pane, never the notebook around it (scrollIntoView would move both).
-  const r = hit.getBoundingClientRect(), p = pre.getBoundingClientRect();
-  if (r.top < p.top) pre.scrollTop -= p.top - r.top;
-  else if (r.bottom > p.bottom) pre.scrollTop += r.bottom - p.bottom;
-}
-
-function markNodeLines(state, info, cls) {
-  markLine(state.ui.sourcePane, info ? info.line : null, cls);
-  markLine(state.ui.letPane, info ? info.let_line : null, cls);
 }
 
 // ------------------------------------------------------------------- zoom
 function applyZoom(state) {
   const { svg, zoom } = state;
   if (svg) svg.style.transform = `translate(${zoom.x}px, ${zoom.y}px) scale(${zoom.k})`;
+  // The "smallest readable size" note belongs to a fit; any other move takes it away.
+  state.ui.clipNote.hidden = !(state.clipped && !state.userMoved);
+  state.ui.clipNote.querySelector(".mlclab-fold-more").hidden = !state.model.get("live");
 }
 
+function drawingBox(svg) {
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  return { x: 0, y: 0, width: (vb && vb.width) || parseFloat(svg.getAttribute("width")) || 1,
+    height: (vb && vb.height) || parseFloat(svg.getAttribute("height")) || 1 };
+}
+
+// Fit the whole drawing, never shrinking node labels below readable (fit.js).
 function fitView(state) {
   const { svg, ui } = state;
   if (!svg) return;
-  const w = parseFloat(svg.getAttribute("width")) || svg.viewBox.baseVal.width || 1;
-  const hgt = parseFloat(svg.getAttribute("height")) || svg.viewBox.baseVal.height || 1;
-  const cw = ui.canvas.clientWidth || 600, ch = ui.canvas.clientHeight || 400;
-  const k = Math.min(1, cw / w, ch / hgt);
-  state.zoom = { k, x: (cw - w * k) / 2, y: Math.max(0, (ch - hgt * k) / 2) };
+  const cw = ui.canvas.clientWidth, ch = ui.canvas.clientHeight;
+  if (!cw || !ch) return;
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  const z = fitBox(drawingBox(svg), cw, ch, { minK: state.minK, maxK: 1 });
+  // Graphviz's viewBox starts at the drawing's corner; fitBox moved it by -box.x (0).
+  state.zoom = { k: z.k, x: z.x - ((vb && vb.x) || 0) * z.k, y: z.y };
+  state.clipped = z.clipped;
+  state.userMoved = false;
   applyZoom(state);
 }
 
-function zoomAt(state, factor, px, py) {
-  const zoom = state.zoom;
-  const k = Math.min(8, Math.max(0.1, zoom.k * factor));
-  zoom.x = px - (px - zoom.x) * (k / zoom.k);
-  zoom.y = py - (py - zoom.y) * (k / zoom.k);
-  zoom.k = k;
+// Zoom to elements (search hits, a jump target): their union, at a readable scale.
+function zoomTo(state, elements) {
+  const { ui } = state;
+  const box = unionBox(elements.map(boxOf));
+  if (!box || !ui.canvas.clientWidth) return;
+  const z = fitBox(box, ui.canvas.clientWidth, ui.canvas.clientHeight, { minK: state.minK, maxK: 1.5, pad: 24 });
+  state.zoom = { k: z.k, x: z.x, y: z.y };
+  state.userMoved = true;
   applyZoom(state);
 }
 
-// ------------------------------------------------------------------- details panel
-function row(key, value) {
-  if (value === undefined || value === null || value === "") return null;
-  return h("tr", {}, h("th", { text: key }), h("td", { text: String(value) }));
-}
-
-function showDetails(state, id) {
-  const { model, ui } = state;
-  const info = nodesOf(model)[id];
-  if (!id || !info) {
-    ui.details.replaceChildren(h("div", { class: "mlclab-hint", text: "click a node to see its details" }));
-    return;
+// The smallest label font the drawing's nodes use, in drawing units.
+function smallestFont(svg) {
+  let min = Infinity;
+  for (const t of svg.querySelectorAll("g.node text[font-size]")) {
+    const size = parseFloat(t.getAttribute("font-size"));
+    if (size > 0) min = Math.min(min, size);
   }
-  const source = info.source || {};
-  const attrs = Object.entries(info.attrs || {}).map(([k, v]) => `${k}=${v}`).join(", ");
-  const note = (model.get("annotations") || {})[id];
-  const table = h("table", {},
-    row("node", id),
-    row("operator", info.kind === "param" ? "" : info.op),
-    row("kind", info.kind),
-    row("attributes", attrs),
-    row("type", info.type),
-    row("binding", info.name),
-    row("module", source.module || (foldedModule(info) ? info.attrs.module : "")),
-    row("PyTorch op", source.origin),
-    row("holds", foldedModule(info) ? `${info.attrs.class || "module"}: ${info.attrs.ops} operators, ${info.attrs.nodes} nodes (click to open)` : ""),
-    row("DSL variable", source.dsl_name),
-    row("DSL line", info.line ? `${info.line}: ${source.source_line || ""}` : ""),
-    row("TVMScript", info.script || ""),
-    row("check", note ? note.text : ""),
-    row("overlay", info.tooltip || ""));
-  ui.details.replaceChildren(h("div", { class: "mlclab-details-title", text: labelOf(info, id) }), table);
+  return Number.isFinite(min) ? min : 14;
 }
 
 // ------------------------------------------------------------------- marks on nodes
+function markNodeLines(state, id, cls) {
+  const view = currentView(state.model);
+  const info = id ? nodesOf(view)[id] : null;
+  markLine(state.ui.sourcePane, info ? info.line : null, cls);
+  markLine(state.ui.letPane, id ? anchorOf(view, id, "let") : null, cls);
+}
+
 function refreshMarks(state) {
   const { model, ui } = state;
-  const nodes = nodesOf(model);
+  const view = currentView(model);
   const selected = model.get("selected_node");
   const highlight = new Set(model.get("highlight") || []);
-  const notes = model.get("annotations") || {};
-  const query = (model.get("search") || "").trim().toLowerCase();
-  const folded = (modulesOf(model) || {}).folded || {};
-  let count = 0;
-  for (const [id, gs] of state.index.elements) {
-    const info = nodes[id] || {};
-    const hit = query !== "" && searchText(info, folded[id]).includes(query);
-    if (hit) count += 1;
-    const status = (notes[id] || {}).status;
-    for (const g of gs) {
+  const checks = layerOf(view, "validation", model.get("annotations"));
+  const query = (model.get("search") || "").trim();
+  const hits = new Set(searchHits(view, query));
+  for (const [id, els] of state.index.elements) {
+    const status = (checks[id] || {}).status;
+    for (const g of els) {
       g.classList.toggle("mlclab-selected", id === selected);
       g.classList.toggle("mlclab-highlight", highlight.has(id));
-      g.classList.toggle("mlclab-match", hit);
-      g.classList.toggle("mlclab-dim", query !== "" && !hit);
+      g.classList.toggle("mlclab-match", hits.has(id));
+      g.classList.toggle("mlclab-dim", query !== "" && !hits.has(id));
       g.classList.toggle("mlclab-ok", status === "ok");
       g.classList.toggle("mlclab-diverged", status === "diverged");
     }
   }
-  ui.matches.textContent = query ? `${count} match${count === 1 ? "" : "es"}` : "";
-  markNodeLines(state, nodes[selected], "mlclab-line-selected");
-  showDetails(state, selected);
+  ui.matches.textContent = query ? `${hits.size} match${hits.size === 1 ? "" : "es"}` : "";
+  markNodeLines(state, selected, "mlclab-line-selected");
+  showDetails(ui.details, view, selected, model.get("annotations"));
+  return hits;
 }
 
 function hover(state, id) {
-  for (const [nid, gs] of state.index.elements) for (const g of gs) g.classList.toggle("mlclab-hover", nid === id);
-  markNodeLines(state, id ? nodesOf(state.model)[id] : null, "mlclab-line-hover");
+  for (const [nid, els] of state.index.elements) for (const g of els) g.classList.toggle("mlclab-hover", nid === id);
+  markNodeLines(state, id, "mlclab-line-hover");
 }
 
-// ------------------------------------------------------------------- folding clusters
-// A cluster's members are the nodes whose group (sent by Python) is the cluster or one of the
-// clusters nested in it.
-function clusterMembers(name, nodes, known) {
-  const inside = (group) => {
-    for (let g = group, seen = 0; g && seen < 64; g = (known[g] || {}).parent, seen++) if (g === name) return true;
-    return false;
-  };
-  return new Set(Object.keys(nodes).filter((id) => inside(nodes[id].group)));
+// ------------------------------------------------------------------- folding (by the kernel)
+function foldState(model) {
+  return { open_modules: model.get("open_modules") || [], folded: model.get("folded") || [] };
 }
 
-function buildClusters(state) {
-  const view = currentView(state.model);
-  const known = view.clusters || {};
-  state.clusters = [...state.svg.querySelectorAll("g.cluster")].map((g) => {
-    // mlclab's plotter ids clusters "cluster:<model id>"; plain Graphviz names them by title.
-    const name = g.id.startsWith("cluster:") ? g.id.slice("cluster:".length) : titleOf(g).replace(/^cluster_?/, "");
-    const info = known[name] || {};
-    const c = { name, kind: info.kind || "", label: info.label || name, g, placeholder: null,
-      path: info.path, members: clusterMembers(name, view.nodes || {}, known) };
-    // Clicking a cluster's label folds it: a module of a module-folding view is laid out
-    // again by Python, other clusters are covered here. (A cluster with a tooltip has its
-    // label inside an <a>.)
-    const handle = g.querySelector(":scope > text, :scope > g > a > text") || g;
+function askFold(state, target) {
+  const { model } = state;
+  if (!model.get("live")) return false;
+  const change = clickFold(currentView(model), foldState(model), target);
+  if (!change) return false;
+  save(model, change);
+  return true;
+}
+
+function bindNamespaces(state) {
+  for (const [ns, g] of state.index.namespaces) {
+    // Clicking a namespace's label folds it (a cluster with a tooltip has its label in an <a>).
+    const handle = g.querySelector(":scope > text, :scope > g > a > text");
+    if (!handle) continue;
     handle.classList.add("mlclab-cluster-handle");
-    handle.addEventListener("click", () => {
-      const modules = modulesOf(state.model);
-      if (c.kind === "module" && modules && !drawnWhole(state.model) && (modules.open || []).includes(c.path)) foldModule(state.model, c.path);
-      else toggleCluster(state, c.name);
-    });
-    return c;
-  });
-  state.ui.collapseAll.disabled = foldable(state).length === 0;
-}
-
-// "collapse groups" folds fused groups and other inner clusters, not whole functions, nor the
-// modules of a view whose modules the kernel folds (clicks and "fold all" do that).
-const foldable = (state) => state.clusters.filter((c) => c.kind !== "function"
-  && !(c.kind === "module" && modulesOf(state.model) && !drawnWhole(state.model)));
-
-// Modules: the open paths go to the kernel, which draws the view again.
-function openModules(model, paths) {
-  const open = (modulesOf(model) || {}).open || [];
-  const wanted = [];
-  for (const path of paths) {
-    const parts = path.split(".");
-    for (let k = 1; k <= parts.length; k++) wanted.push(parts.slice(0, k).join("."));
+    handle.addEventListener("click", () => askFold(state, { namespace: ns }));
   }
-  save(model, "open_modules", [...new Set([...open, ...wanted])]);
 }
 
-function foldModule(model, path) {
-  const open = (modulesOf(model) || {}).open || [];
-  save(model, "open_modules", open.filter((p) => p !== path && !p.startsWith(path + ".")));
+// The hottest node of the profile layer, and what to open to reach it.
+function hottest(view) {
+  const layer = layerOf(view, "profile");
+  let best = null;
+  for (const [id, e] of Object.entries(layer)) if (!best || (e.share || 0) > (best.entry.share || 0)) best = { id, entry: e };
+  if (!best) return null;
+  const target = best.entry.hottest || best.id;
+  return { id: target, reveal: best.entry.reveal || [], label: best.entry.kernel || (nodesOf(view)[best.id] || {}).label, share: best.entry.share || 0 };
 }
 
-// Enter in the search box opens the modules that hold what it matches.
-function openToMatches(model) {
-  const query = (model.get("search") || "").trim().toLowerCase();
-  const folded = (modulesOf(model) || {}).folded || {};
-  if (!query || drawnWhole(model)) return;
-  const hits = [];
-  for (const paths of Object.values(folded)) for (const p of paths) if (p.toLowerCase().includes(query)) hits.push(p);
-  // Each hit opens with its ancestors, so its nodes show (and match).
-  if (hits.length) openModules(model, hits);
+function jumpToHottest(state) {
+  const { model } = state;
+  const view = currentView(model);
+  const hot = hottest(view);
+  if (!hot) return;
+  state.jump = hot.id;
+  if (nodesOf(view)[hot.id]) { finishJump(state); return; }
+  if (model.get("live")) save(model, revealFolds(view, hot.reveal, foldState(model)));
 }
 
-function toggleCluster(state, name) {
-  const collapsed = new Set(state.model.get("collapsed") || []);
-  collapsed.has(name) ? collapsed.delete(name) : collapsed.add(name);
-  save(state.model, "collapsed", [...collapsed]);
+function finishJump(state) {
+  const id = state.jump;
+  const els = state.index.elements.get(id);
+  if (!els) return;
+  state.jump = null;
+  save(state.model, { selected_node: id });
+  zoomTo(state, els.slice(0, 1));
 }
 
-// A folded cluster is drawn as one box over its area, with the group's name and size; the
-// edges into and out of the group keep pointing at it because they end inside that area.
-// Made when first needed, not when drawn: a viewer inside a hidden tab has no layout yet
-// (getBBox answers zeros there).
-function placeholderFor(state, c) {
-  if (c.placeholder) return c.placeholder;
-  const box = boxOf(c.g);
-  if (!box || !box.width) return null;
-  const ph = svgEl("g", { class: "mlclab-placeholder" });
-  ph.dataset.cluster = c.name;
-  const rect = svgEl("rect", { x: box.x, y: box.y, width: box.width, height: box.height, rx: 6 });
-  const label = svgEl("text", { "text-anchor": "middle" });
-  const n = c.members.size;
-  // Two lines (name, size): a group's name is often wider than its box.
-  [c.label, `(${n} node${n === 1 ? "" : "s"})`].forEach((line, i) => {
-    const span = svgEl("tspan", { x: box.x + box.width / 2, y: box.y + box.height / 2 + (i === 0 ? -3 : 12) });
-    span.textContent = line;
-    label.append(span);
-  });
-  ph.append(rect, label);
-  ph.style.display = "none";
-  ph.addEventListener("click", () => toggleCluster(state, c.name));
-  (c.g.parentNode || state.svg).append(ph);
-  c.placeholder = ph;
-  return ph;
-}
-
-function refreshCollapse(state) {
-  const collapsed = new Set(state.model.get("collapsed") || []);
-  const hidden = new Set();
-  for (const c of state.clusters) {
-    const on = collapsed.has(c.name);
-    const ph = on ? placeholderFor(state, c) : c.placeholder;
-    c.g.classList.toggle("mlclab-collapsed", on);
-    if (ph) ph.style.display = on ? "" : "none";
-    if (on) for (const id of c.members) hidden.add(id);
+// ------------------------------------------------------------------- the banner
+function drawBanner(state, view) {
+  const { model, ui } = state;
+  const name = model.get("view");
+  const parts = [];
+  const summary = foldSummary(view);
+  const whole = drawnWhole(model);
+  if (summary) parts.push(h("span", { text: `overview: ${summary} ` }));
+  const live = model.get("live");
+  if (live && (summary || whole || (model.get("open_modules") || []).length || (model.get("folded") || []).length)) {
+    const foldAll = h("button", { type: "button", class: "mlclab-fold-modules", text: "fold all" });
+    foldAll.addEventListener("click", () => save(model, {
+      unfolded: (model.get("unfolded") || []).filter((v) => v !== name), open_modules: [], folded: [] }));
+    parts.push(foldAll);
   }
-  const { index } = state;
-  const hiddenNames = new Set();
-  for (const [id, gs] of index.elements) for (const g of gs) {
-    const isCopy = COPY_ID.test(g.id) && g.id !== id;
-    if (!isCopy) {
-      g.style.display = hidden.has(id) ? "none" : "";
-      if (hidden.has(id)) hiddenNames.add(titleOf(g));
-    }
+  if (view.overview && !whole && live) {
+    const all = h("button", { type: "button", class: "mlclab-unfold", text: `draw all ${view.overview.total} nodes` });
+    all.addEventListener("click", () => save(model, { unfolded: [...(model.get("unfolded") || []), name] }));
+    parts.push(all);
   }
-  // A copy of a shared node sits beside its one reader: it folds away with that reader.
-  const readerOf = new Map(index.edges.map((e) => [e.tail, e.head]));
-  for (const copy of index.copies) {
-    const gone = hidden.has(index.nameToId.get(readerOf.get(copy.name)));
-    copy.g.style.display = gone ? "none" : "";
-    if (gone) hiddenNames.add(copy.name);
+  const hot = hottest(view);
+  if (hot) {
+    const jump = h("button", { type: "button", class: "mlclab-jump", text: `jump to hottest kernel (${Math.round(100 * hot.share)} %)` });
+    jump.disabled = !live && !nodesOf(view)[hot.id];
+    jump.addEventListener("click", () => jumpToHottest(state));
+    parts.push(jump);
   }
-  for (const e of index.edges) e.g.style.display = hiddenNames.has(e.tail) && hiddenNames.has(e.head) ? "none" : "";
-  state.ui.collapseAll.textContent = collapsed.size ? "expand groups" : "collapse groups";
+  if (!live && Object.keys(namespacesOf(view)).length) parts.push(h("span", { class: "mlclab-muted", text: " (folding is laid out by a running kernel)" }));
+  ui.banner.replaceChildren(...parts);
+  ui.banner.hidden = parts.length === 0;
 }
 
 // ------------------------------------------------------------------- drawing a view
-function drawViewButtons(state) {
-  const { model, ui } = state;
-  const views = Object.keys(model.get("views") || {});
-  ui.viewButtons.replaceChildren(...views.map((name) => {
-    const b = h("button", { type: "button", class: "mlclab-view", role: "tab", "data-view": name, text: name });
-    b.classList.toggle("mlclab-active", name === model.get("view"));
-    b.setAttribute("aria-selected", String(name === model.get("view")));
-    b.addEventListener("click", () => save(model, "view", name));
-    return b;
-  }));
-}
-
-// A big graph comes as an overview first; the banner says so and draws the whole graph.
-function drawBanner(state, view) {
-  const { model, ui } = state;
-  const shown = view.overview;
-  if (view.modules) { drawModuleBanner(state, view); return; }
-  if (!shown) { ui.banner.replaceChildren(); ui.banner.hidden = true; return; }
-  const name = model.get("view");
-  const asked = (model.get("unfolded") || []).includes(name);
-  const button = h("button", { type: "button", class: "mlclab-unfold", text: asked ? "drawing…" : `draw all ${shown.total} nodes` });
-  button.disabled = asked;
-  button.addEventListener("click", () => save(model, "unfolded", [...(model.get("unfolded") || []), name]));
-  ui.banner.replaceChildren(h("span", { text: `overview: ${shown.shown} of ${shown.total} nodes (groups folded, the start cut) ` }), button);
-  ui.banner.hidden = false;
-}
-
-// An imported model: how much is folded, "fold all" (back to the first look) and "draw all".
-function drawModuleBanner(state, view) {
-  const { model, ui } = state;
-  const name = model.get("view");
-  const whole = drawnWhole(model);
-  const shown = view.overview;
-  const folded = Object.keys(view.modules.folded || {}).length;
-  const text = whole || !shown ? "modules: every module drawn open; click a module's name to cover it "
-    : `modules: ${shown.shown} of ${shown.total} nodes, ${folded} module${folded === 1 ? "" : "s"} folded; click one to open it, an open module's name to fold it `;
-  const foldAll = h("button", { type: "button", class: "mlclab-fold-modules", text: "fold all" });
-  foldAll.disabled = !whole && (view.modules.open || []).length === 0;
-  foldAll.addEventListener("click", () => {
-    model.set("unfolded", (model.get("unfolded") || []).filter((v) => v !== name));
-    model.set("open_modules", []);
-    model.save_changes();
-  });
-  const parts = [h("span", { text }), foldAll];
-  if (shown && !whole) {
-    const all = h("button", { type: "button", class: "mlclab-unfold", text: `draw all ${shown.total} nodes` });
-    all.addEventListener("click", () => save(model, "unfolded", [...(model.get("unfolded") || []), name]));
-    parts.push(all);
-  }
-  ui.banner.replaceChildren(...parts);
-  ui.banner.hidden = false;
-}
-
 function drawEmpty(state, view) {
   const { ui } = state;
-  if (view.text) {
+  const geometry = view.geometry || {};
+  if (geometry.text) {
     // Graphviz ran out of time: the graph as text, with the reason.
-    ui.canvas.replaceChildren(h("div", { class: "mlclab-hint", text: view.note || "" }),
-      h("pre", { class: "mlclab-text-fallback", text: view.text }));
+    ui.canvas.replaceChildren(h("div", { class: "mlclab-hint", text: geometry.note || "" }),
+      h("pre", { class: "mlclab-text-fallback", text: geometry.text }));
     return;
   }
   // A pending view is being drawn by the kernel; "views" changes again when it is ready.
   const why = view.pending ? "drawing…" : view.error ? `this view could not be drawn: ${view.error}`
-    : view.svg ? "this graph could not be read" : "no graph for this view";
+    : geometry.svg ? "this graph could not be read" : "no graph for this view";
   ui.canvas.replaceChildren(h("div", { class: view.error ? "mlclab-hint mlclab-view-error" : "mlclab-hint", text: why }));
 }
 
@@ -428,10 +240,10 @@ function draw(state) {
   drawViewButtons(state);
   const view = currentView(model);
   drawBanner(state, view);
-  fillLines(ui.letPane, view.let_text !== undefined ? view.let_text : model.get("let_text"));
-  state.svg = parseSvg(view.svg);
-  state.index = { elements: new Map(), nameToId: new Map(), copies: [], edges: [] };
-  state.clusters = [];
+  fillLines(ui.letPane, (view.texts || {}).let || "");
+  state.svg = isViewModel(view) ? parseSvg((view.geometry || {}).svg) : null;
+  state.index = { elements: new Map(), copies: [], edges: [], namespaces: new Map() };
+  ui.collapseAll.disabled = !model.get("live") || !isViewModel(view) || collapsible(view).length === 0 && !(model.get("folded") || []).length;
   if (!state.svg) {
     drawEmpty(state, view);
     refreshMarks(state);
@@ -442,20 +254,46 @@ function draw(state) {
   // Graphviz sizes the drawing in pt; size it in CSS px from its viewBox instead, so the
   // scale arithmetic of zoom and fit works in one unit.
   const vb = svg.viewBox && svg.viewBox.baseVal;
-  if (vb && vb.width) {
-    svg.setAttribute("width", vb.width);
-    svg.setAttribute("height", vb.height);
-  }
+  if (vb && vb.width) { svg.setAttribute("width", vb.width); svg.setAttribute("height", vb.height); }
   ui.canvas.replaceChildren(svg);
-  state.index = indexDrawing(svg, view.nodes || {});
-  for (const [id, gs] of state.index.elements) for (const g of gs) {
+  state.index = indexDrawing(svg, view);
+  state.minK = minScale(smallestFont(svg));
+  for (const [id, els] of state.index.elements) for (const g of els) {
     g.addEventListener("mouseenter", () => hover(state, id));
     g.addEventListener("mouseleave", () => hover(state, null));
   }
-  buildClusters(state);
-  refreshCollapse(state);
+  bindNamespaces(state);
+  ui.collapseAll.textContent = (model.get("folded") || []).length ? "expand groups" : "collapse groups";
   refreshMarks(state);
-  requestAnimationFrame(() => fitView(state));
+  requestAnimationFrame(() => {
+    if (!placeKept(state)) fitView(state);
+    if (state.jump) finishJump(state);
+  });
+}
+
+// Switching views (a pass of the scrubber): remember where the selected node is on screen...
+function keepSelected(state) {
+  const id = state.model.get("selected_node");
+  const els = id && state.index.elements.get(id);
+  if (!els || !state.lastView) { state.keep = null; return; }
+  const r = els[0].getBoundingClientRect(), c = state.ui.canvas.getBoundingClientRect();
+  state.keep = { from: state.lastView, id, sx: r.left + r.width / 2 - c.left, sy: r.top + r.height / 2 - c.top, k: state.zoom.k };
+}
+
+// ...and put the node holding the same value there in the new drawing, selected.
+function placeKept(state) {
+  const keep = state.keep, view = currentView(state.model);
+  if (!keep || !isViewModel(view)) return false;
+  state.keep = null;
+  const id = matchByValue(keep.from, view, keep.id);
+  const els = id && state.index.elements.get(id);
+  const box = els && boxOf(els[0]);
+  if (!box) return false;
+  if (state.model.get("selected_node") !== id) save(state.model, { selected_node: id });
+  state.zoom = keepInPlace(box, keep.sx, keep.sy, keep.k);
+  state.userMoved = true;
+  applyZoom(state);
+  return true;
 }
 
 // ------------------------------------------------------------------- the viewer's parts
@@ -470,6 +308,8 @@ function buildLayout(el) {
     fit: h("button", { class: "mlclab-fit", type: "button", title: "fit to view", text: "fit" }),
     save: h("button", { class: "mlclab-save", type: "button", title: "download this view as SVG", text: "svg" }),
     banner: h("div", { class: "mlclab-overview" }),
+    clipNote: h("div", { class: "mlclab-clip-note" }, h("span", { text: "shown at the smallest readable size: drag to pan, or " }),
+      h("button", { type: "button", class: "mlclab-fold-more", text: "fold more" })),
     canvas: h("div", { class: "mlclab-canvas", tabindex: "0", "aria-label": "graph: drag to pan, wheel to zoom, click a node, Escape to clear" }),
     details: h("div", { class: "mlclab-details" }),
     sourcePane: h("pre", { class: "mlclab-source", "aria-label": "DSL source" }),
@@ -482,8 +322,10 @@ function buildLayout(el) {
     h("div", { class: "mlclab-heading", text: "DSL source" }), ui.sourcePane,
     h("div", { class: "mlclab-heading", text: "let binding (A-normal form)" }), ui.letPane);
   el.classList.add("mlclab-viewer");
-  el.append(toolbar, ui.banner, h("div", { class: "mlclab-body" }, ui.canvas, side));
+  const stage = h("div", { class: "mlclab-stage" }, ui.canvas, ui.clipNote);
+  el.append(toolbar, ui.banner, h("div", { class: "mlclab-body" }, stage, side));
   ui.banner.hidden = true;
+  ui.clipNote.hidden = true;
   return ui;
 }
 
@@ -503,6 +345,7 @@ function bindPointer(state) {
     if (!drag.moved && Math.hypot(dx, dy) < 4) return;
     if (!drag.moved) { drag.moved = true; canvas.setPointerCapture(e.pointerId); canvas.classList.add("mlclab-panning"); }
     state.zoom.x = drag.zx + dx; state.zoom.y = drag.zy + dy;
+    state.userMoved = true;
     applyZoom(state);
   });
   const endDrag = (e) => {
@@ -511,54 +354,75 @@ function bindPointer(state) {
     drag = null;
     canvas.classList.remove("mlclab-panning");
     if (moved || e.type !== "pointerup") return;
-    if (target.closest && target.closest(".mlclab-cluster-handle, .mlclab-placeholder")) return;
-    const g = target.closest ? target.closest("g.node") : null;
-    const info = g ? nodesOf(model)[g.dataset.node] : null;
-    // A folded module opens (the kernel draws it again); it is not a node to select.
-    if (foldedModule(info) && modulesOf(model)) { openModules(model, [info.attrs.module]); return; }
+    if (target.closest && target.closest(".mlclab-cluster-handle")) return;
+    const g = target.closest ? target.closest("[data-node]") : null;
+    const id = g ? g.dataset.node : "";
+    // A folded namespace opens (the kernel draws it again); it is not a node to select.
+    if (id && askFold(state, { node: id })) return;
     // Only nodes the model describes can be selected (Python checks the id it receives).
-    save(model, "selected_node", info ? g.dataset.node : "");
+    save(model, { selected_node: nodesOf(currentView(model))[id] ? id : "" });
   };
   canvas.addEventListener("pointerup", endDrag);
   canvas.addEventListener("pointercancel", endDrag);
   canvas.addEventListener("wheel", (e) => {
     e.preventDefault();
     const r = canvas.getBoundingClientRect();
-    zoomAt(state, Math.exp(-e.deltaY * 0.0015), e.clientX - r.left, e.clientY - r.top);
+    state.zoom = zoomAt(state.zoom, Math.exp(-e.deltaY * 0.0015), e.clientX - r.left, e.clientY - r.top);
+    state.userMoved = true;
+    applyZoom(state);
   }, { passive: false });
-}
-
-function downloadSvg(model) {
-  // The drawing as Graphviz made it (no pan/zoom transform, no marks), saved locally.
-  const view = currentView(model);
-  if (!view.svg) return;
-  const url = URL.createObjectURL(new Blob([view.svg], { type: "image/svg+xml" }));
-  const a = h("a", { href: url, download: `${model.get("view") || "graph"}.svg` });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 function bindToolbar(state) {
   const { model, ui, el } = state;
   const middle = () => [ui.canvas.clientWidth / 2, ui.canvas.clientHeight / 2];
-  ui.zoomIn.addEventListener("click", () => zoomAt(state, 1.25, ...middle()));
-  ui.zoomOut.addEventListener("click", () => zoomAt(state, 0.8, ...middle()));
+  const zoomBy = (f) => { state.zoom = zoomAt(state.zoom, f, ...middle()); state.userMoved = true; applyZoom(state); };
+  ui.zoomIn.addEventListener("click", () => zoomBy(1.25));
+  ui.zoomOut.addEventListener("click", () => zoomBy(0.8));
   ui.fit.addEventListener("click", () => fitView(state));
-  ui.save.addEventListener("click", () => downloadSvg(model));
+  // The drawing as Graphviz made it (no pan/zoom transform, no marks), saved locally.
+  ui.save.addEventListener("click", () => download((currentView(model).geometry || {}).svg,
+    `${model.get("view") || "graph"}.svg`, "image/svg+xml"));
   el.addEventListener("keydown", (e) => {
-    if (e.key === "Escape" && e.target !== ui.search && model.get("selected_node")) save(model, "selected_node", "");
+    if (e.key === "Escape" && e.target !== ui.search && model.get("selected_node")) save(model, { selected_node: "" });
   });
-  ui.search.addEventListener("input", () => save(model, "search", ui.search.value));
+  ui.search.addEventListener("input", () => save(model, { search: ui.search.value }));
   ui.search.addEventListener("keydown", (e) => {
-    if (e.key === "Escape") { ui.search.value = ""; save(model, "search", ""); }
-    if (e.key === "Enter") openToMatches(model);
+    if (e.key === "Escape") { ui.search.value = ""; save(model, { search: "" }); }
+    if (e.key === "Enter") openToMatches(state);
+  });
+  // Rather than shrink labels past readable, fold: the groups first, then every module level.
+  ui.clipNote.querySelector(".mlclab-fold-more").addEventListener("click", () => {
+    const view = currentView(model), groups = collapsible(view);
+    if (groups.length) save(model, { folded: [...(model.get("folded") || []), ...groups] });
+    else save(model, { open_modules: [], unfolded: (model.get("unfolded") || []).filter((v) => v !== model.get("view")) });
   });
   ui.collapseAll.addEventListener("click", () => {
-    const any = (model.get("collapsed") || []).length > 0;
-    save(model, "collapsed", any ? [] : foldable(state).map((c) => c.name));
+    const any = (model.get("folded") || []).length > 0;
+    save(model, { folded: any ? [] : collapsible(currentView(model)) });
   });
+}
+
+// Enter in the search box opens the folded modules that hold what it matches; in a
+// scrubber with no node matching, it goes to the first pass whose name matches.
+function openToMatches(state) {
+  const { model } = state;
+  const view = currentView(model);
+  const q0 = (model.get("search") || "").trim().toLowerCase();
+  if (model.get("scrub") && q0 && !searchHits(view, q0).length) {
+    const pass = Object.keys(model.get("views") || {}).find((name) => name.toLowerCase().includes(q0));
+    if (pass) save(model, { view: pass, search: "" });
+    return;
+  }
+  if (!model.get("live")) return;
+  const paths = searchHits(view, model.get("search")).map((id) => (nodesOf(view)[id] || {}).folded)
+    .filter((f) => f && f.kind === "module" && f.path).map((f) => f.path);
+  const q = (model.get("search") || "").trim().toLowerCase();
+  // The deepest module path inside that matches, so the hit itself shows.
+  const inner = Object.values(namespacesOf(view)).filter((ns) => ns.kind === "module" && ns.path
+    && ns.path.toLowerCase().includes(q)).map((ns) => ns.path);
+  const wanted = inner.length ? inner : paths;
+  if (wanted.length) save(model, { open_modules: [...new Set([...(model.get("open_modules") || []), ...wanted])] });
 }
 
 // Trait changes from the kernel -> what to redraw.
@@ -567,42 +431,59 @@ function bindModel(state) {
   const onSource = () => { fillLines(ui.sourcePane, model.get("source")); refreshMarks(state); };
   const onSearch = () => {
     if (ui.search.value !== model.get("search")) ui.search.value = model.get("search");
-    refreshMarks(state);
+    const hits = refreshMarks(state);
+    // Search zooms to its matches; clearing it fits the whole drawing again.
+    if (hits.size) zoomTo(state, [...hits].flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)));
+    else if (!(model.get("search") || "").trim()) fitView(state);
   };
-  const redraw = () => draw(state);
+  const redraw = () => { const v = currentView(model); draw(state); if (isViewModel(v)) state.lastView = v; };
+  const switchView = () => { keepSelected(state); redraw(); };
   const marks = () => refreshMarks(state);
+  const banner = () => drawBanner(state, currentView(model));
   const handlers = {
-    views: redraw, view: redraw, let_text: redraw, unfolded: () => drawBanner(state, currentView(model)),
-    open_modules: () => drawBanner(state, currentView(model)),
-    selected_node: marks, highlight: marks, annotations: marks, search: onSearch,
-    collapsed: () => refreshCollapse(state), source: onSource,
+    views: redraw, view: switchView, unfolded: banner, open_modules: banner, folded: banner,
+    selected_node: marks, highlight: marks, annotations: marks, search: onSearch, source: onSource,
   };
   for (const [name, fn] of Object.entries(handlers)) model.on(`change:${name}`, fn);
   return () => { for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn); };
 }
 
-function render({ model, el }) {
+// A live viewer hides its text/html twin (mlclab.notebook.page), drawn in the output above it
+// for exports and pages without a kernel.
+function hideTwin(model) {
+  const uid = model.get("uid");
+  if (!uid || !model.get("live") || typeof document === "undefined") return;
+  for (const twin of document.querySelectorAll(".mlclab-fallback[data-mlclab-for]")) {
+    if (twin.dataset.mlclabFor === uid) twin.hidden = true;
+  }
+}
+
+export function render({ model, el }) {
   const state = {
     model, el, ui: buildLayout(el),
     svg: null,                                     // the <svg> of the current view
-    index: { elements: new Map(), nameToId: new Map(), copies: [], edges: [] },
-    clusters: [],                                  // [{name, kind, label, g, members, placeholder}]
+    index: { elements: new Map(), copies: [], edges: [], namespaces: new Map() },
     zoom: { x: 0, y: 0, k: 1 },
+    minK: 0,                                       // fit's floor: labels stay readable
+    userMoved: false,                              // panned/zoomed since the last fit
+    jump: null,                                    // a node to select once it is drawn
+    keep: null,                                    // a node to keep in place across views
+    lastView: null,                                // the view model drawn last
   };
   bindPointer(state);
   bindToolbar(state);
   const unbind = bindModel(state);
 
-  // The first time the canvas gets a size (a viewer drawn inside a hidden tab has none), fit.
-  let sized = false;
-  const resize = new ResizeObserver(() => {
-    if (!sized && state.ui.canvas.clientWidth > 0) { sized = true; fitView(state); }
-  });
+  // Refit when the canvas changes size (a window resize, a viewer first shown in a hidden
+  // tab), unless the student has moved the drawing since.
+  const resize = new ResizeObserver(() => { if (!state.userMoved) fitView(state); });
   resize.observe(state.ui.canvas);
 
+  hideTwin(model);
   fillLines(state.ui.sourcePane, model.get("source"));
   state.ui.search.value = model.get("search") || "";
   draw(state);
+  if (isViewModel(currentView(model))) state.lastView = currentView(model);
 
   return () => { resize.disconnect(); unbind(); };
 }

@@ -1,0 +1,67 @@
+"""The viewer without a kernel: one self-contained HTML file, and the ``text/html`` fallback
+of every viewer display (as treescope does it: plain HTML with its script inline).
+
+Both carry the viewer's front end (``bundle.bundle(standalone=True)``), its CSS and its state
+(the drawn view models) inside the page; nothing is fetched, so a file opened from disk, an
+``nbconvert --to html`` export or a page with no network shows the same interactive picture:
+pan, zoom, select, search, hover links, overlays. Folding needs a kernel to lay the graph out
+again, so there the fold controls say so. Without script (an untrusted notebook, GitHub) the
+static drawing inside shows instead.
+"""
+from __future__ import annotations
+
+import html
+import json
+import uuid
+
+from .bundle import STATIC, bundle
+
+# The traits a page needs to draw the viewer as it is now.
+STATE = ("views", "view", "source", "highlight", "annotations", "selected_node", "search",
+         "unfolded", "open_modules", "folded", "uid", "scrub")
+
+
+def script_json(value) -> str:
+    """``value`` as JSON that cannot end the ``<script>`` element holding it."""
+    text = json.dumps(value, ensure_ascii=False)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def state_of(viewer) -> dict:
+    """The viewer's traits a page draws from; views not drawn yet are left out."""
+    state = {name: getattr(viewer, name) for name in STATE}
+    state["views"] = {name: v for name, v in viewer.views.items() if not v.get("pending")}
+    if state["view"] not in state["views"]:
+        state["view"] = next(iter(state["views"]), "")
+    return state
+
+
+def fragment(viewer) -> str:
+    """The viewer as an HTML fragment: its static drawing, replaced by the interactive viewer
+    where scripts run. Every instance runs in its own function scope."""
+    state = state_of(viewer)
+    uid = html.escape(state["uid"] or uuid.uuid4().hex, quote=True)
+    css = (STATIC / "viewer.css").read_text(encoding="utf-8").replace("</", "<\\/")
+    boot = ("(function () {\n" + bundle(standalone=True) + "\n"
+            "const root = document.currentScript.parentElement;\n"
+            "const data = JSON.parse(root.querySelector('script.mlclab-state').textContent);\n"
+            "const mount = root.querySelector('.mlclab-mount');\n"
+            "mount.replaceChildren();\n"
+            "mlclabViewer.render({ model: localModel(data), el: mount });\n"
+            "})();\n")
+    boot = boot.replace("</script", "<\\/script")
+    return (f'<div class="mlclab-fallback" data-mlclab-for="{uid}">'
+            f"<style>{css}</style>"
+            f'<div class="mlclab-mount">{viewer.static_html()}</div>'
+            f'<script type="application/json" class="mlclab-state">{script_json(state)}</script>'
+            f"<script>{boot}</script></div>")
+
+
+def page(viewer, title: str = "mlclab graph") -> str:
+    """A complete HTML document of the viewer: opens from disk, no server, no network."""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title>"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            "<style>body{margin:16px;font-family:system-ui,sans-serif}</style></head><body>"
+            f"{fragment(viewer)}</body></html>\n")

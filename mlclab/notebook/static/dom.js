@@ -1,0 +1,87 @@
+// DOM helpers. Every string from Python reaches the page through textContent or a sanitized
+// SVG document, never through innerHTML.
+
+export const SVG_NS = "http://www.w3.org/2000/svg";
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") el.className = v;
+    else if (k === "text") el.textContent = v;
+    else el.setAttribute(k, v);
+  }
+  for (const c of children) if (c) el.append(c);
+  return el;
+}
+
+// Graphviz output is trusted to be well formed, but the trait could be set to anything from
+// Python: drop active content before it enters the DOM (defence in depth; Python sanitizes too).
+export function parseSvg(text) {
+  if (!text) return null;
+  const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+  const svg = doc.documentElement;
+  if (!svg || svg.nodeName !== "svg" || doc.getElementsByTagName("parsererror").length) return null;
+  for (const bad of [...svg.querySelectorAll("script, foreignObject, iframe, object, embed")]) bad.remove();
+  for (const el of [svg, ...svg.querySelectorAll("*")]) {
+    for (const attr of [...el.attributes]) {
+      const name = attr.name.toLowerCase();
+      const value = attr.value.trim().toLowerCase();
+      if (name.startsWith("on")) el.removeAttribute(attr.name);
+      else if ((name === "href" || name.endsWith(":href")) && !value.startsWith("#")) el.removeAttribute(attr.name);
+    }
+  }
+  return document.importNode(svg, true);
+}
+
+// The bounding box of an element in the root SVG's user space (what the viewBox measures):
+// its own box moved by the transforms of the groups around it (Graphviz translates the whole
+// drawing), not by the pan/zoom the viewer puts on the <svg> itself.
+export function boxOf(el) {
+  try {
+    const b = el.getBBox(), m = el.getCTM();
+    if (!m) return b;
+    return { x: m.a * b.x + m.e, y: m.d * b.y + m.f, width: m.a * b.width, height: m.d * b.height };
+  } catch (e) { return null; }
+}
+
+// An element of `svg` by its id (ids hold ':' and '/', so no CSS selector).
+export function byId(svg, id) {
+  for (const el of svg.querySelectorAll("[id]")) if (el.id === id) return el;
+  return null;
+}
+
+// All elements of `svg` with an id, by id: one pass instead of one query per node.
+export function idIndex(svg) {
+  const out = new Map();
+  for (const el of svg.querySelectorAll("[id]")) if (!out.has(el.id)) out.set(el.id, el);
+  return out;
+}
+
+// The text panes: one div per line, so a line can be marked and scrolled to.
+export function fillLines(pre, text) {
+  pre.replaceChildren(...(text || "").split("\n").map((line, i) =>
+    h("div", { class: "mlclab-line", "data-line": String(i + 1) },
+      h("span", { class: "mlclab-lineno", text: String(i + 1).padStart(3) + " " }),
+      h("span", { text: line || " " }))));
+}
+
+export function markLine(pre, lineno, cls) {
+  for (const div of pre.children) div.classList.toggle(cls, Number(div.dataset.line) === lineno);
+  const hit = pre.querySelector(`.${cls}`);
+  if (!hit) return;
+  // Scroll the pane, never the notebook around it (scrollIntoView would move both).
+  const r = hit.getBoundingClientRect(), p = pre.getBoundingClientRect();
+  if (r.top < p.top) pre.scrollTop -= p.top - r.top;
+  else if (r.bottom > p.bottom) pre.scrollTop += r.bottom - p.bottom;
+}
+
+// Save `text` as a local file called `name` (nothing leaves the machine).
+export function download(text, name, type) {
+  if (!text) return;
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h("a", { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

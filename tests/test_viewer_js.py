@@ -1,0 +1,48 @@
+"""The viewer's JavaScript: its ES modules tested by node's own runner (tests/js/*.test.mjs),
+and the one module anywidget loads (``mlclab.notebook.bundle``) checked to be valid ESM that
+exports ``render``. Skipped, saying why, where node is not installed."""
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mlclab.notebook.bundle import bundle
+
+NODE = shutil.which("node")
+ROOT = Path(__file__).resolve().parent.parent
+needs_node = pytest.mark.skipif(NODE is None, reason="node (>= 18) is not installed: the "
+                                                     "viewer's JS unit tests need it")
+
+
+@needs_node
+def test_viewer_modules_pass_their_node_tests():
+    tests = sorted(str(p) for p in (ROOT / "tests" / "js").glob("*.test.mjs"))
+    assert tests
+    proc = subprocess.run([NODE, "--test", *tests], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "# fail 0" in proc.stdout
+
+
+@needs_node
+def test_the_joined_module_is_valid_esm_exporting_render(tmp_path):
+    esm = tmp_path / "viewer.mjs"
+    esm.write_text(bundle(), encoding="utf-8")
+    probe = f"import('{esm.as_uri()}').then(m => console.log(typeof m.default.render))"
+    proc = subprocess.run([NODE, "-e", probe], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "function"
+    page = tmp_path / "page.js"
+    page.write_text(bundle(standalone=True) + "\nconsole.log(typeof mlclabViewer.render, "
+                    "typeof localModel);\n", encoding="utf-8")
+    proc = subprocess.run([NODE, str(page)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["function", "function"]
+
+
+def test_the_join_keeps_no_sibling_imports_and_one_default_export():
+    text = bundle()
+    assert 'from "./' not in text
+    assert text.count("export default") == 1
+    assert "export function" not in text and "export const" not in text
