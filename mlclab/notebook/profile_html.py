@@ -83,22 +83,24 @@ def _where(k, imported: bool) -> tuple[str, str]:
 
 
 def _table(prof, kernels, imported: bool) -> str:
-    header = [("kernel", ""), ("time", f"median of {prof.repeat} runs"),
+    header = [("kernel", "under its name, the schedule rule that scheduled it (hover the rule "
+                         "for the rules that declined the kernel first)"), ("time", f"median of {prof.repeat} runs"),
               ("spread", "fastest–slowest run"), ("share", "of the time in kernels"),
               ("module" if imported else "DSL line", ""),
               ("FLOP/byte", "arithmetic intensity: FLOPs over bytes moved (hover a value for "
                             "both)"), ("GFLOP/s", "hover a value for its GB/s"),
-              ("% of roof", "of the roofline above it"), ("bound by", ""),
-              ("schedule rule", "hover a rule for the rules that declined the kernel first")]
+              ("% of roof", "of the roofline above it"), ("bound by", "")]
     rows = []
     for k in kernels:
         share = prof.share(k)
         bar = (f'<span style="display:inline-block;width:{round(30 * share)}px;height:8px;'
                f'background:{_DOT};margin-right:4px"></span>')
         where, where_tip = _where(k, imported)
+        # The rule goes under the name, not in a column of its own: the table fits a column.
+        name = (f'<code style="{_MONO}" title="{esc(k.name)}">{esc(_short(k.name, _NAME))}</code>'
+                if len(k.name) > _NAME else f'<code style="{_MONO}">{esc(k.name)}</code>')
         cells = [
-            (f'<code style="{_MONO}" title="{esc(k.name)}">{esc(_short(k.name, _NAME))}</code>'
-             if len(k.name) > _NAME else f'<code style="{_MONO}">{esc(k.name)}</code>', _CELL),
+            (f"{name}<br>{_rule(k)}", _CELL),
             (esc(fmt_time(k.seconds)), _NUM),
             (esc(_spread(*k.spread)), _NUM),
             (bar + esc(f"{100 * share:.1f}%"), _CELL),
@@ -107,8 +109,7 @@ def _table(prof, kernels, imported: bool) -> str:
              f'{esc(_num(k.intensity))}</span>', _NUM),
             (f'<span title="{esc(f"{_num(k.gbps)} GB/s")}">{esc(_num(k.gflops))}</span>', _NUM),
             (esc(f"{k.percent_of_roof(prof.peaks):.0f}%"), _NUM),
-            (esc(k.bound(prof.peaks)), _CELL),
-            (_rule(k), _CELL)]
+            (esc(k.bound(prof.peaks)), _CELL)]
         rows.append("<tr>" + "".join(f'<td style="{style}">{c}</td>' for c, style in cells)
                     + "</tr>")
     head = "".join(f'<th style="{_HEAD}"' + (f' title="{esc(tip)}"' if tip else "")
@@ -157,10 +158,14 @@ def _short_kernel(name: str) -> str:
 
 
 def _rule(kernel) -> str:
-    """The schedule rule that took the kernel, the rules that declined it as its tooltip."""
+    """The schedule rule that took the kernel, small, the rules that declined it as its
+    tooltip."""
+    rule = getattr(kernel, "rule", None)
     why = "; ".join(getattr(kernel, "declined", ()))
-    title = f' title="declined: {esc(why)}"' if why else ""
-    return f"<span{title}>{esc(getattr(kernel, 'rule', None) or '—')}</span>"
+    title = (f"schedule rule {rule}" if rule else "no schedule rule recorded for it") + (
+        f"; declined by {why}" if why else "")
+    return (f'<span style="color:{_MUTED};font-size:90%" title="{esc(title)}">'
+            f'{esc(rule or "—")}</span>')
 
 
 def roofline_svg(prof) -> str:
