@@ -14,9 +14,11 @@ cd "$(dirname "$0")"
 
 PY=${PYTHON:-python3}
 VENV=.venv
-# PyTorch for lessons 7-8 and the import tests. 2.13.0 is the CPU build pinned in binder/;
+# PyTorch for lessons 7-8 and the import tests, at the version binder/requirements.txt pins: the
+# one place torch's exact version is written (pyproject.toml's extras give only the oldest
+# supported). Its "+cpu" build label is dropped, so PyPI's build of that version matches too;
 # set MLCLAB_TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid PyPI's CUDA wheels.
-TORCH_SPEC=${MLCLAB_TORCH_SPEC:-torch==2.13.0}
+TORCH_SPEC=${MLCLAB_TORCH_SPEC:-$(sed -n 's/^\(torch==[^+[:space:]]*\).*/\1/p' binder/requirements.txt)}
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 

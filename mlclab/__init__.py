@@ -11,13 +11,14 @@ from .api.profiling import compare_profiles
 from .api.torch_model import TorchFunction, from_torch
 from .backend.record import FallbackWarning
 from .frontend.torchvision_compat import import_torchvision
+from .course import exercise
 
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "DSLError",
            "InternalError", "compile", "function", "validate", "Program", "CompiledFunction",
            "clear_cache", "cache_info", "compare_profiles", "import_torchvision",
-           "from_torch", "TorchFunction", "FallbackWarning",
+           "from_torch", "TorchFunction", "FallbackWarning", "exercise",
            "load_ipython_extension"]
 
 # The notebook layer's displays, attached by name so nothing loads until one is shown.
@@ -32,7 +33,9 @@ _displays.register("show_function", "mlclab.notebook.cell_display:show_function"
 
 
 def load_ipython_extension(ipython):
-    """``%load_ext mlclab``: registers the ``%%tinynn`` cell magic."""
+    """``%load_ext mlclab``: registers the ``%%tinynn`` and ``%%solution`` cell magics."""
+    from .course.solution_magic import load_ipython_extension as _load_solution
     from .notebook.magic import load_ipython_extension as _load
 
     _load(ipython)
+    _load_solution(ipython)

@@ -5,7 +5,9 @@ The file is read as text and compiled by mlclab; it is never imported or execute
 from __future__ import annotations
 
 import argparse
+import io
 import sys
+import tokenize
 import warnings
 from pathlib import Path
 from typing import Optional
@@ -105,11 +107,22 @@ def _read_source(path: str) -> str:
         raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     if b"\0" in data:
         raise _UsageError(f"{path} is a binary file, not Python source")
+    # As Python reads a source file: UTF-8 (a BOM some editors write is not part of the
+    # source) unless a coding cookie (``# -*- coding: latin-1 -*-``) on line 1 or 2 says otherwise.
     try:
-        return data.decode("utf-8-sig")  # a BOM some editors write is not part of the source
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        # A cookie naming no codec, or one contradicting the BOM, is said as Python says it;
+        # no cookie and lines that are not UTF-8 get the byte and line from the decode below.
+        if "unknown encoding" in str(exc) or "encoding problem" in str(exc):
+            raise _UsageError(f"{path}: {exc}") from None
+        encoding = "utf-8-sig"
+    try:
+        return data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
-        raise _UsageError(f"{path} is not UTF-8 text (byte 0x{data[exc.start]:02x} on line "
+        said = "UTF-8" if encoding.startswith("utf-8") else f"{encoding} (as its coding line says)"
+        raise _UsageError(f"{path} is not {said} text (byte 0x{data[exc.start]:02x} on line "
                           f"{line}); save it as UTF-8") from None
 
 

@@ -114,3 +114,57 @@ def test_imports_only_go_down_from_the_api_and_runtime_layers():
 def test_keyword_arguments_to_a_call_are_a_type_error(two):
     with pytest.raises(TypeError, match=r"two\(\) takes its arguments by position \(a, b\), got keyword b"):
         two([1.0, 2.0], b=[3.0, 4.0])
+
+
+# ------------------------------------------------------------------ what a notebook shows
+def _cell_output(shell, code: str) -> list:
+    """The non-blank lines IPython prints for ``code``, without colours."""
+    import contextlib
+    import io
+    import re
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        shell.run_cell(code)
+    return [line for line in re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).splitlines()
+            if line.strip()]
+
+
+@pytest.mark.parametrize("code, last", [
+    ("two(np.zeros(3, 'f4'), np.zeros(2, 'f4'))",
+     "ValueError: two(): argument a must have shape (2,), got (3,)"),
+    ("two(np.zeros(2, 'f4'))", "TypeError: two() takes 2 arguments (a, b) but 1 was given"),
+    ("two(np.zeros(2, 'f8'), np.zeros(2, 'f4'))", "TypeError: two(): argument a must be a float32"),
+    ("two.reference(np.zeros(3, 'f4'), np.zeros(2, 'f4'))", "ValueError: two.reference(): argument a"),
+    ("mlclab.validate(two, np.zeros(3, 'f4'), np.zeros(2, 'f4'))", "ValueError: validate(): argument a"),
+    ("mlclab.validate(two, rtol=-1)", "ValueError: validate(): rtol must be"),
+    ("two.profile(np.zeros(3, 'f4'), np.zeros(2, 'f4'))", "ValueError: two.profile(): argument a"),
+    ("mlclab.from_torch(object(), 1)", "TypeError: from_torch(): module must be a torch.nn.Module"),
+    ("mlclab.compile(3)", "TypeError: compile(): source must be a str"),
+])
+def test_an_error_in_a_notebook_is_its_message_not_mlclab_internals(ipython_shell, two, code, last):
+    # Before: 36-54 lines of mlclab's frames above the message. Now: IPython's header, the
+    # cell's line and the one frame that raised, as short as a DSL error's few lines.
+    ipython_shell.user_ns.update(np=np, mlclab=mlclab, two=two)
+    lines = _cell_output(ipython_shell, code)
+    assert lines[-1].startswith(last), lines
+    assert len(lines) <= 10, "\n".join(lines)
+    assert not any("validation.py" in line or "arguments.py" in line for line in lines), lines
+
+
+def test_an_error_in_the_students_reference_keeps_the_students_frames(ipython_shell, two):
+    ipython_shell.user_ns.update(np=np, mlclab=mlclab, two=two)
+    code = "def mine(a, b):\n    return a @ b.reshape(3, 1)\nmlclab.validate(two, reference=mine)"
+    lines = _cell_output(ipython_shell, code)
+    assert lines[-1].startswith("ValueError: cannot reshape array of size 2"), lines
+    assert any("return a @ b.reshape(3, 1)" in line for line in lines), lines
+    assert not any("mlclab/api" in line for line in lines), lines
+
+
+def test_a_profile_and_a_profile_comparison_pickle(two):
+    import pickle
+
+    profile = two.profile()
+    again = pickle.loads(pickle.dumps(profile))
+    assert "two" in again._repr_html_()
+    assert pickle.loads(pickle.dumps(mlclab.compare_profiles(profile, again)))._repr_html_()

@@ -148,6 +148,16 @@ def test_a_utf8_bom_is_read_as_text(tmp_path, capsys):
     assert code == 0 and "let %y = log(%x);" in out
 
 
+def test_a_file_declaring_its_encoding_is_read_as_python_reads_it(tmp_path, capsys):
+    declared = tmp_path / "latin1_declared.py"
+    declared.write_bytes(("# -*- coding: latin-1 -*-\n# café\n" + MODEL).encode("latin-1"))
+    code, out, _ = run(capsys, "text", declared, "-f", "f", "--style", "let")
+    assert code == 0 and "let %y = log(%x);" in out
+    unknown = tmp_path / "unknown.py"
+    unknown.write_bytes(b"# coding: klingon\n" + MODEL.encode())
+    assert "unknown encoding" in usage_error(capsys, "text", unknown, "--style", "relax")
+
+
 def test_installed_console_script():
     script = Path(sys.executable).with_name("mlclab")
     if not script.exists():

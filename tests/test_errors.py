@@ -112,7 +112,6 @@ def test_syntax_error_is_a_dsl_error():
     ("x = 1\ndef f(a: Tensor[(2,), f32]):\n    return a", "only def statements"),
     ("", "no function found"),
     ("def f(a: Tensor[(2,), f32], a: Tensor[(2,), f32]):\n    return a", "parameter 'a' is listed twice"),
-    ("def relu(a: Tensor[(2,), f32]):\n    return a", "would hide the operator"),
     ("def f(a: Tensor[(2,), f32]):\n    return a\ndef f(a: Tensor[(2,), f32]):\n    return a",
      "defined twice"),
     ("@staticmethod\ndef f(a: Tensor[(2,), f32]):\n    return a", "only @mlclab.function"),

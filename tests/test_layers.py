@@ -22,6 +22,7 @@ LAYERS = [
     ("inspect", ["mlclab.inspect", "mlclab.viz"]),
     ("api", ["mlclab.api"]),
     ("notebook", ["mlclab.notebook"]),
+    ("course", ["mlclab.course"]),
     ("entry points", ["mlclab.cli", "mlclab.__main__", "mlclab"]),
 ]
 

@@ -3,12 +3,15 @@
 Two kinds of test:
 
 * Static checks on the committed notebooks (milliseconds): no outputs, a python3 kernelspec, goals
-  up front, an exercise checked with mlclab, a solution in a collapsed cell under a "Solution"
-  heading; and the binder/ files pinned and complete.
+  up front, an exercise checked with ``mlclab.exercise``, each exercise cell followed by a solution
+  in a collapsed ``%%solution`` cell (which does not run) under a "Solution" heading; and the
+  binder/ files pinned and complete.
 * Execution: a fresh virtualenv is built from binder/requirements.txt, binder/postBuild is run in it
   (installing mlclab from this checkout, as repo2docker does), and every lesson is executed there
-  once with nbclient. Each lesson must finish without an error, within TIME_LIMIT_S, and every
-  cell tagged raises-exception must really raise.
+  twice with nbclient: untouched, as a student opens it (every exercise check must report a
+  failure with a message, and never stop the run), and with each solution put in its exercise
+  cell (every check must pass). Each run must finish without an error, within TIME_LIMIT_S, and
+  every cell tagged raises-exception must really raise.
 
 Set MLCLAB_LESSONS_PYTHON=/path/to/python to execute the lessons with an existing environment
 instead of building a fresh one (quicker while writing a lesson; CI always builds the fresh one).
@@ -47,9 +50,9 @@ def lesson_ids():
 
 
 # ------------------------------------------------------------------------------ static checks
-def test_ten_lessons_numbered_in_order():
+def test_twelve_lessons_numbered_in_order():
     numbers = [int(p.name[:2]) for p in LESSONS]
-    assert numbers == list(range(1, 11)), [p.name for p in LESSONS]
+    assert numbers == list(range(1, 13)), [p.name for p in LESSONS]
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
@@ -86,9 +89,22 @@ def test_exercise_with_hidden_solution_checked_by_mlclab(path):
         heading = cells[i - 1]
         assert heading.cell_type == "markdown" and re.search(r"^#+ .*Solution", heading.source, re.M), (
             f"hidden cell {i} is not announced by a Solution heading")
-    # The student's check goes through mlclab: validation against numpy or mlclab's numpy reference.
+    # The student's check goes through mlclab.exercise, whose reference is not in the notebook.
     code = "\n".join(c.source for c in cells if c.cell_type == "code")
-    assert re.search(r"mlclab\.validate\(|\.reference\(", code)
+    assert re.search(r"mlclab\.exercise\(\"[0-9]{2}-", code)
+    assert "%load_ext mlclab" in code, "%%solution needs the extension"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+def test_each_exercise_cell_has_a_solution_that_does_not_run(path):
+    code_cells = [c for c in read(path).cells if c.cell_type == "code"]
+    tags = [c.metadata.get("tags", []) for c in code_cells]
+    order = ["exercise" if "exercise" in t else "solution" for t in tags if {"exercise", "solution"} & set(t)]
+    assert order and order == ["exercise", "solution"] * (len(order) // 2), order
+    for cell, cell_tags in zip(code_cells, tags):
+        if "solution" in cell_tags:
+            assert cell.source.startswith("%%solution\n"), "a solution must not run under Run All"
+            assert cell.metadata.get("jupyter", {}).get("source_hidden")
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
@@ -96,7 +112,7 @@ def test_no_error_cell_without_tag(path):
     """Only raises-exception is used to allow an error, and only on code cells."""
     for cell in read(path).cells:
         tags = cell.metadata.get("tags", [])
-        assert set(tags) <= {"raises-exception", "solution"}, tags
+        assert set(tags) <= {"raises-exception", "solution", "exercise"}, tags
         if "raises-exception" in tags:
             assert cell.cell_type == "code"
 
@@ -186,22 +202,61 @@ def lesson_python(tmp_path_factory) -> Path:
     return python
 
 
+EXECUTION_TESTS = {"test_lesson_executes_top_to_bottom", "test_untouched_exercises_fail_with_a_message",
+                   "test_solved_exercises_pass"}
+
+
+UNTOUCHED_TESTS = {"test_lesson_executes_top_to_bottom", "test_untouched_exercises_fail_with_a_message",
+                   "test_lessons_ran_in_the_binder_environment"}
+
+
 @pytest.fixture(scope="module")
-def executed(request, lesson_python, tmp_path_factory) -> dict:
-    """The selected lessons (all of them unless -k narrows it), executed once; the per-lesson tests read this."""
-    selected = [item.callspec.params["path"] for item in request.session.items
-                if getattr(item, "originalname", None) == "test_lesson_executes_top_to_bottom"]
-    lessons = selected or LESSONS
+def lesson_runs(request, lesson_python, tmp_path_factory) -> dict:
+    """The selected lessons (all of them unless -k narrows it), executed untouched and solved; the two
+    runs go side by side (2 cores: most of a lesson is single-threaded compilation), and their timings
+    are the lessons' own business: every verdict a lesson prints allows for the noise it measured."""
+    names = {item: getattr(item, "originalname", None) for item in request.session.items}
+    selected = {item.callspec.params["path"] for item, name in names.items()
+                if name in EXECUTION_TESTS and hasattr(item, "callspec")}
+    lessons = sorted(selected) or LESSONS
+    modes = {"untouched": [], "solved": ["--with-solutions"]}
+    if not any(name == "test_solved_exercises_pass" for name in names.values()):
+        modes.pop("solved")
+    if not any(name in UNTOUCHED_TESTS for name in names.values()):
+        modes.pop("untouched")
+    # mlclab must come from the install; with MLCLAB_LESSONS_PYTHON, PYTHONPATH may point at a checkout.
+    env = dict(os.environ) if os.environ.get("MLCLAB_LESSONS_PYTHON") else \
+        {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     # Results go to this run's own directory: another test run on the same machine may be executing
     # lessons too, and only the executed notebooks (for people to inspect) share test-artifacts/.
-    results = tmp_path_factory.mktemp("lesson-results") / "results.json"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mlclab must come from the install
-    done = subprocess.run(
-        [lesson_python, ROOT / "tests" / "lessons_support" / "execute_lessons.py", results, ARTIFACTS, *lessons],
-        capture_output=True, text=True, env=env, timeout=len(lessons) * 900)
-    if done.returncode != 0:
-        pytest.fail(f"the lesson runner failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return json.loads(results.read_text())
+    out = tmp_path_factory.mktemp("lesson-results")
+    running = {mode: subprocess.Popen(
+        [lesson_python, ROOT / "tests" / "lessons_support" / "execute_lessons.py", *options,
+         out / f"{mode}.json", ARTIFACTS, *lessons],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for mode, options in modes.items()}
+    results = {}
+    for mode, process in running.items():
+        try:
+            stdout, stderr = process.communicate(timeout=len(lessons) * 900)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+        if process.returncode != 0:
+            pytest.fail(f"the lesson runner ({mode}) failed:\n{stdout[-3000:]}\n{stderr[-3000:]}")
+        results[mode] = json.loads((out / f"{mode}.json").read_text())
+    return results
+
+
+@pytest.fixture(scope="module")
+def executed(lesson_runs) -> dict:
+    """Every lesson as a student opens it: the exercise cells hold their starters."""
+    return lesson_runs["untouched"]
+
+
+@pytest.fixture(scope="module")
+def solved(lesson_runs) -> dict:
+    """Every lesson with each solution written into its exercise cell."""
+    return lesson_runs["solved"]
 
 
 def test_lessons_ran_in_the_binder_environment(executed):
@@ -219,3 +274,38 @@ def test_lesson_executes_top_to_bottom(executed, path):
     assert outcome["error"] is None, outcome["error"]
     assert outcome["silent_raises_cells"] == [], "cells tagged raises-exception that did not raise"
     assert outcome["seconds"] < TIME_LIMIT_S, f"{path.name} took {outcome['seconds']:.0f} s"
+
+
+def exercise_keys(path: Path) -> list[str]:
+    code = "\n".join(c.source for c in read(path).cells if c.cell_type == "code")
+    return re.findall(r"mlclab\.exercise\(\"([0-9]{2}-[a-z-]+)\"\)", code)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+def test_untouched_exercises_fail_with_a_message(executed, path):
+    """Run All on a fresh notebook: every check runs, fails, and says why (it never raises)."""
+    checks = executed["lessons"][path.name]["checks"]
+    assert [c["exercise"] for c in checks] == exercise_keys(path)
+    for check in checks:
+        assert not check["passed"], check
+        assert check["status"] in {"unchanged", "not run", "failed"}, check
+        assert len(check["message"]) > 30, check
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+def test_solved_exercises_pass(solved, path):
+    outcome = solved["lessons"][path.name]
+    assert outcome["error"] is None, outcome["error"]
+    assert outcome["seconds"] < TIME_LIMIT_S, f"{path.name} took {outcome['seconds']:.0f} s"
+    checks = outcome["checks"]
+    assert [c["exercise"] for c in checks] == exercise_keys(path)
+    assert all(c["passed"] for c in checks), [c for c in checks if not c["passed"]]
+
+
+def test_visualizer_doc_lists_the_passes_mlclab_compiles_with():
+    """docs/visualizer.md's pipeline listing is the real pass list (lesson 8 prints the same)."""
+    from mlclab.backend.passes import build_passes
+    text = (ROOT / "docs" / "visualizer.md").read_text(encoding="utf-8")
+    listing = re.search(r"```\n( 0 .*?)```", text, re.S).group(1)
+    numbered = sorted((int(n), name) for n, name in re.findall(r"(\d+) ([\w.]+)", listing))
+    assert [name for _, name in numbered] == [p.info.name for p in build_passes("llvm")]

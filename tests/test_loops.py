@@ -4,7 +4,8 @@ import pytest
 
 import mlclab
 from mlclab import DSLError
-from mlclab.frontend.parser import MAX_UNROLLED, parse_program
+from mlclab.frontend.parser import parse_program
+from mlclab.frontend.statements import MAX_UNROLLED
 
 rng = np.random.default_rng(0)
 

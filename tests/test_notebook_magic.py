@@ -118,6 +118,17 @@ def test_check_fails_the_cell_when_validation_disagrees(ip, monkeypatch):
     assert CheckFailed("x")._render_traceback_()[0].endswith("x")
 
 
+def test_check_of_a_function_too_large_to_draw_inputs_for_says_so_in_one_line(ip, capsys):
+    cell = "%%tinynn --check -q\ndef big(a: Tensor[(100000, 100000), f32]):\n    return a + 1.0\n"
+    result = ip.run_cell(cell)
+    assert isinstance(result.error_in_exec, ValueError)
+    out = capsys.readouterr()
+    shown = [line for line in (out.out + out.err).splitlines() if line.strip()]
+    assert len(shown) == 1, shown
+    assert "--check cannot check big: random inputs would need" in shown[0]
+    assert "pass your own arguments" in shown[0]
+
+
 def test_cell_code_is_never_executed(ip, tmp_path):
     marker = tmp_path / "ran"
     cell = f"import os\nos.system('touch {marker}')\ndef f(a: Tensor[(1,), f32]):\n    return a\n"

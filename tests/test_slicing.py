@@ -98,7 +98,7 @@ def test_views_show_slices():
                  '    a = x[:, 0:6:2]\n    b = t[1:, -1]\n    return a, b')
     relay = f.text("relay")
     assert "strided_slice(%x, (1,), (0,), (6,), (2,)" in relay
-    assert "strided_slice(%t, (0, 1), (1, 4), (%n, 5), (1, 1))" in relay
+    assert "strided_slice(%t, (0, 1), (1, 4), (%n, 5), (1, 1), assume_inbound=True)" in relay
     assert "squeeze(" in relay and "Sub" not in relay
     assert "R.strided_slice(x" in f.text("relax")
     assert "let %a = strided_slice(" in f.text("let")

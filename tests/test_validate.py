@@ -14,7 +14,10 @@ from hypothesis.extra.numpy import arrays
 
 from mlclab.lang.typed import BindingInfo, Span
 from mlclab.notebook.report_html import heatmap_svg, report_html
-from mlclab.api.validation import compare, default_tolerances, random_inputs, time_per_call, validate
+from mlclab.api.comparison import compare, default_tolerances
+from mlclab.api.drawn_inputs import random_inputs
+from mlclab.api.timing import time_per_call
+from mlclab.api.validation import validate
 
 
 def param(name, shape, dtype="float32"):
@@ -53,8 +56,13 @@ class FakeFunction:
     def trace(self, *args):
         return self._steps(*args, faulty=True)
 
-    def reference_trace(self, *args):
-        return self._steps(*args, faulty=False)
+    def reference_trace(self, *args, each=None):
+        values = self._steps(*args, faulty=False)
+        if each is None:
+            return values
+        for name, value in values.items():   # validate's protocol: handed over one by one
+            each(name, value)
+        return {}
 
 
 def test_compare_within_and_outside_tolerance():
@@ -249,7 +257,7 @@ def bn(x: Tensor[(2, 3, 4, 4), f32], g: Tensor[(3,), f32], b: Tensor[(3,), f32],
 
 
 def test_input_ranges_come_from_the_operator_table_for_direct_uses_only():
-    from mlclab.api.validation import input_ranges
+    from mlclab.api.drawn_inputs import input_ranges
     from mlclab.frontend.parser import parse_program
     from mlclab.ops.params import DOMAINS
 
@@ -276,3 +284,68 @@ def test_validate_draws_random_inputs_inside_the_operators_domains(seed):
         assert (inputs[positive] > 0).all()
         # correct programs on inputs they are meant for: numbers compared, not NaN against NaN
         assert all(np.isfinite(o.actual).all() for o in report.outputs)
+
+
+def test_tensors_that_require_grad_are_values_on_both_sides():
+    import mlclab
+
+    torch = pytest.importorskip("torch")
+    f = mlclab.compile("def f(a: Tensor[(2,), f32]):\n    return exp(a)")["f"]
+    w = torch.ones(2, requires_grad=True)
+    assert mlclab.validate(f, reference=lambda a: torch.exp(torch.from_numpy(a)) * w).ok
+    assert mlclab.validate(f, w).ok
+    assert np.allclose(f(w), np.e)
+
+
+def test_random_inputs_are_the_same_every_run_by_default():
+    first, second = validate(FakeFunction()), validate(FakeFunction())
+    assert first.seed == second.seed == 0
+    for (_, a), (_, b) in zip(first.inputs, second.inputs):
+        np.testing.assert_array_equal(a, b)
+    other = validate(FakeFunction(), seed=1)
+    assert other.seed == 1 and not np.array_equal(other.inputs[0][1], first.inputs[0][1])
+
+
+def test_default_tolerances_grow_with_the_square_root_of_depth():
+    # float32: atol = rtol * max|expected| = 1e-4 here; element 31 is -0.016, so its own
+    # tolerance is about 1e-4 at depth 1 and 4e-4 sixteen operations deep.
+    expected = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
+    off = expected.copy()
+    off[31] += 3e-4                        # 3x the base tolerance: rounding 16 operations deep
+    assert not compare(off, expected).ok
+    assert compare(off, expected, depth=16).ok             # sqrt(16) = 4x
+    off[31] += 3e-4                        # 6x: more than rounding explains
+    assert not compare(off, expected, depth=16).ok
+    # Tolerances the caller gives are used as given, at any depth.
+    assert not compare(off, expected, rtol=1e-5, atol=1e-5, depth=10_000).ok
+
+
+def test_intermediates_are_compared_as_the_reference_computes_them():
+    # validate holds TVM's intermediates only: the reference's are handed over one at a time
+    # (reference_trace(each=...)), each compared against TVM's and dropped.
+    handed = []
+
+    class Counting(FakeFunction):
+        def reference_trace(self, *args, each=None):
+            assert each is not None, "validate asked for every intermediate at once"
+            return super().reference_trace(*args, each=lambda n, v: handed.append(n) or each(n, v))
+
+    report = validate(Counting(fault="e"), seed=1)
+    assert handed == ["d", "e", "lv"]
+    assert [b.name for b in report.bindings] == ["d", "e", "lv"]
+    assert report.first_divergence == "e"
+    assert all(b.comparison.tolerance_ratio is None for b in report.bindings)
+
+
+def test_the_real_reference_trace_hands_over_each_binding():
+    import mlclab
+
+    f = mlclab.compile("def f(a: Tensor[(3,), f32]):\n    b = exp(a)\n    c = b * 2.0\n"
+                       "    return c + 1.0\n")["f"]
+    a = np.array([0.0, 1.0, 2.0], "f4")
+    handed = {}
+    assert f.reference_trace(a, each=lambda name, value: handed.setdefault(name, value)) == {}
+    whole = f.reference_trace(a)
+    assert list(handed) == list(whole)
+    for name in whole:
+        np.testing.assert_array_equal(handed[name], whole[name])

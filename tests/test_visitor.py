@@ -11,12 +11,12 @@ import pytest
 from mlclab import reference
 from mlclab.lang import typed
 from mlclab.frontend.parser import parse_program
-from mlclab.api import shapes, validation
+from mlclab.api import drawn_inputs, shapes
 from mlclab.backend import builder
 
 # Every visitor over the typed program; a new one is added here.
 WALKERS = [builder._FunctionBuilder, reference._Evaluator, shapes._ShapeWalker,
-           validation._DomainWalker]
+           drawn_inputs.DomainWalker]
 
 SOURCE = """\
 def g(x: Tensor[(4,), f32]):

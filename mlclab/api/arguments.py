@@ -72,6 +72,7 @@ def as_array(a, dtype: str, name: str, caller: str) -> np.ndarray:
 
 def _convert(a, dtype: str, name: str, caller: str) -> np.ndarray:
     short = SHORT_NAMES.get(dtype, dtype)
+    a = detached(a)
     try:
         raw = np.asarray(a)
     except Exception as exc:
@@ -93,3 +94,12 @@ def _convert(a, dtype: str, name: str, caller: str) -> np.ndarray:
         if raw.min() < info.min or raw.max() > info.max:
             raise ValueError(f"{caller}(): argument {name} has values outside {dtype}'s range")
     return raw.astype(want)
+
+
+def detached(value):
+    """A PyTorch tensor without its autograd history (mlclab computes values, never
+    gradients; numpy refuses a tensor that requires grad); anything else unchanged."""
+    detach = getattr(value, "detach", None)
+    if callable(detach) and hasattr(value, "requires_grad"):
+        return detach()
+    return value

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ..lang.diagnostics import DSLError
 from ..lang.typed import TypedProgram
-from ..tvm_setup import tvm
+from ..tvm_setup import IR_LOCK, tvm
 
 
 def check_target(target):
@@ -130,9 +130,10 @@ class Built:
             if name not in self._traces:
                 from tvm import relax
 
-                module = self._trace(name)
-                # (its record is dropped: the views show the program's own build)
-                executable, record = build_executable(module.mod, self.target)
+                with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
+                    module = self._trace(name)
+                    # (its record is dropped: the views show the program's own build)
+                    executable, record = build_executable(module.mod, self.target)
                 warn_fallbacks(record, f"the traced build of {name} (for trace and validate)")
                 self._traces[name] = (module, relax.VirtualMachine(executable, device=self.device))
             return self._traces[name]

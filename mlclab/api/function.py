@@ -8,8 +8,8 @@ from ..backend.alignment import PARAM_ALIGNMENT
 from ..runtime import Marshaller
 from . import displays
 from .arguments import Bound, bind
-from .errors import boundary, passes_through, translate
-from .holds_ir import Bindings, HoldsIR
+from .errors import boundary, passes_through, shortened, translate
+from .holds_ir import Bindings, HoldsCompiledIR
 from .shapes import _ALWAYS_AVAILABLE as ALWAYS_AVAILABLE
 from .shapes import check_memory, check_sizes
 
@@ -38,7 +38,7 @@ class _CallState:
         self.sized: dict = {}
 
 
-class CompiledFunction(HoldsIR):
+class CompiledFunction(HoldsCompiledIR):
     """One compiled tinynn function: call it with numpy arrays, get numpy arrays back."""
 
     # A check of the arguments' values, not only of their types and shapes, run on every call
@@ -142,17 +142,23 @@ class CompiledFunction(HoldsIR):
     def __call__(self, *args, **kwargs):
         # The api's exception policy (errors.boundary) written out: a decorator's extra call
         # and argument packing cost ~0.25 us, a quarter of the VM's own time on a tiny call.
+        __tracebackhide__ = True  # noqa: F841 (IPython hides this frame; see errors.shortened)
         thin = self._thin
         if thin is not None and not kwargs:
             try:
                 result = thin(args)
             except Exception as exc:
                 if passes_through(exc):
-                    raise
+                    raise shortened(exc)  # noqa: B904
                 raise translate(exc, f"calling {self.name}") from exc
             if result is not None:
                 return result
-        return self._call(args, kwargs)
+        # Raised again so that the traceback ends here: IPython always shows the last frame,
+        # and the boundary's inside _call would be one frame more.
+        try:
+            return self._call(args, kwargs)
+        except Exception as exc:
+            raise shortened(exc)  # noqa: B904
 
     @boundary(lambda self, *args: f"calling {self.name}")
     def _call(self, args, kwargs):
@@ -203,9 +209,11 @@ class CompiledFunction(HoldsIR):
         arrays = self.check_args(args, f"{self.name}.reference")
         return _reference.evaluate(self.program.typed, self.name, arrays)
 
-    @boundary(lambda self, *args: f"evaluating {self.name}.reference_trace")
-    def reference_trace(self, *args) -> dict:
-        """numpy's value of every top-level binding, keyed by its IR binding name."""
+    @boundary(lambda self, *args, **kw: f"evaluating {self.name}.reference_trace")
+    def reference_trace(self, *args, each=None) -> dict:
+        """numpy's value of every top-level binding, keyed by its IR binding name; or, with
+        ``each``, each handed to ``each(name, value)`` as it is computed, none kept (so
+        ``validate`` holds one side's intermediates only)."""
         arrays = self.check_args(args, f"{self.name}.reference_trace")
         module, _ = self.program.built.traced(self.name)
         expr_vars = module.expr_vars[self.name]
@@ -215,7 +223,10 @@ class CompiledFunction(HoldsIR):
         def record(expr, value):
             var = expr_vars.get(expr)
             if var is not None and var.name in wanted:
-                out[var.name] = value
+                if each is None:
+                    out[var.name] = value
+                else:
+                    each(var.name, value)
 
         _reference.evaluate(self.program.typed, self.name, arrays, record)
         return {k: out[k] for k in self._trace_names() if k in out}

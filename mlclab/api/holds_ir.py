@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..tvm_setup import HoldsIR as _HoldsIR
+from ..tvm_setup import HoldsIR
 
 
-class HoldsIR(_HoldsIR):
-    """Immutable once built: a copy can be the object itself; pickling says what to do."""
+class HoldsCompiledIR(HoldsIR):
+    """An api object (a compiled function, a program, its bindings): immutable once built, so a
+    copy can be the object itself; pickling says to pickle the source instead."""
 
     pickle_instead = "pickle its source and call mlclab.compile(source) again"
 
@@ -19,7 +20,7 @@ class HoldsIR(_HoldsIR):
         return repr(self)
 
 
-class Bindings(HoldsIR, Mapping):
+class Bindings(HoldsCompiledIR, Mapping):
     """``fn.bindings``: a read-only mapping from each Relax var to its ``BindingInfo``."""
 
     def __init__(self, table: dict):

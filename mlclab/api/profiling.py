@@ -10,11 +10,24 @@ import numpy as np
 
 from . import displays
 from .errors import boundary
-from .validation import _fits, function_input_ranges, random_inputs
+from .drawn_inputs import fits_of, function_input_ranges, random_inputs
 
 
-def _render(kind: str):
-    return lambda obj: displays.lookup(kind)(obj)
+#: Repeats a profile may ask for: a notebook cell must finish (10**9 would run for days).
+MAX_REPEAT = 1000
+
+
+class _Render:
+    """A display looked up when shown; a class, not a closure, so a profile pickles."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __call__(self, obj):
+        return displays.lookup(self.kind)(obj)
+
+
+_render = _Render
 
 
 # The pass whose graph a profile's kernels are placed on: FuseOps' groups are the kernels.
@@ -28,10 +41,11 @@ def profile(fn, args: tuple, repeat: int = 5):
     from ..inspect import profile as prof
     from ..inspect.pipeline import pipeline
 
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-        raise ValueError(f"repeat must be a positive int, got {repeat!r}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
+        raise ValueError(f"repeat must be an int from 1 to {MAX_REPEAT} (each repeat runs "
+                         f"every kernel once more; the median needs few), got {repeat!r}")
     if not args:
-        args, _ = random_inputs(fn.params, 0, _fits(fn), function_input_ranges(fn))
+        args, _ = random_inputs(fn.params, 0, fits_of(fn), function_input_ranges(fn))
     arrays = fn.check_args(tuple(args), f"{fn.name}.profile")
     built = fn.program.built
     # Own aligned copies: the profiled run must not depend on (or touch) the caller's arrays.

@@ -12,11 +12,12 @@ from collections.abc import Mapping
 
 from ..frontend.parser import parse_program
 from ..lang.typed import TypedProgram
+from ..tvm_setup import IR_LOCK
 from . import cache
 from .build import Built, check_target
 from .errors import boundary
 from .function import CompiledFunction
-from .holds_ir import HoldsIR
+from .holds_ir import HoldsCompiledIR
 
 
 @boundary("compiling")
@@ -37,12 +38,13 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
     hit = None if force else cache.CACHE.get(key)
     if hit is not None:
         return hit.renamed(filename, source)
-    prog = Program(parse_program(source, filename), target)
+    with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
+        prog = Program(parse_program(source, filename), target)
     cache.CACHE.put(key, prog)
     return prog
 
 
-class Program(HoldsIR, Mapping):
+class Program(HoldsCompiledIR, Mapping):
     """Every function of one compiled tinynn source, in source order, plus the module."""
 
     function_class = CompiledFunction     # what ``program[name]`` makes

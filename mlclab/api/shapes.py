@@ -6,7 +6,10 @@ input) -- TVM then returns uninitialised memory or fails allocating -- and a sma
 ask for a huge result (``(65536, 1) + (1, 65536)`` in f32 is 16 GiB). So before a call every
 operator's result is sized: a size that does not fit is a ``ValueError`` naming the operator,
 its line and the argument that gave the size; a max/min over nothing is numpy's ``ValueError``;
-more memory than the machine has available is a ``MemoryError`` with the figure.
+an int index outside its symbolic axis is numpy's ``IndexError`` (TVM would read outside the
+array); a slice whose symbolic axis does not cover its bounds (``x[0:2]`` with n = 1, typed
+with 2 rows) is a ``ValueError`` saying the size it needs; more memory than the machine has
+available is a ``MemoryError`` with the figure.
 """
 from __future__ import annotations
 
@@ -16,9 +19,12 @@ from typing import Optional
 
 import numpy as np
 
+from .. import ops as O
 from ..lang import dims as D
 from ..lang import typed as T
 from ..lang.recursion import run_deep
+from ..ops.indexing import axis_slices, static_range
+from .errors import IndexOutOfBounds
 
 # Operator categories that never reduce: an empty input of theirs is simply copied or ignored.
 _NO_REDUCTION = {"shape", "creation", "elementwise", "comparison", "logical"}
@@ -82,6 +88,7 @@ class _ShapeWalker(T.Visitor):
         self.origins: dict = {}      # symbolic size -> (parameter that gave it, its name there)
         self.peak_bytes = 0
         self.callees_seen: set = set()   # (function, its sizes): a callee is walked once per sizes
+        self.int_indexed: set = set()    # ids of the strided_slice calls that are x[i]
 
     def function(self, fn: T.Function, env: dict, origins: dict) -> None:
         saved = self.env, self.origins
@@ -115,11 +122,17 @@ class _ShapeWalker(T.Visitor):
         return self.size(e.type)
 
     def visit_Call(self, e: T.Call) -> list:
+        if _is_int_index(e):
+            self.int_indexed.add(id(e.args[0]))
         inputs = 0
         for arg in e.args:
             for item in (arg if isinstance(arg, list) else [] if arg is None else [arg]):
                 inputs += sum(self.visit(item))
         out = self.size(e.type, e)
+        if id(e) in self.int_indexed:
+            self._index_in_range(e)     # numpy's IndexError before the slice's own check
+        if e.op.name == "strided_slice":
+            self._slice_covered(e)
         self._empty_reduction(e)
         self._reads_nothing(e, out)
         self.peak_bytes = max(self.peak_bytes, sum(out) + inputs)
@@ -176,8 +189,13 @@ class _ShapeWalker(T.Visitor):
 
     def _smallest(self, d, symbol: str) -> Optional[int]:
         """The smallest value of ``symbol`` (the others fixed) for which ``d`` is positive."""
+        return self._smallest_where(symbol, lambda env: D.evaluate(d, env) > 0)
+
+    def _smallest_where(self, symbol: str, holds) -> Optional[int]:
+        """The smallest value of ``symbol`` from its own up (the others fixed) for which
+        ``holds(sizes)`` is true, which stays true above it."""
         def fits(v):
-            return D.evaluate(d, {**self.env, symbol: v}) > 0
+            return holds({**self.env, symbol: v})
 
         low = self.env[symbol]
         high = max(low, 1)
@@ -227,6 +245,45 @@ class _ShapeWalker(T.Visitor):
                         f"reduction's identity there; mlclab's kernels would leave them unset)"
                         f"; {self._sizes_told(item.type.shape)}")
 
+    def _index_in_range(self, sliced: T.Call) -> None:
+        """``x[i]`` on a symbolic axis: numpy's rule, -size <= i < size, and its message."""
+        x = sliced.args[0].type
+        for axis, (b, e, _) in enumerate(axis_slices(O.Args(sliced.attrs))):
+            if isinstance(x.shape[axis], int) or not _is_index(b, e):
+                continue
+            size = D.evaluate(x.shape[axis], self.env)
+            if not -size <= b < size:
+                raise IndexOutOfBounds(
+                    f"the index at line {sliced.span.lineno}: index {b} is out of bounds for "
+                    f"axis {axis} with size {size}; {self._sizes_told([x.shape[axis]])}")
+
+    def _slice_covered(self, e: T.Call) -> None:
+        """A slice of a symbolic axis is typed from its bounds (``x[0:2]`` has 2 rows): the
+        axis must hold them, or the kernel would read past its end."""
+        x = e.args[0].type
+        for axis, (b, end, s) in enumerate(axis_slices(O.Args(e.attrs))):
+            dim, typed = x.shape[axis], e.type.shape[axis]
+            if isinstance(dim, int):
+                continue
+
+            def covered(env, dim=dim, typed=typed, b=b, end=end, s=s):
+                size = D.evaluate(dim, env)
+                return size >= 0 and len(static_range(size, b, end, s)) == D.evaluate(typed, env)
+
+            if covered(self.env):
+                continue
+            needs = []
+            for symbol in sorted(D.symbols(dim)):
+                n = self._smallest_where(symbol, covered)
+                if n is not None:
+                    needs.append(f"{symbol} >= {n}")
+            size = D.evaluate(dim, self.env)
+            raise ValueError(
+                f"{self._where(e)} needs {' and '.join(needs) or 'a larger size'}: its axis "
+                f"{axis} has {size}, fewer than the slice's bounds ask for (numpy would return "
+                f"{len(static_range(size, b, end, s))} there, the program's types say "
+                f"{D.evaluate(typed, self.env)}); {self._sizes_told([dim])}")
+
     def _sizes_told(self, dims) -> str:
         told = {}
         for d in dims:
@@ -250,3 +307,14 @@ class _ShapeWalker(T.Visitor):
         if seen not in self.callees_seen:
             self.callees_seen.add(seen)
             self.function(callee, env, origins)
+
+
+def _is_int_index(e: T.Call) -> bool:
+    """``x[i]``: the front end writes it as squeeze(strided_slice(x, i, i + 1)), both calls
+    with the subscript's span (a squeeze the student wrote has its own)."""
+    return (e.op.name == "squeeze" and isinstance(e.args[0], T.Call)
+            and e.args[0].op.name == "strided_slice" and e.args[0].span == e.span)
+
+
+def _is_index(b, e) -> bool:
+    return b is not None and (e == b + 1 or (b == -1 and e is None))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..lang import typed as T
 from ..lang.source import Span
+from ..tvm_setup import holding_ir_lock
 from .build import Built, check_target
 from .errors import boundary
 from .function import CompiledFunction
@@ -22,6 +23,7 @@ from .program import Program
 
 
 @boundary("importing a PyTorch model")
+@holding_ir_lock   # torch.export and TVM's builders are process-wide (tvm_setup.IR_LOCK)
 def from_torch(module, *example_args, dynamic_batch: bool = False,
                params_as_inputs: bool = False, target="llvm") -> "TorchFunction":
     """Compile the PyTorch ``module`` for inputs like ``example_args`` (tensors or arrays).
@@ -184,9 +186,10 @@ class TorchFunction(CompiledFunction):
         values = _flat_numpy(out)
         return values[0] if len(values) == 1 else tuple(values)
 
-    @boundary(lambda self, *args: f"tracing the PyTorch reference of {self.name}")
-    def reference_trace(self, *args) -> dict:
-        """PyTorch's value of every ATen node, keyed by the Relax binding that holds it."""
+    @boundary(lambda self, *args, **kw: f"tracing the PyTorch reference of {self.name}")
+    def reference_trace(self, *args, each=None) -> dict:
+        """PyTorch's value of every ATen node, keyed by the Relax binding that holds it; or,
+        with ``each``, each handed to ``each(name, value)`` as it is computed, none kept."""
         import torch
         from torch.export.graph_signature import InputKind
 
@@ -205,7 +208,10 @@ class TorchFunction(CompiledFunction):
             def run_node(self, node):
                 out = super().run_node(node)
                 if node.name in wanted and isinstance(out, torch.Tensor):
-                    values[wanted[node.name]] = out.detach().numpy().copy()
+                    if each is None:
+                        values[wanted[node.name]] = out.detach().numpy().copy()
+                    else:   # compared at once, before anything can write into it
+                        each(wanted[node.name], out.detach().numpy())
                 return out
 
         with torch.no_grad():

@@ -28,7 +28,7 @@ from .text import IRText, render_text
 from .values import carry, short_name, track, value_table
 
 
-class _HoldsIR(HoldsIR):
+class HoldsPipelineIR(HoldsIR):
     """Pipelines, steps and diffs are immutable views of IR: a copy is the object itself."""
 
     pickle_instead = "save fn.text(...) (or step.text(...)) instead"
@@ -42,7 +42,7 @@ ADDED, REMOVED, MERGED, REWRITTEN, GROUPED = "added", "removed", "merged", "rewr
 
 
 @dataclass
-class Step(_HoldsIR):
+class Step(HoldsPipelineIR):
     index: int                       # 0-based position in the pipeline
     name: str                        # the pass's name, e.g. "FuseOps"
     mod: object                      # the IRModule after the pass
@@ -84,7 +84,7 @@ class Step(_HoldsIR):
         return self.graph()._repr_mimebundle_(include, exclude)
 
 
-class Pipeline(_HoldsIR):
+class Pipeline(HoldsPipelineIR):
     """The steps of the build pipeline for one function; indexable by position or pass name."""
 
     def __init__(self, fn, function: Optional[str] = None):
@@ -256,7 +256,7 @@ def _fused_group(graph, node) -> Optional[str]:
     return c.label if c is not None and c.kind == "fused" else None
 
 
-class Diff(_HoldsIR):
+class Diff(HoldsPipelineIR):
     """What one pass changed: ``text`` (a unified diff) and ``graph`` (nodes marked by status).
 
     ``added`` / ``removed`` list high-level value ids that appear / disappear; ``merged`` maps

@@ -14,6 +14,8 @@ Dim = Union[int, str]
 
 
 def format_dim(d: Dim) -> str:
+    """An mlclab dimension (an int, or the text of a symbolic size) as types spell it; a TVM
+    dimension is viz.relax_info.format_tvm_dim."""
     return str(d) if isinstance(d, int) else d
 
 
@@ -38,6 +40,8 @@ def _combine(a: Dim, b: Dim, op: str, fold: Callable[[int, int], int]) -> Dim:
 
 
 def mul(a: Dim, b: Dim) -> Dim:
+    if a == 0 or b == 0:      # n*0 is 0 whatever n is (repeat(x, 0) on n rows is empty)
+        return 0
     if a == 1:
         return b
     if b == 1:

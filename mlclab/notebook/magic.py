@@ -42,6 +42,19 @@ class CheckFailed(Exception):
         return compact_traceback("CheckFailed", str(self))
 
 
+def _check(validation, fn, seed):
+    """``--check`` of one function: its report, or the reason it cannot be checked (inputs
+    too large to draw, a size no draw fits) as the cell's only output, naming the function."""
+    from ..api.errors import USER_ERRORS
+
+    try:
+        return validation.validate(fn, seed=seed)
+    except USER_ERRORS as err:
+        kind = next(k for k in (MemoryError, TypeError, ValueError, Exception) if isinstance(err, k))
+        raise _suppress_traceback(kind(f"--check cannot check {fn.name}: {err}"),
+                                  kind.__name__) from None
+
+
 def _parse_show(values, default) -> list[str]:
     names = []
     for value in values or default:
@@ -149,7 +162,7 @@ class TinyNNMagics(Magics):
 
         reports = {}
         if args.check:
-            reports = {name: validation.validate(fn, seed=args.seed) for name, fn in program.items()}
+            reports = {name: _check(validation, fn, args.seed) for name, fn in program.items()}
         if not args.quiet:
             display(CellDisplay(program, show, reports, target=target or "llvm", seed=args.seed))
         failed = [r for r in reports.values() if not r.ok]

@@ -21,11 +21,10 @@ wrote it.
 from __future__ import annotations
 
 import ast
+import math
+import operator
 from typing import Optional
 
-import numpy as np
-
-from ..lang.typed import TensorType
 from . import creation, elementwise, indexing, layers, reductions, shapes
 from .entry import Args, Example, Op, arguments
 from .params import (NOT_A_LITERAL, REQUIRED, Axes, Axis, Bool, Counts, DType, Float, Int,
@@ -80,10 +79,20 @@ def for_unary_symbol(node_type: type) -> Optional[Op]:
     return _by_symbol(UNARY_SYNTAX.get(node_type), unary=True)
 
 
+#: How Python computes each folding symbol on two numbers (one for the unary minus).
+_PYTHON_ARITHMETIC = {("+", 2): operator.add, ("-", 2): operator.sub, ("*", 2): operator.mul,
+                      ("/", 2): operator.truediv, ("//", 2): operator.floordiv,
+                      ("%", 2): operator.mod, ("**", 2): operator.pow, ("-", 1): operator.neg}
+# A literal no dtype can hold (float64 ends at 2**1024) is refused before Python computes
+# it: ``10 ** 10 ** 9`` would take minutes and gigabytes.
+_MAX_LITERAL_BITS = 1100
+
+
 def fold(op: Op, *values):
-    """``2 * 3`` or ``-2.5``: numbers meeting numbers, computed at parse time by the entry's
-    own numpy function, in numpy's dtype for Python numbers (int64, or float64 if any is a
-    float). Returns a Python number; raises ``OpTypeError`` when the result is not one."""
+    """``2 * 3``, ``2 ** -1`` or ``-inf``: numbers meeting numbers, computed at parse time as
+    Python computes them (ints exact, ``/`` and negative powers give floats). Returns a Python
+    number; raises ``OpTypeError`` when Python would raise, when the result is complex, or when
+    finite numbers overflow to inf (Python's ``**`` raises there; its ``*`` would give inf)."""
     symbol = op.symbol or op.name
     if any(isinstance(v, bool) for v in values):
         if len(values) == 1:
@@ -92,35 +101,30 @@ def fold(op: Op, *values):
     if op.category == "comparison":
         raise OpTypeError(f"{symbol} between two numbers gives a bool, not a tensor",
                           hint="compare tensors instead")
-    if not op.folds:
+    compute = _PYTHON_ARITHMETIC.get((op.symbol, len(values)))
+    if not op.folds or compute is None:
         raise OpTypeError(f"{symbol} needs a tensor operand; these are plain values")
-    tensors = op.tensor_params
-    if any(p.nonzero_literal and v == 0 for p, v in zip(tensors, values)):
-        raise OpTypeError("division by zero")
-    dtype = "float64" if any(isinstance(v, float) for v in values) else "int64"
-    out_of_range = OpTypeError("this literal expression is out of range",
-                               hint=f"computed in {short(dtype)}, as numpy would")
-    try:
-        arrays = {p.name: np.asarray(v, dtype) for p, v in zip(tensors, values)}
-    except OverflowError:               # an int literal beyond int64
-        raise out_of_range from None
-    args = Args(arrays, op.name, out=TensorType((), dtype), out_shape=())
-    try:
-        with np.errstate(all="raise"):
-            result = np.asarray(op.numpy(args))
-    except FloatingPointError:
-        raise out_of_range from None
-    except ValueError:                 # numpy refuses ints to negative int powers
-        raise OpTypeError("an int to a negative int power is not an int (numpy refuses it)",
-                          hint="write a float, e.g. 2.0 ** -1") from None
-    if dtype == "int64":
-        # numpy wraps int64 silently; the same sum in float64 shows whether it had to.
-        with np.errstate(all="ignore"):
-            shadow = np.asarray(op.numpy(Args({n: a.astype("float64") for n, a in arrays.items()},
-                                              op.name, out=TensorType((), "float64"))))
-        if not np.isfinite(shadow) or abs(float(shadow)) >= 2.0 ** 63:
+    out_of_range = OpTypeError("this literal expression is out of range: no dtype holds it")
+    if symbol == "**" and all(type(v) is int for v in values):
+        base, exponent = values
+        if abs(base) > 1 and exponent * math.log2(abs(base)) > _MAX_LITERAL_BITS:
             raise out_of_range
-    return result.item()
+    try:
+        result = compute(*values)
+    except ZeroDivisionError:
+        raise OpTypeError("division by zero") from None
+    except OverflowError:
+        raise out_of_range from None
+    if isinstance(result, complex):
+        written = " ** ".join(f"({v!r})" if v < 0 else repr(v) for v in values)
+        raise OpTypeError(f"{written} is not a real number (Python gives a complex one)",
+                          hint="tinynn's numbers are real")
+    if isinstance(result, int) and result.bit_length() > _MAX_LITERAL_BITS:
+        raise out_of_range
+    if isinstance(result, float) and not math.isfinite(result) \
+            and all(math.isfinite(v) for v in values):
+        raise out_of_range
+    return result
 
 
 # --------------------------------------------------------------------------- docs

@@ -1,6 +1,8 @@
 """Entries that make new tensors: zeros/ones/full of a shape, and the ``*_like`` forms."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..lang.typed import TensorType
@@ -20,6 +22,11 @@ def fill_value(value, dtype: str, param: str = "fill_value"):
         raise OpTypeError(f"{value} cannot fill a {short(dtype)} tensor", param=param,
                           hint="use a number, or dtype=bool")
     if is_float(dtype):
+        largest = float(np.finfo(dtype).max)
+        if (type(value) is int or math.isfinite(value)) and abs(value) > largest:   # not inf, nan
+            raise OpTypeError(f"{value!r} is out of range for {short(dtype)} (largest "
+                              f"{largest:.4g})", param=param, hint="write -inf or inf for an "
+                              "infinite fill")
         return float(value)
     if type(value) is float:
         raise OpTypeError(f"the float {value!r} cannot fill an {short(dtype)} tensor; mlclab "

@@ -91,7 +91,8 @@ class Op:
     ``rule(a)`` returns the result's ``TensorType`` (or raises ``OpTypeError``), ``relax(a)``
     the Relax expression, ``numpy(a)`` the reference result; each gets an ``Args``.
     ``symbol`` is the Python spelling (``"+"``; for a one-tensor entry, the unary ``"-"``);
-    ``folds``: two number literals joined by the symbol are computed at parse time (``2 * 3``).
+    ``folds``: two number literals joined by the symbol are computed at parse time, as Python
+    computes them (``2 * 3``, ``2 ** -1`` is 0.5).
     """
 
     name: str

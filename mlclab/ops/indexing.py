@@ -8,8 +8,10 @@ numpy: negative ones count from the end, out-of-range ones are clipped, ``None``
 axis in the step's direction. ``begin``/``end``/``strides`` cover the leading axes.
 
 On a symbolic size (``n``) the step must be positive and the result's size is written from the
-bounds (``x[1:]`` on ``n`` rows has ``n - 1``), assuming the size covers them; TVM then clips
-at run time (``assume_inbound=False``) so a smaller size reads nothing out of bounds.
+bounds (``x[1:]`` on ``n`` rows has ``n - 1``, ``x[0:2]`` has 2), assuming the size covers
+them: each call checks that it does (``api.shapes``) before anything runs, so the Relax slice
+takes in-range bounds and TVM infers exactly the size the type says (a size it had to clip,
+``min(2, n)``, could not broadcast against anything, and the build failed).
 """
 from __future__ import annotations
 
@@ -80,6 +82,11 @@ def static_range(size: int, b, e, s) -> range:
     return range(*slice(b, e, s).indices(size))
 
 
+#: A larger step on a symbolic axis takes at most one element from any axis that fits in
+#: memory; TVM's size arithmetic (``end - begin + step - 1``) would overflow int64 with it.
+SYMBOLIC_STEP_CAP = 2 ** 32
+
+
 def symbolic_size(size: str, b, e, s, axis: int):
     """The length of ``[b:e:s]`` on an axis of symbolic ``size``, or an OpTypeError when it
     cannot be written from ``size``. A bound counts from the start (``2``) or from the end
@@ -99,6 +106,7 @@ def symbolic_size(size: str, b, e, s, axis: int):
                           param="begin", item=axis, hint="write both from the same end, "
                           "e.g. [-3:] or [2:5]")
     length = D.sub(size, stop[1] + begin[1])
+    s = min(s, SYMBOLIC_STEP_CAP)
     return length if s == 1 else D.floordiv(D.add(length, s - 1), s)
 
 
@@ -120,21 +128,20 @@ def _rule(a: Args) -> TensorType:
 
 
 def _relax(a: Args):
-    """Static axes get bounds normalised in range (so ``assume_inbound`` is safe and the type
-    TVM infers is exact); a negative step that runs past index 0 needs TVM's own end
-    normalisation (end -size-1), which only ``assume_inbound=False`` applies: those axes go to a
-    second strided_slice. Symbolic axes keep TVM's clipping."""
+    """Bounds normalised in range, so ``assume_inbound`` is safe and the type TVM infers is the
+    rule's: static axes here, symbolic ones by the call-time check that the size covers them.
+    A negative step that runs past index 0 needs TVM's own end normalisation (end -size-1),
+    which only ``assume_inbound=False`` applies: those axes go to a second strided_slice."""
     shape = a.x.ty.shape.values
     forward, backward = ([], [], [], []), ([], [], [], [])
-    symbolic = False
     for axis, (b, e, s) in enumerate(axis_slices(a)):
         size = shape[axis]
         if hasattr(size, "value"):
             r = static_range(int(size.value), b, e, s)
             if len(r) == int(size.value) and s == 1:
                 continue                # the whole axis: nothing to show or to do
-            if len(r) == 0:
-                parts, bounds = forward, (0, 0, 1)
+            if len(r) <= 1:             # also a step past the end: x[::2**63-1] is x[0:1]
+                parts, bounds = forward, (r.start, r.start + len(r), 1)
             elif s > 0:
                 parts, bounds = forward, (r.start, r.stop, s)
             else:
@@ -142,20 +149,28 @@ def _relax(a: Args):
         else:
             if (b, e, s) == (None, None, 1):
                 continue
-            # TVM adds the size to negative bounds itself when it clips (checked against numpy)
-            symbolic = True
-            parts, bounds = forward, (0 if b is None else b, size if e is None else e, s)
+            parts, bounds = forward, _symbolic_bounds(a.out_shape[axis], size, b, e, s)
         for part, value in zip(parts, (axis, *bounds)):
             part.append(value)
     out = a.x
     if not (forward[0] or backward[0]):
         return R().strided_slice(out, axes=[0], begin=[0], end=[shape[0]], strides=[1],
                                  assume_inbound=True)   # x[:]: still one binding
-    for (axes, begin, end, steps), inbound in ((forward, not symbolic), (backward, False)):
+    for (axes, begin, end, steps), inbound in ((forward, True), (backward, False)):
         if axes:
             out = R().strided_slice(out, axes=axes, begin=begin, end=end, strides=steps,
                                     assume_inbound=inbound)
     return out
+
+
+def _symbolic_bounds(length, size, b, e, s) -> tuple:
+    """(begin, end, step) in range on an axis of symbolic ``size`` that covers the slice,
+    negative bounds counted from the end as TIR expressions; an empty slice is (0, 0, 1)."""
+    if hasattr(length, "value") and int(length.value) == 0:
+        return 0, 0, 1
+    begin = 0 if b is None else b if b >= 0 else size + b
+    end = size if e is None else e if e >= 0 else size + e
+    return begin, end, min(s, SYMBOLIC_STEP_CAP)
 
 
 def _numpy(a: Args):
@@ -173,4 +188,5 @@ ENTRIES = [
                        x=((3, 5), "f32"))),
 ]
 
-__all__ = ["ENTRIES", "Bounds", "Strides", "axis_slices", "static_range", "symbolic_size"]
+__all__ = ["ENTRIES", "Bounds", "Strides", "axis_slices", "static_range", "symbolic_size",
+           "SYMBOLIC_STEP_CAP"]

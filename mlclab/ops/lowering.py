@@ -88,6 +88,51 @@ def _nan_reduction(name: str):
     return legalize
 
 
+def _arg_reduction(name: str):
+    """argmax/argmin as numpy computes them: the first index of the best value. TVM's reducer
+    starts from (-1, the lowest finite value) and keeps it on a tie, so a slice of only -inf
+    (a fully masked attention row) or only the dtype's minimum gave index -1; here the start
+    index -1 loses to any element. NaN is handled around this call (ops/reductions.py)."""
+
+    def legalize(bb, call):
+        from tvm import te, tirx
+
+        axis = call.attrs.axis
+        keepdims = bool(call.attrs.keepdims)
+
+        def compute(x):
+            ndim = len(x.shape)
+            axes = list(range(ndim)) if axis is None else [int(axis) % ndim]
+            better = (lambda v, acc: v > acc) if name == "argmax" else (lambda v, acc: v < acc)
+
+            def combine(acc, new):
+                take = tirx.Or(acc[0] < tirx.const(0, "int64"), tirx.Or(
+                    better(new[1], acc[1]), tirx.And(new[1] == acc[1], new[0] < acc[0])))
+                return tirx.Select(take, new[0], acc[0]), tirx.Select(take, new[1], acc[1])
+
+            def identity(index_dtype, value_dtype):
+                return tirx.const(-1, index_dtype), te.min_value(value_dtype)
+
+            reducer = te.comm_reducer(combine, identity, name=name)
+            k = {a: te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in axes}
+            kept = [i for i in range(ndim) if keepdims or i not in axes]
+
+            def body(*out):
+                at = dict(zip(kept, out))
+                flat = tirx.const(0, "int64")
+                for a in axes:          # row-major position among the reduced axes
+                    flat = flat * x.shape[a].astype("int64") + k[a].astype("int64")
+                value = x[tuple(k[i] if i in axes else at[i] for i in range(ndim))]
+                return reducer((flat, value), axis=[k[a] for a in axes])
+
+            shape = [1 if i in axes else x.shape[i] for i in kept]
+            return te.compute(shape, body, name=f"{x.name}_{name}")[0]
+
+        return bb.call_te(compute, call.args[0], primfunc_name_hint=name)
+
+    return legalize
+
+
 def _nan_binary(name: str):
     """maximum/minimum with numpy's broadcasting, NaN if either operand is: one element-wise
     loop, as TVM's own (which is ``select(a > b, a, b)`` and drops a NaN in ``a``)."""
@@ -123,7 +168,27 @@ def _nan_binary(name: str):
     return legalize
 
 
+def _full(bb, call):
+    """``full``/``full_like`` with an inf or NaN fill (an attention mask's ``-inf``): TVM's
+    legalization hands ``topi.full`` the dtype as a ``PrimType``, whose check for inf and NaN
+    then fails with a TypeError; here it gets the dtype's name. Finite fills take TVM's own."""
+    import math
+
+    from tvm import ir, relax, topi
+    from tvm.relax.transform.legalize_ops.common import _try_convert_to_scalar_const
+
+    value = _try_convert_to_scalar_const(call.args[1], python_native=True)
+    shape = call.args[0].ty.shape if call.op.name == "relax.full_like" else call.args[0]
+    if not isinstance(value, float) or math.isfinite(value) \
+            or not isinstance(shape, relax.ShapeExpr):
+        return ir.Op.get(call.op.name).get_attr("FLegalize")(bb, call)
+    return bb.call_te(topi.full, list(shape.values), str(call.ty.dtype), value,
+                      primfunc_name_hint="full")
+
+
 #: Relax operator name -> legalization, for ``LegalizeOps(customize_legalize_map=...)``.
 LEGALIZE = {"relax.nn.relu": _relu, "relax.nn.max_pool2d": _max_pool2d,
             "relax.max": _nan_reduction("max"), "relax.min": _nan_reduction("min"),
-            "relax.maximum": _nan_binary("maximum"), "relax.minimum": _nan_binary("minimum")}
+            "relax.maximum": _nan_binary("maximum"), "relax.minimum": _nan_binary("minimum"),
+            "relax.full": _full, "relax.full_like": _full,
+            "relax.argmax": _arg_reduction("argmax"), "relax.argmin": _arg_reduction("argmin")}

@@ -65,6 +65,22 @@ def _need_values(a: Args, axis) -> None:
                           param="x")
 
 
+#: Reductions that divide by the count: over nothing, numpy gives nan ("Mean of empty slice").
+_AVERAGES = {"mean", "var", "std"}
+
+
+def _need_count(a: Args, out_shape: tuple) -> None:
+    """mean/var/std over a static empty axis: numpy's nan is 0/0, and TVM refuses to build a
+    division by a constant 0; said here, at the call, instead of as TVM's error."""
+    axes = range(a.x.ndim) if a.axis is None else [axis_index(i, a.x.ndim) for i in a.axis]
+    empty = [i for i in axes if a.x.shape[i] == 0]
+    if empty and 0 not in out_shape:
+        raise OpTypeError(f"{a.op} over axis {empty[0]} of size 0 divides by a count of 0: "
+                          "numpy gives nan there (with a RuntimeWarning)", param="x",
+                          hint="reduce over axes that hold elements, or write the nan: "
+                               f"full({out_shape}, nan)")
+
+
 def _reduction_rule(float_only: bool, bools: bool = False):
     def rule(a: Args) -> TensorType:
         _check_axis_is_axes(a)
@@ -72,7 +88,10 @@ def _reduction_rule(float_only: bool, bools: bool = False):
             (need_float if float_only else need_numeric)(a, "x", a.op)
         if a.op in ELEMENTWISE:
             _need_values(a, a.axis)
-        return TensorType(_reduced_shape(a.x, a.axis, a.keepdims), _sum_dtype(a.x.dtype, a.op))
+        shape = _reduced_shape(a.x, a.axis, a.keepdims)
+        if a.op in _AVERAGES:
+            _need_count(a, shape)
+        return TensorType(shape, _sum_dtype(a.x.dtype, a.op))
 
     return rule
 

@@ -20,12 +20,6 @@ def _reshape_target(x: TensorType, shape: tuple) -> tuple:
     if any(isinstance(d, int) and d < -1 for d in shape):
         raise OpTypeError(f"reshape: sizes must be non-negative (or one -1), got "
                           f"{fmt_shape(shape)}", param="shape")
-    if 0 in shape and tuple(shape) != tuple(x.shape):
-        # Relax's reshape reads a 0 in the new shape as "keep this dimension", and an empty
-        # constant of the new shape does not survive TVM's build (measured on TVM 0.27).
-        raise OpTypeError(f"reshape to a shape holding a 0 ({fmt_shape(shape)}) is not supported: "
-                          "TVM reads a 0 there as 'keep this dimension'", param="shape",
-                          hint="keep the empty tensor's own shape, or use a symbolic size")
     # Cancel the symbolic sizes both sides share; what is left must be static to compare.
     old = list(x.shape)
     for d in (d for d in shape if not isinstance(d, int)):
@@ -55,6 +49,31 @@ def _reshape_target(x: TensorType, shape: tuple) -> tuple:
             f"elements, but {fmt_shape(shape)} holds {D.format_dim(D.product(shape))}",
             param="shape")
     return shape
+
+
+def _reshape_relax(a: Args):
+    """Relax's reshape reads a 0 in the new shape as "keep this dimension" (``(0, 3)`` to
+    ``(5, -1)`` became ``(5, 3)``), and an empty constant does not survive TVM's build
+    (measured on TVM 0.27; nor does a reduction of nothing, which TVM folds into one). So an
+    empty result is built from x's own empty axis: x cut to that axis, turned into the new
+    shape's first empty axis among size-1 ones, and broadcast, which reads nothing."""
+    target = [getattr(d, "value", d) for d in a.out_shape]
+    if 0 not in target:
+        return R().reshape(a.x, a.out_shape)
+    x_shape = [getattr(d, "value", d) for d in a.x.ty.shape.values]
+    full_axes = [i for i, d in enumerate(x_shape) if d != 0]
+    op = R()
+    line = a.x
+    if full_axes:                 # (0, 3) -> (0, 1) -> (0,)
+        n = len(full_axes)
+        line = op.squeeze(op.strided_slice(a.x, axes=full_axes, begin=[0] * n, end=[1] * n,
+                                           assume_inbound=True), axis=full_axes)
+    if len(x_shape) - len(full_axes) > 1:   # (0, 0) -> (0,): here a 0 that keeps a 0 is right
+        line = op.reshape(relax().BlockBuilder.current().normalize(line), [0])
+    at = target.index(0)
+    column = op.expand_dims(line, [i for i in range(len(target)) if i != at]) \
+        if len(target) > 1 else line
+    return op.broadcast_to(column, a.out_shape)
 
 
 def _flatten_rule(a: Args) -> TensorType:
@@ -128,7 +147,7 @@ def _list(axes):
 SHAPES = [
     Op(name="reshape", params=[tensor("x"), Param("shape", Shape())],
        rule=lambda a: TensorType(_reshape_target(a.x, a.shape), a.x.dtype),
-       relax=lambda a: R().reshape(a.x, a.out_shape),
+       relax=_reshape_relax,
        numpy=lambda a: np.reshape(a.x, a.out_shape),
        doc="the same elements in a new shape; one size may be -1", category="shape",
        example=Example("reshape(x, (4, -1))", x=X234)),
@@ -217,6 +236,15 @@ def _repeat_rule(a: Args) -> TensorType:
     return TensorType(tuple(shape), a.x.dtype)
 
 
+def _repeat_relax(a: Args):
+    """numpy's ``repeat(x, 0)`` is empty along the axis; TVM's repeat refuses 0, so that is x
+    cut to nothing along it (of the flattened x when axis is None)."""
+    if a.repeats[0]:
+        return R().repeat(a.x, a.repeats[0], axis=a.axis)
+    x, axis = (a.x, a.axis) if a.axis is not None else (R().reshape(a.x, [-1]), 0)
+    return R().strided_slice(x, axes=[axis], begin=[0], end=[0], assume_inbound=True)
+
+
 def _stack_rule(a: Args) -> TensorType:
     ts = a.tensors
     if not ts:
@@ -284,6 +312,13 @@ def _take_relax(a: Args):
     return R().take(x, a.indices, axis=0 if a.axis is None else a.axis, mode="wrap")
 
 
+def _take_numpy(a: Args):
+    # numpy's mode="wrap" subtracts the axis size in a loop until the index fits: an index of
+    # 2**62 would never return. A modulo first gives the same index at once.
+    size = a.x.size if a.axis is None else a.x.shape[axis_index(a.axis, a.x.ndim)]
+    return np.take(a.x, np.mod(a.indices, size), axis=a.axis)
+
+
 def _take_along_axis_rule(a: Args) -> TensorType:
     x, idx = a.x, a.indices
     _need_int_indices(a)
@@ -338,7 +373,7 @@ MOVES = [
        doc="x repeated reps times along each axis, numpy's tile", category="shape",
        example=Example("tile(x, (2, 1, 3))", x=((3, 2), "f32"))),
     Op(name="repeat", params=[tensor("x"), Param("repeats", Counts()), Param("axis", Axis(), None)],
-       rule=_repeat_rule, relax=lambda a: R().repeat(a.x, a.repeats[0], axis=a.axis),
+       rule=_repeat_rule, relax=_repeat_relax,
        numpy=lambda a: np.repeat(a.x, a.repeats[0], axis=a.axis),
        doc="each element repeated (along axis; of the flattened x when None)",
        category="shape", example=Example("repeat(x, 2, axis=-1)", x=X234)),
@@ -355,7 +390,7 @@ MOVES = [
        example=Example("pad(x, ((0, 1), (2, 0), (1, 1)), constant_values=-1.0)", x=X234)),
     Op(name="take", params=[tensor("x"), tensor("indices"), Param("axis", Axis(), None)],
        rule=_take_rule, relax=_take_relax,
-       numpy=lambda a: np.take(a.x, a.indices, axis=a.axis, mode="wrap"),
+       numpy=_take_numpy,
        doc="elements of x at integer indices along axis (flattened x when None); -1 is the "
            "last; an index out of range wraps around (numpy's mode='wrap') where numpy's "
            "default raises", category="indexing",

@@ -217,7 +217,7 @@ def value_ids(func, fname: str) -> dict:
 _INT_IMM = re.compile(r"T\.int(?:32|64)\((-?\d+)\)")
 
 
-def format_dim(dim) -> str:
+def format_tvm_dim(dim) -> str:
     """A shape dimension as mlclab's types spell it (``8``, ``n``, ``n*4 + 1``: see
     ``lang.dims``), so a view and a message agree; TVM's ``T.int64(4)`` noise is removed and
     what ``dims`` cannot spell (``T.max(n, 1)``) is shown as TVM prints it."""
@@ -242,7 +242,7 @@ def format_type(ty) -> str:
         if ty.shape is None or not isinstance(ty.shape, relax.ShapeExpr):
             rank = "" if ty.ndim < 0 else f", ndim={ty.ndim}"
             return f"Tensor[?, {dtype}{rank}]"
-        dims = ", ".join(format_dim(d) for d in ty.shape.values)
+        dims = ", ".join(format_tvm_dim(d) for d in ty.shape.values)
         return f"Tensor[({dims}), {dtype}]"
     if isinstance(ty, relax.TupleType):
         return "(" + ", ".join(format_type(f) for f in ty.fields) + ")"
@@ -357,7 +357,7 @@ def format_value(value) -> str:
     try:
         items = list(value)
     except TypeError:
-        return format_dim(value)
+        return format_tvm_dim(value)
     return "[" + ", ".join(format_value(v) for v in items) + "]"
 
 
@@ -403,7 +403,7 @@ def literal(expr) -> Optional[str]:
     from tvm import relax
 
     if isinstance(expr, relax.ShapeExpr):
-        return "(" + ", ".join(format_dim(v) for v in expr.values) + ")"
+        return "(" + ", ".join(format_tvm_dim(v) for v in expr.values) + ")"
     if isinstance(expr, tvm.ir.expr.StringImm):
         return repr(str(expr.value))
     if isinstance(expr, tvm.ir.expr.GenericConst) and not isinstance(expr.value, tvm.runtime.Tensor):
@@ -487,7 +487,7 @@ def arg(expr):
     if isinstance(expr, relax.Tuple) and expr.fields \
             and all(isinstance(getattr(f, "ty", None), tvm.ir.PrimType) for f in expr.fields):
         # strided_slice's axes/begin/end/strides: inline "(0, 1)", not a leaf node per int
-        inner = ", ".join(format_dim(f) for f in expr.fields)
+        inner = ", ".join(format_tvm_dim(f) for f in expr.fields)
         return ("lit", f"({inner},)" if len(expr.fields) == 1 else f"({inner})")
     if isinstance(expr, relax.Var) or is_tensor_const(expr) or isinstance(expr, relax.Tuple):
         return ("expr", expr)

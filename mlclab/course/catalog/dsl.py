@@ -1,0 +1,96 @@
+"""The exercises answered with a DSL function (lessons 1, 4, 5, 7): references are DSL programs."""
+import numpy as np
+
+from ..spec import Exercise, Misconception, Probe
+
+MSE = Exercise(
+    key="01-mse", title="Lesson 1: mean squared error", answer="mse", entry="mse",
+    reference="""
+def mse(pred: Tensor[("n", "m"), f32], target: Tensor[("n", "m"), f32]):
+    d = pred - target
+    return mean(d * d)
+""",
+    misconceptions=[
+        Misconception(lambda p, t: np.mean(p - t, dtype=np.float32),
+                      "that is the mean error: positive and negative errors cancel. Square each "
+                      "difference before averaging."),
+        Misconception(lambda p, t: np.sum((p - t) ** 2, dtype=np.float32),
+                      "that is the sum of squared errors: the mean also divides by the number of "
+                      "elements, n·m."),
+        Misconception(lambda p, t: np.mean(np.abs(p - t), dtype=np.float32),
+                      "that is the mean absolute error: square the differences instead."),
+        Misconception(lambda p, t: np.mean(p * p - t * t, dtype=np.float32),
+                      "(a - b)² is not a² - b²: square the difference, not each side."),
+    ],
+    hints=["The result is one number (a 0-d tensor): which DSL reduction averages over every element?",
+           "Name the difference first (`diff = pred - target`), then square it elementwise.",
+           "`mean(...)` with no axis averages over all elements."],
+    stub_fingerprints=frozenset({"36c3a6f71f1e3ac3"}),    # the starter cells, see spec.fingerprint
+)
+
+SOFTMAX = Exercise(
+    key="04-softmax", title="Lesson 4: softmax with one exp", answer="my_softmax", entry="sm",
+    reference="""
+def sm(x: Tensor[("n",), f32]):
+    return softmax(x)
+""",
+    probes=[Probe(lambda rng: [(rng.standard_normal(7) * 3 + 100).astype("float32")],
+                  "your softmax is not shifted by the max: exp overflows float32 for inputs above 88. "
+                  "Subtract max(x) first; softmax(x - c) = softmax(x) for any constant c.")],
+    misconceptions=[Misconception(lambda x: np.exp(x - x.max()).astype("float32"),
+                                  "you return the numerators: divide by their sum so the values add up to 1.")],
+    structure=[lambda fn: _count_exps(fn)],
+    hints=["softmax(x) = softmax(x - c) for any constant c: which c keeps every exponent <= 0?",
+           "Bind the exponentials to a name once, then reuse the name in the numerator and the sum.",
+           "Check the let form yourself: `print(my_softmax.text(\"let\"))` and count the exp calls."],
+    stub_fingerprints=frozenset({"cf9d8e2ffbe76d32"}),
+)
+
+
+def _count_exps(fn) -> str:
+    try:
+        count = fn.text("let").count("exp(")
+    except Exception as exc:  # not a compiled DSL function: the value checks already said so
+        return f"cannot read the let form of your answer: {exc}"
+    if count != 1:
+        return (f"the values are right, but the let form computes exp {count} times: bind it once "
+                "and reuse the name.")
+    return None
+
+
+NUMBERS_SUM = Exercise(
+    key="05-numbers-sum", title="Lesson 5: the Numbers sum with where", answer="numbers_sum",
+    entry="numbers_sum",
+    reference="""
+def numbers_sum(tag: Tensor[(), i32], x: Tensor[(), i32], y: Tensor[(), i32]):
+    zero = x - x
+    return where(tag == 0, zero, where(tag == 2, x + y, x))
+""",
+    ranges={"tag": (0, 3)},
+    trials=12,
+    probes=[Probe(lambda rng: [np.int32(0), np.int32(5), np.int32(7)], "EMPTY (tag 0) must give 0."),
+            Probe(lambda rng: [np.int32(1), np.int32(5), np.int32(7)], "SINGLE (tag 1) must give x."),
+            Probe(lambda rng: [np.int32(2), np.int32(5), np.int32(7)], "PAIR (tag 2) must give x + y.")],
+    hints=["There are three constructors: handle each tag value with one `where`.",
+           "`where(cond, a, b)` nests: the `b` of one can be another `where`.",
+           "An int32 zero of the right type: `x - x`."],
+    stub_fingerprints=frozenset({"3167eec23770947a"}),
+)
+
+MLP = Exercise(
+    key="07-mlp", title="Lesson 7: the MLP in the DSL", answer="mlp", entry="mlp",
+    reference="""
+def mlp(x: Tensor[("n", 64), f32], w1: Tensor[(32, 64), f32], b1: Tensor[(32,), f32],
+        w2: Tensor[(10, 32), f32], b2: Tensor[(10,), f32]):
+    return linear(relu(linear(x, w1, b1)), w2, b2)
+""",
+    misconceptions=[Misconception(lambda x, w1, b1, w2, b2: (x @ w1.T + b1) @ w2.T + b2,
+                                  "the hidden layer has no activation: PyTorch's model applies "
+                                  "ReLU between the two Linear layers.")],
+    hints=["Two `linear` layers with a `relu` between them, as in the PyTorch model.",
+           "`linear(x, w, b)` computes `x @ w.T + b`: pass PyTorch's weights as they are.",
+           "Keep the batch dimension symbolic (\"n\"): the check uses several batch sizes."],
+    stub_fingerprints=frozenset(),
+)
+
+EXERCISES = [MSE, SOFTMAX, NUMBERS_SUM, MLP]

@@ -1,0 +1,110 @@
+"""Lesson 12's exercise: schedule a naive matmul; graded first on its values, then on its fraction
+of this machine's roof, measured against a reference schedule in the same run (so a busy machine
+slows both, and the bar moves with it)."""
+import numpy as np
+
+from ..spec import Exercise, Misconception, Unanswered
+
+N = 256
+PASS_FRACTION = 0.5        # of the reference schedule's fraction of the roof, measured alongside
+
+
+def naive_module():
+    import tvm
+    from tvm import te
+    A = te.placeholder((N, N), "float32", name="A")
+    B = te.placeholder((N, N), "float32", name="B")
+    k = te.reduce_axis((0, N), name="k")
+    C = te.compute((N, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return tvm.IRModule({"main": te.create_prim_func([A, B, C])})
+
+
+def _reference_schedule(sch):
+    block = sch.get_sblock("C")
+    i, j, k = sch.get_loops(block)
+    io, ii = sch.split(i, [None, 32])
+    jo, ji = sch.split(j, [None, 32])
+    ji0, ji1 = sch.split(ji, [None, 8])
+    sch.reorder(io, jo, k, ii, ji0, ji1)
+    sch.vectorize(ji1)
+    sch.parallel(io)
+    sch.decompose_reduction(block, k)
+
+
+def build(schedule):
+    """The naive matmul with ``schedule(sch)`` applied, compiled for this CPU."""
+    import tvm
+    from tvm.s_tir import Schedule
+    from ...backend.passes import resolve_target
+    sch = Schedule(naive_module())
+    schedule(sch)
+    return tvm.compile(sch.mod, target=resolve_target("llvm"))
+
+
+def _student_build(schedule):
+    if not callable(schedule):
+        raise Unanswered(f"`my_schedule` should be a function taking a Schedule, not {type(schedule).__name__}.")
+    try:
+        return build(schedule)
+    except Unanswered:
+        raise
+    except Exception as exc:
+        raise Unanswered(f"your schedule failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}",
+                         "failed")
+
+
+def _callables(schedule, namespace):
+    import tvm
+    lib = _student_build(schedule)
+
+    def run(a, b):
+        c = tvm.runtime.empty((N, N), "float32", tvm.cpu())
+        lib["main"](tvm.runtime.tensor(a), tvm.runtime.tensor(b), c)
+        return c.numpy()
+
+    return {"your scheduled matmul": run}
+
+
+def fraction_of_roof(ms: float) -> float:
+    from ...inspect.profile import peaks
+    return 2 * N**3 / (ms / 1e3) / 1e9 / peaks().gflops
+
+
+def _fast_enough(schedule):
+    import tvm
+    from ..timing import measure
+    libs = {"yours": _student_build(schedule), "reference": build(_reference_schedule)}
+    rng = np.random.default_rng(0)
+    a, b = (tvm.runtime.tensor(rng.standard_normal((N, N), dtype="float32")) for _ in range(2))
+    c = tvm.runtime.empty((N, N), "float32", tvm.cpu())
+    # Interleaved rounds: each side's median over the same stretch of machine load.
+    times = {name: [] for name in libs}
+    for _ in range(3):
+        for name, lib in libs.items():
+            times[name].extend(measure(lambda: lib["main"](a, b, c), min_repeats=5, budget_s=0.5).times)
+    from ..timing import Timing
+    yours, reference = Timing(times["yours"]), Timing(times["reference"])
+    mine, bar = fraction_of_roof(yours.median_ms), fraction_of_roof(reference.median_ms)
+    if mine >= PASS_FRACTION * bar:
+        return None
+    return (f"right values, but your kernel reaches {mine:.1%} of this machine's roof ({yours}); a "
+            f"tuned schedule measured in the same run reaches {bar:.1%}, and the bar is "
+            f"{PASS_FRACTION:.0%} of that. Where does the time go: the loop order's memory access, "
+            "the missing vector lanes, or one core idle?")
+
+
+MATMUL_SCHEDULE = Exercise(
+    key="12-schedule", title="Lesson 12: make the matmul fast", answer="my_schedule",
+    reference=lambda a, b: (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32),
+    signature=f"a: Tensor[({N}, {N}), f32], b: Tensor[({N}, {N}), f32]",
+    adapt=_callables, trials=2, rtol=1e-4, atol=1e-3,
+    misconceptions=[Misconception(lambda a, b: np.zeros((N, N), np.float32),
+                                  "the result is all zeros: did a decompose_reduction or compute_at move "
+                                  "the initialisation after the update?")],
+    structure=[_fast_enough],
+    hints=["Order first: make the innermost loop walk B and C along a row (j innermost, k outside it).",
+           "Tile i and j (split each, then reorder) so a block of C stays in cache while k runs.",
+           "Then vectorize the innermost j loop (8 lanes) and parallelize the outermost i loop."],
+)
+
+EXERCISES = [MATMUL_SCHEDULE]

@@ -1,0 +1,199 @@
+"""Running one exercise's check: the student's answer against the hidden reference, on random
+inputs drawn from the exercise's type hints (symbolic sizes included), then the probes and the
+structural checks. Every outcome is a :class:`Result`; nothing the student wrote can make the
+check itself raise.
+"""
+from __future__ import annotations
+
+import zlib
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..api.comparison import compare
+from ..api.drawn_inputs import random_inputs
+from ..lang import dims
+from ..lang.source import line_at
+from ..reference import evaluate
+from .result import Result
+from .spec import FAILED, PASSED, UNCHANGED, Exercise, Unanswered, assignments, fingerprint
+
+
+def run_check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
+    try:
+        return _check(exercise, answer, namespace)
+    except Unanswered as missing:
+        return Result(exercise, missing.status, str(missing))
+    except Exception as exc:  # an answer of a kind the exercise cannot use: say so, never crash Run All
+        return Result(exercise, FAILED, f"the check cannot use your `{exercise.answer}` "
+                                        f"({type(answer).__name__}): {type(exc).__name__}: {_first_line(exc)}")
+
+
+def _check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
+    if answer is None:
+        raise Unanswered(f"`{exercise.answer}` is still None: write your answer in the exercise cell "
+                         "and run it.", UNCHANGED)
+    source = source_of(answer)
+    if source is not None and fingerprint(source) in exercise.stub_fingerprints:
+        raise Unanswered(f"`{exercise.answer}` is still the starter code: change the exercise cell, "
+                         "run it, then run this check again.", UNCHANGED)
+    if exercise.judge is not None:
+        problem = exercise.judge(answer, namespace)
+        return Result(exercise, FAILED if problem else PASSED, problem or "right.")
+    problem = signature_problem(exercise, answer)
+    if problem:
+        return Result(exercise, FAILED, problem)
+    callables = exercise.adapt(answer, namespace) if exercise.adapt else {f"your `{exercise.answer}`": answer}
+    for label, call in callables.items():
+        call, reference = call if isinstance(call, tuple) else (call, None)
+        problem = _values_problem(exercise, label, call, reference, answer)
+        if problem:
+            return Result(exercise, FAILED, problem)
+    for check in exercise.structure:
+        problem = check(answer)
+        if problem:
+            return Result(exercise, FAILED, problem)
+    chosen = f" and {len(exercise.probes)} chosen one{'s' if len(exercise.probes) > 1 else ''}" if exercise.probes else ""
+    return Result(exercise, PASSED, f"right on {exercise.trials} random inputs{chosen}.")
+
+
+def source_of(answer: Any) -> Optional[str]:
+    """The text the student wrote for ``answer``, where it has one (a DSL function or a Python
+    function or class defined in a cell)."""
+    text = getattr(answer, "source", None)
+    if isinstance(text, str):
+        return text
+    import inspect
+    if inspect.isfunction(answer) or inspect.isclass(answer):
+        try:
+            return inspect.getsource(answer)
+        except (OSError, TypeError):
+            return None
+    return None
+
+
+def signature_problem(exercise: Exercise, answer: Any) -> Optional[str]:
+    """For a DSL answer: its parameters against the exercise's type hints (count, dtype, shape)."""
+    typed = getattr(answer, "typed", None)
+    if typed is None or exercise.adapt is not None:
+        return None
+    mine, want = list(typed.params), exercise.params
+    if len(mine) != len(want):
+        return (f"`{exercise.answer}` takes {len(mine)} parameter(s); the exercise passes {len(want)}: "
+                f"{', '.join(f'{p.name}: {p.type}' for p in want)}.")
+    for p, q in zip(mine, want):
+        if str(p.type.dtype) != str(q.type.dtype) or len(p.type.shape) != len(q.type.shape) or any(
+                isinstance(b, int) and a != b for a, b in zip(p.type.shape, q.type.shape)) or any(
+                isinstance(a, int) and not isinstance(b, int) for a, b in zip(p.type.shape, q.type.shape)):
+            return (f"parameter `{p.name}` is declared {p.type}; the exercise passes {q.type} "
+                    f"(a name like \"n\" stands for any size)." )
+    return None
+
+
+def trial_seed(exercise: Exercise, trial: int) -> int:
+    """Inputs are random but reproducible: the same exercise and trial always draw the same."""
+    return (zlib.crc32(exercise.key.encode()) + 7919 * trial) % 2**32
+
+
+def _values_problem(exercise: Exercise, label: str, call: Callable, reference: Optional[Callable],
+                    answer: Any) -> Optional[str]:
+    names = [p.name for p in exercise.params]
+    cases = []
+    for trial in range(exercise.trials):
+        args, sizes = random_inputs(exercise.params, trial_seed(exercise, trial), ranges=exercise.ranges)
+        cases.append((args, sizes, None))
+    rng = np.random.default_rng(trial_seed(exercise, 99))
+    cases += [(probe.inputs(rng), {}, probe.concept) for probe in exercise.probes]
+    for args, sizes, concept in cases:
+        where = _describe_inputs(names, args, sizes)
+        try:
+            with np.errstate(all="ignore"):
+                got = call(*[np.array(a, copy=True) for a in args])
+        except Unanswered:
+            raise
+        except Exception as exc:  # the student's code failing is a result, not a crash of the check
+            return f"{label} raised {type(exc).__name__} on {where}: {_first_line(exc)}"
+        expected = exercise.expected(args) if reference is None else reference(*args)
+        problem = _compare(got, expected, exercise)
+        if problem is None:
+            continue
+        if concept is not None:
+            return f"{label} is wrong on {where}: {concept}"
+        for wrong in exercise.misconceptions:
+            with np.errstate(all="ignore"):
+                mistaken = wrong.wrong(*[np.array(a, copy=True) for a in args])
+            if _compare(got, mistaken, exercise) is None:
+                return f"{label} is wrong on {where}: {wrong.concept}"
+        binding = first_wrong_binding(exercise, answer, args)
+        return f"{label} is wrong on {where}: {problem}{binding}"
+    return None
+
+
+def _compare(got, expected, exercise: Exercise) -> Optional[str]:
+    got_list = list(got) if isinstance(got, (tuple, list)) else [got]
+    exp_list = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+    if len(got_list) != len(exp_list):
+        return f"it returns {len(got_list)} value(s) where {len(exp_list)} are expected"
+    for g, e in zip(got_list, exp_list):
+        g, e = np.asarray(g), np.asarray(e)
+        if g.shape != e.shape:
+            return f"the result has shape {g.shape} where {e.shape} is expected"
+        if g.dtype != e.dtype and not (g.dtype.kind == e.dtype.kind == "f" and g.dtype.itemsize >= e.dtype.itemsize):
+            return f"the result has dtype {g.dtype} where {e.dtype} is expected"
+        if e.dtype.kind == "f" and not np.isfinite(g).all() and np.isfinite(e).all():
+            return "the result holds inf or NaN where every expected value is finite"
+        c = compare(g, e, exercise.rtol, exercise.atol)
+        if not c.ok:
+            flat = int(np.argmax(c.tolerance_ratio)) if c.tolerance_ratio is not None else 0
+            index = np.unravel_index(flat, e.shape) if e.shape else ()
+            return (f"{c.mismatches} of {c.size} values are off (at index {tuple(int(i) for i in index)}: "
+                    f"{_number(g[index])} where {_number(e[index])} was expected)")
+    return None
+
+
+def first_wrong_binding(exercise: Exercise, answer: Any, args: list) -> str:
+    """For a DSL answer checked against a DSL reference: the first of the student's named values
+    that the reference never computes (same shape, within tolerance), with its line."""
+    program, name = getattr(getattr(answer, "program", None), "typed", None), getattr(answer, "name", None)
+    if program is None or name not in getattr(program, "functions", {}):
+        return ""
+    truth = exercise.reference_values(args)
+    if not truth:
+        return ""
+    stmts = assignments(program.functions[name])
+    by_expr = {id(s.value): s for s in stmts}
+    values: dict[int, Any] = {}
+
+    def record(expr, value):
+        if id(expr) in by_expr:
+            values[id(expr)] = value
+
+    try:
+        evaluate(program, name, [np.array(a, copy=True) for a in args], record)
+    except Exception:  # the compiled side already ran; numpy's evaluation is only a diagnosis
+        return ""
+    for stmt in stmts:
+        value = values.get(id(stmt.value))
+        if value is None or isinstance(value, (tuple, list)):
+            continue
+        value = np.asarray(value)
+        if not any(np.shape(t) == value.shape and compare(value, t, exercise.rtol, exercise.atol).ok
+                   for t in truth if not isinstance(t, (tuple, list))):
+            line = line_at(answer.source, stmt.span.lineno).strip() if hasattr(answer, "source") else ""
+            return (f". The first of your values that a correct solution never computes: "
+                    f"`{stmt.targets[0]}` (line {stmt.span.lineno}: `{line}`)")
+    return ""
+
+
+def _describe_inputs(names: list, args: list, sizes: dict) -> str:
+    shapes = ", ".join(f"{n} {dims.format_shape(np.shape(a))}" for n, a in zip(names, args))
+    return f"inputs {shapes}" + (f" (sizes {', '.join(f'{k}={v}' for k, v in sizes.items())})" if sizes else "")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def _number(value) -> str:
+    return f"{float(value):.6g}" if np.ndim(value) == 0 else repr(value)

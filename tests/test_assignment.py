@@ -1,0 +1,72 @@
+"""A lesson becomes an otter-grader assignment whose hidden test is the lesson's own exercise check,
+and a submission is graded here without Docker: a right one scores full marks, a wrong one zero.
+
+End to end, in a subprocess per command (the commands students and instructors run): make the
+assignment from lesson 5, fill the student notebook's exercise cell twice, grade both.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSON = ROOT / "lessons" / "05-adts-and-pattern-matching.ipynb"
+
+RIGHT = '''@mlclab.function
+def numbers_sum(tag: Tensor[(), i32], x: Tensor[(), i32], y: Tensor[(), i32]):
+    return where(tag == 0, x - x, where(tag == 2, x + y, x))
+'''
+WRONG = '''@mlclab.function
+def numbers_sum(tag: Tensor[(), i32], x: Tensor[(), i32], y: Tensor[(), i32]):
+    return where(tag == 2, x + y, x)
+'''
+
+
+def course(*args, cwd):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "mlclab.course", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout
+
+
+def submission(student: Path, answer: str, path: Path) -> Path:
+    nb = nbformat.read(student, as_version=4)
+    (cell,) = [c for c in nb.cells if "def numbers_sum" in c.source and "otter_answer_cell" in c.metadata.get("tags", [])]
+    cell.source = answer
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def assignment(tmp_path_factory):
+    out = tmp_path_factory.mktemp("assignment")
+    course("make", LESSON, out / "a", cwd=out)
+    return out, out / "a" / "dist"
+
+
+def test_the_student_version_has_the_starter_and_no_solution_or_test(assignment):
+    _, dist = assignment
+    text = (dist / "student" / LESSON.name).read_text()
+    assert "it is only right for Single" in text          # the starter
+    assert "pair_or_single" not in text and "%%solution" not in text
+    assert "hidden" not in text and "BEGIN" not in text
+    (zipped,) = (dist / "autograder").glob("*.zip")
+    import zipfile
+    test = zipfile.ZipFile(zipped).read("tests/05-numbers-sum.py").decode()
+    assert "'hidden': True" in test and "mlclab.exercise('05-numbers-sum').check" in test
+
+
+@pytest.mark.parametrize("answer, score", [(RIGHT, 1.0), (WRONG, 0.0)], ids=["right", "wrong"])
+def test_a_submission_is_graded_locally(assignment, answer, score):
+    out, dist = assignment
+    (zipped,) = (dist / "autograder").glob("*.zip")
+    graded = submission(dist / "student" / LESSON.name, answer, out / f"sub-{score}.ipynb")
+    printed = course("grade", zipped, graded, out / f"results-{score}", cwd=out)
+    result = json.loads(printed[printed.index("{\n"):])
+    assert result["scores"] == {"05-numbers-sum": score}
+    assert result["possible"] == 1.0
