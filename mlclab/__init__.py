@@ -29,6 +29,7 @@ _displays.register("widget_bundle", "mlclab.notebook.widgets:widget_bundle")
 _displays.register("profile_html", "mlclab.notebook.profile_html:profile_html")
 _displays.register("profile_compare_html", "mlclab.notebook.profile_html:comparison_html")
 _displays.register("function_display", "mlclab.notebook.cell_display:function_display")
+_displays.register("show_function", "mlclab.notebook.cell_display:show_function")
 
 
 def load_ipython_extension(ipython):

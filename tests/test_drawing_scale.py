@@ -171,3 +171,161 @@ def test_an_ansi_escape_in_a_dsl_comment_draws(tmp_path):
     ET.fromstring(viewer.views["dataflow"]["geometry"]["svg"])
     fn.graph().render(str(tmp_path / "g.svg"))
     ET.parse(tmp_path / "g.svg")
+
+
+# ------------------------------------------------------------------ fitting a column (issue 20)
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+THREE_FUNCTIONS = '''
+def dense(x: Tensor[(2, 3), f32], w: Tensor[(3, 4), f32]):
+    return relu(x @ w)
+
+def head(h: Tensor[(2, 4), f32], v: Tensor[(4, 2), f32]):
+    return softmax(h @ v)
+
+def model(x: Tensor[(2, 3), f32], w: Tensor[(3, 4), f32], v: Tensor[(4, 2), f32]):
+    return head(dense(x, w), v)
+'''
+
+CNN = '''
+def block1(x: Tensor[(1, 1, 8, 8), f32], w: Tensor[(4, 1, 3, 3), f32], b: Tensor[(4,), f32]):
+    y = relu(conv2d(x, w, b, padding=(1, 1)))
+    return max_pool2d(y, (2, 2))
+
+def block2(x: Tensor[(1, 4, 4, 4), f32], w: Tensor[(8, 4, 3, 3), f32], b: Tensor[(8,), f32]):
+    y = relu(conv2d(x, w, b, padding=(1, 1)))
+    return max_pool2d(y, (2, 2))
+
+def cnn(x: Tensor[(1, 1, 8, 8), f32], w1: Tensor[(4, 1, 3, 3), f32], b1: Tensor[(4,), f32],
+        w2: Tensor[(8, 4, 3, 3), f32], b2: Tensor[(8,), f32],
+        w3: Tensor[(10, 32), f32], b3: Tensor[(10,), f32]):
+    h1 = block1(x, w1, b1)
+    h2 = block2(h1, w2, b2)
+    return softmax(linear(flatten(h2), w3, b3))
+'''
+
+
+def shown(view):
+    """(width px, smallest text px) of the notebook picture as a 953 px column shows it."""
+    from mlclab.viz.fit import Fit
+
+    bundle = view._repr_mimebundle_()
+    image = bundle["image/svg+xml"]
+    width = float(re.search(r'<svg width="([\d.]+)px"', image).group(1))
+    svg, fit, _ = view.picture()
+    return width, fit.text_px(), Fit(svg, column=953)
+
+
+def boxes(svg: str) -> dict:
+    """SVG element id -> (min x, min y, max x, max y) of its first shape, in SVG units."""
+    root = ET.fromstring(svg.encode("utf-8"))
+    out = {}
+    for g in root.iter(SVG_NS + "g"):
+        shape = next((el for el in g.iter() if el.tag in (SVG_NS + "ellipse", SVG_NS + "polygon",
+                                                          SVG_NS + "path")), None)
+        if shape is None or not g.get("id"):
+            continue
+        if shape.tag == SVG_NS + "ellipse":
+            cx, cy, rx, ry = (float(shape.get(k)) for k in ("cx", "cy", "rx", "ry"))
+            out[g.get("id")] = (cx - rx, cy - ry, cx + rx, cy + ry)
+        else:
+            nums = [float(v) for v in re.findall(r"-?[\d.]+", shape.get("points") or shape.get("d"))]
+            xs, ys = nums[0::2], nums[1::2]
+            out[g.get("id")] = (min(xs), min(ys), max(xs), max(ys))
+    return out
+
+
+@pytest.fixture(scope="module")
+def lesson3():
+    return mlclab.compile(THREE_FUNCTIONS), mlclab.compile(CNN)["cnn"]
+
+
+def test_lesson_3_graphs_fit_a_column_with_readable_text(lesson3):
+    # Before: 1,577 px (three functions), 2,401 px (CNN) and 1,396 px (CNN, functions folded)
+    # in a 953 px column, shown at their natural size as an <img>.
+    from mlclab.viz.fit import COLUMN_PX, MIN_TEXT_PX
+
+    program, cnn = lesson3
+    for view in (program["model"].graph(), cnn.graph(), cnn.graph(collapse="function")):
+        width, text_px, at_953 = shown(view)
+        assert width <= COLUMN_PX and text_px >= MIN_TEXT_PX
+        assert at_953.readable                       # the real column too
+        assert view.picture()[2] == ""               # nothing had to be folded for that
+
+
+def test_a_picture_keeps_its_viewbox_scales_with_its_output_and_never_below_8px():
+    from mlclab.viz.fit import MIN_TEXT_PX, Fit, fit_html, fit_svg
+
+    svg = svg_text(DotPlotter().digraph(graph(sum_module(40)).graph))
+    fit = Fit(svg, column=300)
+    view_box = re.search(r'viewBox="[^"]+"', svg).group()
+    image, html = fit_svg(svg, column=300), fit_html(svg, column=300)
+    assert view_box in image and view_box in html
+    width = float(re.search(r'<svg width="([\d.]+)px"', image).group(1))
+    assert width == pytest.approx(fit.width * fit.scale, abs=1)
+    assert fit.smallest_text * width / fit.width >= MIN_TEXT_PX - 0.01
+    # The HTML form follows its output's width down to the readable minimum, then scrolls.
+    style = re.search(r'<svg [^>]*style="([^"]+)"', html).group(1)
+    assert "width:100%" in style and f"max-width:{fit.width:.0f}px" in style
+    assert "height:auto" in style
+    assert re.search(r'<svg width="([\d.]+)px"', html).group(1) == f"{width:.0f}"
+    min_width = float(re.search(r"min-width:([\d.]+)px", style).group(1))
+    assert min_width == pytest.approx(fit.width * MIN_TEXT_PX / fit.smallest_text, abs=1)
+    assert 'overflow-x:auto' in html and "<?xml" not in html
+
+
+def test_functions_stack_and_parameters_keep_their_signature_order(lesson3):
+    program, cnn = lesson3
+    where = boxes(program["model"].graph().svg())
+    # main on top, then the functions it calls, one under the other (not in a row).
+    model, dense, head = (where[f"cluster:fn:{f}"] for f in ("model", "dense", "head"))
+    assert model[3] <= dense[1] and dense[3] <= head[1]
+    for fname, params in (("model", "xw"), ("dense", "xw"), ("head", "hv")):
+        xs = [where[f"{fname}:{p}"][0] for p in params]
+        assert xs == sorted(xs), (fname, xs)
+    where = boxes(cnn.graph().svg())
+    for fname in ("block1", "block2"):
+        xs = [where[f"{fname}:{p}"][0] for p in "xwb"]
+        assert xs == sorted(xs), (fname, xs)
+
+
+def test_a_folded_function_prints_its_signature_once(lesson3):
+    _, cnn = lesson3
+    source = cnn.graph(collapse="function").source
+    node = next(line for line in source.splitlines() if 'id="collapsed:fn:block1"' in line)
+    label = node[node.index("label=<"):node.index("</table>>")]
+    assert label.count("block1") == 1 and "<b>fn block1</b>" in label and "8 nodes" in label
+    assert "x: Tensor" not in label               # the signature is not printed (twice) any more
+    assert 'tooltip="fn block1(x: Tensor[(1, 1, 8, 8), float32]' in node    # it is the tooltip
+
+
+WIDE = ("def wide(" + ", ".join(f"p{i}: Tensor[(1, 64), f32]" for i in range(14)) + "):\n"
+        "    return concat((" + ", ".join(f"p{i}" for i in range(14)) + "), axis=0)\n\n"
+        "def main(x: Tensor[(1, 64), f32]):\n"
+        "    return relu(wide(" + ", ".join(["x"] * 14) + "))\n")
+
+
+def test_a_graph_that_cannot_fit_readably_is_folded_and_says_so():
+    from mlclab.viz.fit import MIN_TEXT_PX
+
+    fn = mlclab.compile(WIDE)["main"]
+    whole = fn.graph(collapse=None)
+    _, text_px, fit = shown(whole)
+    assert not fit.readable and text_px >= MIN_TEXT_PX      # never shrunk: it scrolls
+    view = fn.graph()                                         # collapse="auto"
+    svg, fit, note = view.picture()
+    assert fit.readable and "each called function folded into one node" in note
+    assert any(n.kind == "collapsed" for n in view.drawn.nodes.values())
+    assert len(view.graph) == len(whole.graph)                # .graph is what was asked for
+    bundle = view._repr_mimebundle_()
+    assert "Folded to fit the column" in bundle["text/html"]
+    assert bundle["text/plain"].startswith("Folded to fit the column")
+
+
+def test_the_picture_of_a_big_program_is_its_overview_the_model_stays_whole():
+    view = graph(sum_module(1000))
+    svg, fit, note = view.picture()
+    assert len(view.graph) == 1000 and len(view.drawn) <= OVERVIEW_NODES
+    assert note.startswith("Drawn as an overview") and "collapse=None" in note
+    assert 'id="main:lv998"' in svg and fit.readable             # the result is kept
+    assert graph(sum_module(1000), collapse=None).picture()[2] == ""      # as asked: all of it

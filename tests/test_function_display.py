@@ -144,7 +144,45 @@ def test_last_expression_of_a_notebook_cell_shows_the_display(tmp_path):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute(env=env)
+    # One output (drawn first, then updated in place once validated), with the verdict.
     (out,) = nb.cells[0].outputs
-    assert out.output_type == "execute_result"
+    assert out.output_type == "display_data"
     assert WIDGET in out.data and out.data["text/html"].startswith('<div class="mlclab-function">')
+    assert "mlclab-badge mlclab-pass" in out.data["text/html"]
     assert out.data["text/plain"] == nb.cells[1].outputs[0].text.strip()
+
+
+def test_the_graph_is_on_screen_before_the_validation_runs(kernel, dsl_fn, monkeypatch):
+    # A ResNet's validation took 14.5 s with nothing on screen: now the header and the first
+    # graph are displayed first, a progress line says what runs, and the same output is then
+    # updated with the badge and the complete static twin.
+    import IPython.display
+
+    events = []
+
+    class Handle:
+        def update(self, data, metadata=None, raw=False):
+            events.append(("update", data))
+
+    def display(data, metadata=None, raw=False, display_id=False):
+        assert raw and display_id
+        events.append(("display", data))
+        return Handle()
+
+    validation = cell_display.FunctionViews.validation
+
+    def validating(self):
+        events.append(("validate", None))
+        return validation(self)
+
+    monkeypatch.setattr(IPython.display, "display", display)
+    monkeypatch.setattr(cell_display.FunctionViews, "validation", validating)
+    cell_display.show_function(dsl_fn)
+    kinds = [kind for kind, _ in events]
+    assert kinds[0] == "display" and kinds[-1] == "update" and "validate" in kinds
+    first, last = events[0][1], events[-1][1]
+    assert WIDGET in first and "<svg" in first["text/html"]           # the graph, at once
+    assert "mlclab-badge" not in first["text/html"] and "not finished" in first["text/html"]
+    assert "mlclab-badge mlclab-pass" in last["text/html"]
+    assert summaries(last["text/html"]) == [show_tabs()[k].title for k in function_tabs()]
+    assert last[WIDGET] == first[WIDGET]                             # the same widget, updated

@@ -225,7 +225,7 @@ def test_transformer_layer_and_mlp():
 
 def test_the_fused_view_is_grouped_by_module_too(resnet):
     # The pipeline's graphs get their sources after parsing; grouping comes after that.
-    g = resnet.graph("fused").graph
+    g = resnet.graph("fused", collapse=None).graph
     fused = [c for c in g.clusters.values() if c.kind == "fused"]
     layers = {module_cluster(g, f"layer{i}").id for i in range(1, 5)}
     # A fused group moves whole into the module of its members: each block's two conv
@@ -234,6 +234,16 @@ def test_the_fused_view_is_grouped_by_module_too(resnet):
     blocks = {module_cluster(g, f"layer{i}.{j}").id for i in range(1, 5) for j in (0, 1)}
     assert sum(1 for c in fused if c.parent in blocks) == 16
     assert all(module_cluster(g, f"layer{i}").parent == "fn:ResNet" for i in range(1, 5))
+
+
+def test_the_fused_view_of_a_big_model_starts_folded_as_the_dataflow_view_does(resnet):
+    # Lesson 10's fused graph was drawn whole at 6,635 x 7,907 px: fn.graph("fused") and the
+    # pipeline's steps fold an imported model's modules as fn.graph() does.
+    for view in (resnet.graph("fused"), resnet.pipeline()["FuseOps"].graph()):
+        folded = [n.op for n in view.graph.nodes.values()
+                  if n.folded is not None and n.folded.kind == MODULE]
+        assert {"layer1", "layer2", "layer3", "layer4"} <= set(folded)
+        assert len(view.graph) < 30
 
 
 # ------------------------------------------------------------------ the viewer

@@ -301,3 +301,8 @@ class CompiledFunction(HoldsCompiledIR):
         """A notebook shows a function as a cell does: its graph, texts and validation in tabs
         (provided by the notebook layer through ``mlclab.api.displays``)."""
         return displays.lookup("function_display")(self)
+
+    def _ipython_display_(self):
+        """IPython (a cell's last expression, ``display(fn)``): the same tabs, shown in steps,
+        the graph first and a progress line while the validation runs."""
+        displays.lookup("show_function")(self)

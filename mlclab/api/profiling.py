@@ -54,7 +54,9 @@ def profile(fn, args: tuple, repeat: int = 5):
     # where each kernel came from, and the schedule rule of each kernel.
     steps = pipeline(fn)
     tir = prof.tir_functions(steps.step("FuseTIR").mod)
-    origins = prof.kernel_origins(steps.step(PROFILED_STEP).graph("dataflow").graph)
+    # Unfolded: every node of every kernel, whatever the picture would fold.
+    origins = prof.kernel_origins(
+        steps.step(PROFILED_STEP).graph("dataflow", collapse=None).graph)
     result = prof.measure(fn.executable, fn.name, tensors, tir, origins, repeat, built.lock,
                           device=built.device, decisions=steps.record.schedule_decisions(),
                           fallbacks=steps.fallbacks)
@@ -68,8 +70,8 @@ def step_graph(fn, view: str, after: str, profile=None, **opts):
     name: a ValueError lists them otherwise), coloured by ``profile`` if given (which places
     its kernels on the graph after ``PROFILED_STEP``)."""
     from ..inspect.pipeline import pipeline
-    from ..inspect.profile import Profile, overlay
-    from ..viz.views import GraphView
+    from ..inspect.profile import Profile, overlay, overlay_folded
+    from ..viz.views import check_shape_options, fitted_view
 
     if profile is not None:
         if not isinstance(profile, Profile):
@@ -84,8 +86,15 @@ def step_graph(fn, view: str, after: str, profile=None, **opts):
         step = pipeline(fn).step(after)
     except ValueError as err:
         raise ValueError(f"after: {err}") from None
-    drawn = step.graph(view, **opts)
-    return drawn if profile is None else GraphView(overlay(drawn.graph.copy(), profile))
+    if profile is None:
+        return step.graph(view, **opts)
+    collapse, depth = opts.pop("collapse", "auto"), opts.pop("depth", None)
+    check_shape_options(collapse, depth)
+    # Coloured whole, then folded as fn.graph() folds: a folded module takes the time of
+    # every kernel inside it.
+    whole = overlay(step.graph(view, collapse=None, **opts).graph.copy(), profile)
+    return fitted_view(whole, collapse, depth,
+                       finish=lambda shown: overlay_folded(shown, profile))
 
 
 @boundary(lambda a, b: "comparing profiles")

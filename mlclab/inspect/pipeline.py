@@ -22,7 +22,7 @@ from typing import Optional
 from ..viz.model import Cluster, Node
 from ..viz.registry import view_kind
 from ..viz.relax_info import Subject, relax_function_names, resolve, value_ids
-from ..viz.views import GraphView, check_shape_options, shape
+from ..viz.views import GraphView, check_shape_options, fitted_view
 from ..tvm_setup import HoldsIR
 from .text import IRText, render_text
 from .values import carry, short_name, track, value_table
@@ -178,7 +178,7 @@ class Pipeline(HoldsPipelineIR):
         return self._idents[index + 1]
 
     def _graph(self, index: int, view: str = "dataflow", **opts):
-        collapse, depth = opts.pop("collapse", None), opts.pop("depth", None)
+        collapse, depth = opts.pop("collapse", "auto"), opts.pop("depth", None)
         check_shape_options(collapse, depth)
         mod = self.input if index < 0 else self.steps[index].mod
         g = view_kind(view).parser(**opts).parse(self._subject(mod))
@@ -189,7 +189,7 @@ class Pipeline(HoldsPipelineIR):
                 node.value = orig
                 if node.source is None:
                     node.source = self.sources.get(orig)
-        return GraphView(shape(g, collapse=collapse, depth=depth))
+        return fitted_view(g, collapse=collapse, depth=depth)
 
     # ---------------------------------------------------------------- diffs
     def diff(self, after: int, before: Optional[int] = None) -> "Diff":
@@ -270,8 +270,8 @@ class Diff(HoldsPipelineIR):
         self.before, self.after = before, after
         self.before_name = "input" if before < 0 else pipeline.steps[before].name
         self.after_name = pipeline.steps[after].name
-        a = pipeline._graph(before).graph
-        b = pipeline._graph(after).graph
+        a = pipeline._graph(before, collapse=None).graph
+        b = pipeline._graph(after, collapse=None).graph
         self._a, self._b = a, b
         a_vals = {n.value: n for n in a.nodes.values() if n.value}
         b_vals = {n.value: n for n in b.nodes.values() if n.value}

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..viz.overlays import heat_colour  # noqa: F401 (re-exported)
+from ..viz.overlays import heat_colour, layer_for  # heat_colour re-exported
 from .work import kernel_work
 
 PEAK_METHOD = ("peak GFLOP/s: TVM-built loop of independent vector FMAs held in registers, "
@@ -110,6 +110,7 @@ class Kernel:
     lines: tuple = ()            # DSL lines of the graph nodes it computes
     nodes: tuple = ()            # ids of those nodes in the fused view (fn.graph("fused"))
     code: tuple = ()             # the text of those lines
+    module: str = ""             # an imported model's module that computed them ("layer1.0")
     rule: Optional[str] = None   # the schedule rule that scheduled it (None: none did/known)
     declined: tuple = ()         # "rule: reason" of each rule that declined it first
 
@@ -257,10 +258,11 @@ def tir_functions(mod) -> dict:
 
 
 def kernel_origins(fused_graph) -> dict:
-    """Kernel name -> one (node ids, DSL lines, their text) per call of the kernel, in the
-    order the calls run, from the fused view: a fused group's members, or the single op node
-    of an unfused kernel. (A model calls one fused kernel at many places, e.g. each ResNet
-    block's conv+add+relu: each call has its own nodes and lines.)"""
+    """Kernel name -> one (node ids, DSL lines, their text, module path) per call of the
+    kernel, in the order the calls run, from the fused view: a fused group's members, or the
+    single op node of an unfused kernel. (A model calls one fused kernel at many places, e.g.
+    each ResNet block's conv+add+relu: each call has its own nodes and lines.) The module path
+    is what the nodes' modules share ("" for none)."""
     calls: dict = {}                    # (kernel name, group or node id) -> (ids, lines)
     for node in fused_graph.nodes.values():
         if node.kind in ("param", "const"):
@@ -276,9 +278,24 @@ def kernel_origins(fused_graph) -> dict:
             lines.setdefault(node.line, node.source.source_line.strip())
     origins: dict = {}
     for (name, _), (ids, lines) in calls.items():
+        modules = [n.source.module.split(".") for n in map(fused_graph.nodes.get, ids)
+                   if n.source is not None and n.source.module]
         origins.setdefault(name, []).append(
-            (tuple(ids), tuple(sorted(lines)), tuple(lines[n] for n in sorted(lines))))
+            (tuple(ids), tuple(sorted(lines)), tuple(lines[n] for n in sorted(lines)),
+             ".".join(_common_prefix(modules))))
     return origins
+
+
+def _common_prefix(paths: list) -> list:
+    """The segments every path in ``paths`` starts with."""
+    if not paths:
+        return []
+    out = []
+    for parts in zip(*paths):
+        if any(p != parts[0] for p in parts):
+            break
+        out.append(parts[0])
+    return out
 
 
 def _origin_of_call(origins: dict, name: str, index: int) -> tuple:
@@ -289,7 +306,8 @@ def _origin_of_call(origins: dict, name: str, index: int) -> tuple:
         return found[index]
     ids = tuple(i for o in found for i in o[0])
     lines = dict(pair for o in found for pair in zip(o[1], o[2]))
-    return ids, tuple(sorted(lines)), tuple(lines[n] for n in sorted(lines))
+    module = ".".join(_common_prefix([o[3].split(".") for o in found if o[3]]))
+    return ids, tuple(sorted(lines)), tuple(lines[n] for n in sorted(lines)), module
 
 
 def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
@@ -358,12 +376,12 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
     for index, (name, _, shapes) in enumerate(samples[0]):
         times = [run[index][1] for run in samples]
         work = kernel_work(tir[name], shapes)
-        ids, lines, code = _origin_of_call(origins, name, seen.get(name, 0))
+        ids, lines, code, module = _origin_of_call(origins, name, seen.get(name, 0))
         seen[name] = seen.get(name, 0) + 1
         rule, declined = decisions.get(name, (None, ()))
         kernels.append(Kernel(name, float(statistics.median(times)),
                               (float(min(times)), float(max(times))), work.flops, work.bytes,
-                              lines, ids, code, rule, declined))
+                              lines, ids, code, module, rule, declined))
     return Profile(function, kernels, peaks(), repeat, float(statistics.median(calls)),
                    fallbacks=tuple(fallbacks))
 
@@ -399,6 +417,34 @@ def overlay_entries(profile: Profile) -> dict:
                         "share": float(share),
                         "fill": heat_colour(share), "text": text}
     return out
+
+
+def overlay_folded(shown, profile: Profile):
+    """Colour each folded node of ``shown`` (a folded copy of the fused view, whose ``members``
+    say which of its nodes each folded node stands for) by the time of all the kernels folded
+    into it, and say it: ``share`` ("41 %", drawn as "layer3 · 41 % of time"), ``time`` and
+    ``hottest`` (its slowest kernel) in its attributes, the sums in its tooltip. The sums are
+    the ``profile`` overlay layer's aggregate (``mlclab.viz.overlays``), as every display has
+    them. A folded ResNet stage thus answers "where does the time go" at a glance."""
+    if not shown.members or profile.total_seconds <= 0:
+        return shown
+    entries = overlay_entries(profile)
+    summed = layer_for(shown, "profile", entries)
+    for nid, node in shown.nodes.items():
+        e = summed.get(nid)
+        if node.folded is None or e is None or nid in entries:
+            continue
+        share = float(e["share"])
+        seconds = share * profile.total_seconds
+        hottest = entries[e["hottest"]]
+        node.fill = e["fill"]
+        node.attrs = {**node.attrs, "share": f"{100 * share:.0f} %",
+                      "time": f"{seconds_text(seconds)} ({100 * share:.0f}%)",
+                      "hottest": hottest["kernel"]}
+        node.tooltip = (f"{node.op}: {seconds_text(seconds)}, {100 * share:.0f}% of kernel "
+                        f"time; hottest {hottest['kernel']} "
+                        f"({seconds_text(hottest['seconds'])})")
+    return shown
 
 
 def seconds_text(seconds: float) -> str:

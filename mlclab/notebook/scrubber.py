@@ -33,7 +33,7 @@ def step_view(pipe, index: int, **fold) -> dict:
 
     if index < 0:
         texts = {s: render_text(pipe._subject(pipe.input), s) for s in TEXT_STYLES}
-        return draw_view(pipe._graph(-1).graph, texts, **fold)
+        return draw_view(pipe._graph(-1, collapse=None).graph, texts, **fold)
     graph = pipe.diff(index).graph.graph
     texts = {s: pipe.steps[index].render_text(s) for s in TEXT_STYLES}
     layer = {nid: {"change": n.status, "text": f"{n.status} by {pipe.steps[index].name}"}

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..lang.source import stand_in
+from .dot_layout import order_params, short_signature, stack_functions
 from .model import Graph, Node
 from .namespaces import namespace_kind
 
@@ -169,7 +170,10 @@ class DotPlotter:
         dot = graphviz.Digraph(name=xml_text(graph.name),
                                graph_attr={"rankdir": self.rankdir, "compound": "true",
                                            "fontname": "Helvetica", "fontsize": "11",
-                                           "nodesep": "0.25", "ranksep": "0.35"},
+                                           "nodesep": "0.25", "ranksep": "0.35",
+                                           # Its last crossing pass undoes the parameter
+                                           # order (dot_layout.order_params) across clusters.
+                                           "remincross": "false"},
                                node_attr={"fontname": "Helvetica", "fontsize": "11",
                                           "margin": "0.08,0.04", "height": "0.3"},
                                edge_attr={"fontname": "Helvetica", "fontsize": "9",
@@ -221,7 +225,15 @@ class DotPlotter:
                 callee = graph.nodes[e.dst].group
                 if callee in clusters:
                     attrs["lhead"] = clusters[callee]
+            if e.kind == "call" and not let_view and graph.nodes[e.dst].group in clusters:
+                # The callee's frame is stacked under its caller's (dot_layout's
+                # stack_functions), so this edge would only stretch it. (A folded callee keeps
+                # its place beside the call.)
+                attrs["constraint"] = "false"
             edges.append(f"\t{src} -> {names[e.dst]} {_attr_list(attrs)}\n")
+        if not let_view:
+            order_params(graph, names, nodes)
+            edges.extend(stack_functions(graph, names))
         return nodes, edges
 
     def copies(self, graph: Graph) -> dict:
@@ -262,11 +274,18 @@ class DotPlotter:
         fill(None, 1)
 
     def cluster_attrs(self, c) -> dict:
-        attrs = {"label": f"<{html_escape(_shorten(c.label, 2 * self.max_label))}>",
+        label = c.label
+        if c.kind in ("function", "fused") and label.startswith("fn "):
+            # "fn head(h, v)": the types are on the parameter nodes, and a full signature
+            # made the frame (and the picture) as wide as its text.
+            label = short_signature(label)
+        attrs = {"label": f"<{html_escape(_shorten(label, self.max_label))}>",
                  "id": dot_string(f"cluster:{c.id}"), "fontsize": "10",
                  "labeljust": "l", **namespace_kind(c.kind).style}
         if c.path is not None:
             attrs["tooltip"] = dot_string(_shorten(f"{c.path}: {c.detail}", 4 * self.max_label))
+        elif label != c.label:
+            attrs["tooltip"] = dot_string(_shorten(c.label, 4 * self.max_label))
         return attrs
 
     def node_attrs(self, node: Node) -> dict:
@@ -286,6 +305,10 @@ class DotPlotter:
             attrs["tooltip"] = dot_string(_shorten(
                 f"{node.op}: {f.cls} ({f.ops} operators, {f.nodes} nodes); click to unfold",
                 4 * self.max_label))
+        elif node.folded is not None and "(" in node.op:
+            # A folded function: its headline is its name, its whole signature is here.
+            attrs["tooltip"] = dot_string(_shorten(
+                f"{node.op}: {node.folded.nodes} nodes", 4 * self.max_label))
         elif node.source is not None and node.source.module is not None:
             # An imported model: the module that computed it, its ATen operator, its class.
             where = " · ".join(filter(None, (node.source.module or "(the model's forward)",
@@ -317,7 +340,16 @@ class DotPlotter:
     def label(self, node: Node) -> str:
         """The node card: operator, attributes, ``%name: type``, the DSL line, flags."""
         small = '<font point-size="9">{}</font>'
-        rows = [f"<b>{html_escape(_shorten(node.op, self.max_label))}</b>"]
+        folded = node.folded is not None
+        folded_module = folded and node.folded.kind == "module"
+        head = node.op
+        if folded and not folded_module:
+            # A folded function or fused group is named by its frame's label ("fn
+            # block1(x: ..., w: ...)"): its name is enough, the signature is in the tooltip.
+            head = head.partition("(")[0]
+        if folded and node.attrs.get("share"):
+            head = f"{head} · {node.attrs['share']} of time"
+        rows = [f"<b>{html_escape(_shorten(head, self.max_label))}</b>"]
         if self.show_attrs and node.attrs and node.kind not in ("collapsed", "elided"):
             for key, value in node.attrs.items():
                 rows.append(small.format(html_escape(_shorten(f"{key}={value}", self.max_label))))
@@ -330,7 +362,7 @@ class DotPlotter:
         if node.kind == "elided":
             hidden = node.attrs.get("hidden") or node.attrs.get("reason", "")
             rows = [small.format(html_escape(f"… {hidden} more" if hidden.isdigit() else f"… {hidden}"))]
-        name = f"%{node.name}" if node.name and node.kind not in ("param",) else ""
+        name = f"%{node.name}" if node.name and node.kind not in ("param", "collapsed") else ""
         typ = node.type
         if name or typ:
             rows.append(small.format(html_escape(_shorten(

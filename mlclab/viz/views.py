@@ -7,12 +7,13 @@ falls back to the terminal text, with a hint on installing Graphviz, when ``dot`
 from __future__ import annotations
 
 import html
-from typing import Optional
+from typing import Callable, Optional
 
 from .dot import INSTALL_HINT, DotPlotter, LayoutTimeout, svg_text, write
+from .fit import Fit, fit_html, fit_svg
 from .model import Graph
 from .modules import group_modules, has_modules
-from .overview import MODULE_FOLD_NODES, fold_modules
+from .overview import MODULE_FOLD_NODES, OVERVIEW_NODES, fold_modules, overview
 from .registry import view_kind
 from .term import TermPlotter
 
@@ -55,7 +56,7 @@ def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
                         f"{type(params).__name__}")
     parser = kind.parser() if max_nodes is None else kind.parser(max_nodes=max_nodes)
     g = parser.parse(fn, function=function, params=params)
-    return GraphView(shape(g, collapse=collapse, depth=depth))
+    return fitted_view(g, collapse=collapse, depth=depth)
 
 
 def check_shape_options(collapse, depth) -> None:
@@ -85,13 +86,68 @@ def shape(g: Graph, collapse: Optional[str] = None, depth: Optional[int] = None)
     return g
 
 
-class GraphView:
-    """A drawn view: SVG in notebooks, text in terminals, the model for widgets."""
+def refolds(g: Graph, depth: Optional[int] = None) -> list:
+    """The ways to fold ``g`` further, least first, as ``(what, make graph)``: tried in turn
+    when ``collapse="auto"``'s drawing would need text under the readable minimum to fit a
+    column (:class:`mlclab.viz.fit.Fit`). ``g`` is grouped by module, not yet folded."""
+    out = []
+    kinds = {c.kind for c in g.clusters.values()}
+    main = [f"fn:{g.name}"]
 
-    def __init__(self, graph: Graph, plotter: Optional[DotPlotter] = None):
+    def then_depth(graph):
+        return graph if depth is None else graph.limit_depth(depth)
+
+    if has_modules(g):
+        out.append(("its modules folded to the outermost level",
+                    lambda: then_depth(fold_modules(g, open_modules=()))))
+    if sum(1 for c in g.clusters.values() if c.kind == "function") > 1:
+        out.append(("each called function folded into one node",
+                    lambda: then_depth(g.collapse(("function",), keep=main))))
+    if "fused" in kinds:
+        out.append(("each fused group and called function folded into one node",
+                    lambda: then_depth(g.collapse(("function", "fused"), keep=main))))
+    return out
+
+
+def fitted_view(g: Graph, collapse: Optional[str] = "auto", depth: Optional[int] = None,
+                finish: Optional[Callable[[Graph], Graph]] = None) -> "GraphView":
+    """The ``GraphView`` of a parsed graph shaped by ``collapse``/``depth`` (:func:`shape`);
+    with ``collapse="auto"`` its picture folds further (:func:`refolds`) when that is what
+    it takes to fit a column with readable text. ``finish`` is applied to every graph drawn
+    (a profile's overlay on folded nodes)."""
+    finish = finish or (lambda graph: graph)
+    shown = finish(shape(g, collapse=collapse, depth=depth))
+    more, start = [], None
+    if collapse == "auto":
+        grouped = group_modules(g)
+        more = [(what, (lambda make=make: finish(make())))
+                for what, make in refolds(grouped, depth)]
+        if len(shown) > OVERVIEW_NODES:
+            # Past what a student can read (and Graphviz lays out quickly), the picture is the
+            # viewer's first look: groups folded, cut to the nodes nearest the results.
+            first = finish(overview(shown))
+            start = (f"an overview, groups and functions folded and the start cut "
+                     f"({len(first)} of {len(shown)} nodes)", first)
+    return GraphView(shown, refold=more, start=start)
+
+
+class GraphView:
+    """A drawn view: SVG in notebooks, text in terminals, the model for widgets.
+
+    In a notebook the picture is fitted to the output's width (``mlclab.viz.fit``). ``refold``:
+    ``(what, make graph)`` pairs, folded more and more, drawn instead of ``graph`` when its
+    picture could only fit by shrinking text below the readable minimum; the picture then says
+    what was folded, and ``drawn`` is the graph it shows (``graph`` stays what was asked for).
+    """
+
+    def __init__(self, graph: Graph, plotter: Optional[DotPlotter] = None, refold=(),
+                 start: Optional[tuple] = None):
         self.graph = graph
         self.plotter = plotter or DotPlotter()
         self._dot = None
+        self._refold = list(refold)
+        self._start = start              # (what, graph): drawn instead of graph from the start
+        self._picture = None             # (svg, Fit, what was folded, graph drawn)
 
     @property
     def view(self) -> str:
@@ -117,6 +173,38 @@ class GraphView:
         ``LayoutTimeout`` when the layout takes too long."""
         return svg_text(self.dot)
 
+    def picture(self) -> tuple:
+        """``(svg, fit, note)``: the SVG shown in a column, how it fits, and what was folded
+        to make it fit ("" when nothing was). Laid out once."""
+        if self._picture is None:
+            if self._start is None:
+                svg, note, drawn = self.svg(), "", self.graph
+            else:
+                what, drawn = self._start
+                svg = svg_text(self.plotter.digraph(drawn))
+                note = f"Drawn as {what}. collapse=None draws everything."
+            fit = Fit(svg)
+            for what, make in self._refold:
+                if fit.readable:
+                    break
+                candidate = make()
+                if len(candidate) >= len(drawn):
+                    continue
+                other = svg_text(self.plotter.digraph(candidate))
+                other_fit = Fit(other)
+                if other_fit.scale > fit.scale or other_fit.readable:
+                    svg, fit, drawn = other, other_fit, candidate
+                    note = (f"Folded to fit the column: {what} ({len(candidate)} of "
+                            f"{len(self.graph)} nodes). collapse=None draws everything.")
+            self._picture = (svg, fit, note, drawn)
+        return self._picture[:3]
+
+    @property
+    def drawn(self) -> Graph:
+        """The graph the notebook picture shows (``graph``, or a folded copy of it)."""
+        self.picture()
+        return self._picture[3]
+
     def render(self, filename: str, format: Optional[str] = None) -> str:
         """Write svg/pdf/png/dot/txt; without ``dot`` writes the text next to it and warns."""
         return write(self.dot, self.graph, filename, format)
@@ -131,7 +219,9 @@ class GraphView:
         import graphviz
 
         try:
-            return {"image/svg+xml": self.svg(), "text/plain": self.text}
+            svg, _, note = self.picture()
+            return {"text/html": fit_html(svg, note), "image/svg+xml": fit_svg(svg),
+                    "text/plain": (note + "\n\n" if note else "") + self.text}
         except (graphviz.ExecutableNotFound, LayoutTimeout) as err:
             why = INSTALL_HINT if isinstance(err, graphviz.ExecutableNotFound) else \
                 f"{err}; the graph is shown as text instead (depth= or collapse= shrink it)."

@@ -1,0 +1,98 @@
+"""A drawing fitted to a notebook column: scaled to the output's width, never below the scale
+that keeps its smallest label readable (issue 20).
+
+JupyterLab shows an ``image/svg+xml`` output as an ``<img>`` at the SVG's own size (a 1,577 px
+graph overflowed a 953 px column behind a scrollbar), so the plotters' SVG is re-sized here:
+:func:`fit_svg` for the image form, :func:`fit_html` for an inline, responsive form. When even
+the readable minimum does not fit, ``mlclab.viz.views`` folds the graph further rather than
+shrink its text (``Fit.readable`` is the test).
+"""
+from __future__ import annotations
+
+import html
+import re
+
+# The width a static picture is fitted to: a JupyterLab notebook's output area in a 1,100 px
+# window is 953 px wide (measured in Chromium); narrower columns scale the HTML form further.
+COLUMN_PX = 940
+# The smallest text a student can read: a picture is never shrunk below the scale that draws
+# its smallest label this tall (it scrolls instead); views fold more rather than shrink
+# further (mlclab.viz.views).
+MIN_TEXT_PX = 8.0
+_PX_PER_PT = 4 / 3          # Graphviz draws in points; CSS px are 3/4 pt
+_SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+_FONT_SIZE = re.compile(r'font-size="([\d.]+)"')
+
+
+class Fit:
+    """How a Graphviz SVG fits a column: its natural size in px, its smallest text, and the
+    scale it is shown at (at most 1, at least the scale that keeps text at MIN_TEXT_PX)."""
+
+    def __init__(self, svg: str, column: float = COLUMN_PX):
+        size = _SVG_SIZE.search(svg)
+        if size is None:
+            raise ValueError("not an SVG Graphviz wrote (no width/height in points)")
+        self.width = float(size.group(1)) * _PX_PER_PT
+        self.height = float(size.group(2)) * _PX_PER_PT
+        fonts = [float(f) for f in _FONT_SIZE.findall(svg)]
+        self.smallest_text = min(fonts) * _PX_PER_PT if fonts else MIN_TEXT_PX
+        self.column = column
+
+    @property
+    def min_scale(self) -> float:
+        """The smallest scale at which every label is still MIN_TEXT_PX tall."""
+        return min(1.0, MIN_TEXT_PX / self.smallest_text)
+
+    @property
+    def needed_scale(self) -> float:
+        """The scale that fits the column (1 when it fits as it is)."""
+        return min(1.0, self.column / self.width) if self.width else 1.0
+
+    @property
+    def readable(self) -> bool:
+        """Whether the picture fits the column with its text at least MIN_TEXT_PX tall."""
+        return self.needed_scale >= self.min_scale - 1e-9
+
+    @property
+    def scale(self) -> float:
+        return max(self.needed_scale, self.min_scale)
+
+    @property
+    def min_width(self) -> float:
+        """The width below which the HTML form scrolls instead of shrinking (px)."""
+        return self.width * self.min_scale
+
+    def text_px(self) -> float:
+        """The smallest label's height as shown in the column."""
+        return self.smallest_text * self.scale
+
+
+def _sized(svg: str, width: str, height: str, style: str) -> str:
+    return _SVG_SIZE.sub(f'<svg width="{width}" height="{height}" style="{style}"', svg, count=1)
+
+
+def fit_svg(svg: str, column: float = COLUMN_PX) -> str:
+    """The SVG drawn at the scale that fits ``column`` (never below the readable scale); the
+    viewBox is kept, so it stays sharp at any size. For ``image/svg+xml`` outputs, which
+    JupyterLab shows as an ``<img>`` at the SVG's own size."""
+    fit = Fit(svg, column)
+    return _sized(svg, f"{fit.width * fit.scale:.0f}px", f"{fit.height * fit.scale:.0f}px",
+                  "max-width:100%;height:auto")
+
+
+def fit_html(svg: str, note: str = "", column: float = COLUMN_PX) -> str:
+    """The SVG inline in HTML, scaled to its output area's width (``max-width:100%``, height
+    from the viewBox) but never below the readable minimum (``min-width``; a narrower area
+    scrolls). ``note`` (escaped here) says what was folded to make it fit."""
+    fit = Fit(svg, column)
+    body = svg[svg.find("<svg"):] if "<svg" in svg else svg
+    # The width and height attributes are the column fit (what a renderer that drops styles,
+    # as GitHub's does, shows); the style makes it follow the output area, up to the natural
+    # size and down to the readable minimum.
+    body = _sized(body, f"{fit.width * fit.scale:.0f}px", f"{fit.height * fit.scale:.0f}px",
+                  f"width:100%;max-width:{fit.width:.0f}px;height:auto;"
+                  f"min-width:{min(fit.width, fit.min_width):.0f}px")
+    caption = (f'<div class="mlclab-fit-note" style="font-size:12px;opacity:0.8;'
+               f'margin:2px 0">{html.escape(note)}</div>' if note else "")
+    return (f'<div class="mlclab-graph" style="max-width:100%;overflow-x:auto">{caption}'
+            f"{body}</div>")
