@@ -16,20 +16,25 @@ import numpy as np
 from ..lang import typed as T
 from ..lang.source import Span
 from .build import Built, check_target
-from .errors import boundary
+from .errors import boundary, from_user_code
 from .function import CompiledFunction
 from .program import Program
 
 
 @boundary("importing a PyTorch model")
 def from_torch(module, *example_args, dynamic_batch: bool = False,
-               params_as_inputs: bool = False, target="llvm") -> "TorchFunction":
+               params_as_inputs: bool = False, target="llvm",
+               convert_map=None) -> "TorchFunction":
     """Compile the PyTorch ``module`` for inputs like ``example_args`` (tensors or arrays).
 
     ``torch.export`` captures it, TVM's ``from_exported_program`` translates it to Relax, and
     mlclab's own pipeline compiles it, as for a DSL program. ``dynamic_batch=True`` leaves
-    dimension 0 of every input symbolic (``batch``). Weights are constants, folded into the
-    compiled code; ``params_as_inputs=True`` makes them extra inputs after the user's.
+    dimension 0 of every input symbolic (``batch``); examples with a batch of 1 are fine
+    (export sees them repeated to 2: torch.export fixes a size of 1). Weights are copied as
+    constants, folded into the compiled code (training the module afterwards does not change
+    it); ``params_as_inputs=True`` makes them extra inputs after the user's.
+    ``convert_map`` maps ATen overload names (``"selu.default"``) to ``f(node, importer)``,
+    TVM's ``custom_convert_map`` convention, used before mlclab's and TVM's own converters.
 
     What torch.export cannot capture or TVM cannot translate is a ``ValueError`` that names
     the PyTorch operator and the module path.
@@ -56,7 +61,7 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
 
     with eval_mode(module):
         imported = import_module(module, tensors, dynamic_batch=dynamic_batch,
-                                 params_as_inputs=params_as_inputs)
+                                 params_as_inputs=params_as_inputs, convert_map=convert_map)
     mod = imported.mod
     built = Built(mod, {imported.name: imported.bindings}, target,
                   lambda name: _Traced(traced_module(mod, name)))
@@ -138,7 +143,7 @@ class TorchFunction(CompiledFunction):
 
     def __init__(self, program, name: str):
         super().__init__(program, name)
-        checks = program.imported.index_checks
+        checks = [c for c in program.imported.index_checks if not c.computed]
         if checks:
             self._value_check = _index_check(checks, [p.name for p in self.typed.params])
 
@@ -155,11 +160,14 @@ class TorchFunction(CompiledFunction):
         return f"<mlclab model {self.signature()}, from PyTorch>"
 
     def input_ranges(self) -> dict:
-        """Inputs used as indices (an Embedding's): name -> the (0, size) they must lie in."""
+        """Inputs used as indices: name -> the (0, size) validate draws them from; an index
+        computed from an input (``ids + 1``) draws that input from the lower half, so that
+        the PyTorch reference, which refuses a bad index too, accepts it."""
         ranges: dict = {}
         for check in self.program.imported.index_checks:
             name = self.typed.params[check.param].name
-            ranges[name] = (0, min(check.size, ranges.get(name, (0, check.size))[1]))
+            high = max(1, check.size // 2) if check.computed else check.size
+            ranges[name] = (0, min(high, ranges.get(name, (0, high))[1]))
         return ranges
 
     def _split(self, arrays) -> tuple[list, dict]:
@@ -177,10 +185,13 @@ class TorchFunction(CompiledFunction):
         torch = _torch()
         inputs, weights = self._split(arrays)
         with eval_mode(self.module) as module:
-            if weights:
-                out = torch.func.functional_call(module, weights, tuple(inputs))
-            else:
-                out = module(*inputs)
+            try:
+                if weights:
+                    out = torch.func.functional_call(module, weights, tuple(inputs))
+                else:
+                    out = module(*inputs)
+            except Exception as exc:     # the model's own refusal (a bad index): as it is
+                raise from_user_code(exc)
         values = _flat_numpy(out)
         return values[0] if len(values) == 1 else tuple(values)
 
@@ -219,12 +230,7 @@ def _index_check(checks: list, names: list):
 
     def check(arrays, caller: str) -> None:
         for c in checks:
-            values = arrays[c.param]
-            if values.size and (values.min() < 0 or values.max() >= c.size):
-                bad = values.min() if values.min() < 0 else values.max()
-                raise ValueError(f"{caller}(): argument {names[c.param]} holds index {bad}, "
-                                 f"outside 0..{c.size - 1} for {c.where} (PyTorch refuses it "
-                                 f"too)")
+            c.refuse(np.asarray(arrays[c.param]), names[c.param], caller)
 
     return check
 

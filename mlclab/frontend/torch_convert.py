@@ -1,0 +1,185 @@
+"""Translating an exported ATen graph to Relax: TVM's importer, with mlclab's own converter
+table merged over TVM's (and a student's ``convert_map`` over both), every translation wrapped
+to record which Relax value each ATen node produced and to name the node when it fails.
+
+mlclab's converters fix what TVM 0.27 translates wrongly:
+
+- ``selu``: TVM's drops the ``scale`` factor (1.0507...).
+- ``grid_sampler_2d``: Relax's kernel reads the grid as (N, 2, H, W); PyTorch's is (N, H, W, 2).
+- ``squeeze`` with no dimension, on a symbolic batch: TVM squeezes every dimension it cannot
+  prove is not 1, the batch included; PyTorch squeezes the dimensions that are 1, and
+  ``torch.export`` has proved a dynamic batch is not (it is at least 2).
+- ``add`` of two bool tensors (PyTorch: logical or; TVM's kernel refuses to compile it).
+
+How to add one: a function ``(importer, node) -> relax.Expr`` and its entry in ``CONVERTERS``,
+keyed by the ATen overload's name as ``node.target.__name__`` spells it (``"selu.default"``).
+"""
+from __future__ import annotations
+
+from .module_tree import ModuleListing, operator_name
+from .torch_export import UnsupportedModel, first_line
+from ..tvm_setup import tvm
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _selu(importer, node):
+    from tvm import relax
+
+    x = importer.env[node.args[0]]
+    dtype = x.ty.dtype
+    alpha = relax.const(_SELU_ALPHA, dtype)
+    negative = relax.op.multiply(alpha, relax.op.subtract(relax.op.exp(x), relax.const(1, dtype)))
+    elu = relax.op.where(relax.op.greater(x, relax.const(0, dtype)), x, negative)
+    return importer.block_builder.emit(relax.op.multiply(relax.const(_SELU_SCALE, dtype), elu))
+
+
+def _grid_sampler_2d(importer, node):
+    from tvm import relax
+
+    args = importer.retrieve_args(node)
+    data, grid = args[0], args[1]
+    interpolation = {0: "bilinear", 1: "nearest", 2: "bicubic"}.get(_arg(args, 2, 0), "bilinear")
+    padding = {0: "zeros", 1: "border", 2: "reflection"}.get(_arg(args, 3, 0), "zeros")
+    # PyTorch's grid is (N, H_out, W_out, 2); the Relax kernel reads (N, 2, H_out, W_out).
+    grid = importer.block_builder.emit(relax.op.permute_dims(grid, [0, 3, 1, 2]))
+    return importer.block_builder.emit(relax.op.image.grid_sample(
+        data, grid, method=interpolation, layout="NCHW", padding_mode=padding,
+        align_corners=bool(_arg(args, 4, False))))
+
+
+def _squeeze(importer, node):
+    from tvm import relax
+
+    x = importer.env[node.args[0]]
+    dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", node.kwargs.get("dims"))
+    shape = x.ty.shape.values
+    rank = len(shape)
+    wanted = range(rank) if dims is None else [dims] if isinstance(dims, int) else dims
+    # Only the dimensions known to be 1: a symbolic size is not (export proved it >= 2).
+    axes = sorted({d % rank for d in wanted
+                   if rank and getattr(shape[d % rank], "value", None) == 1})
+    if not axes:
+        return x
+    return importer.block_builder.emit(relax.op.squeeze(x, axes))
+
+
+def _add(tvm_add):
+    def add(importer, node):
+        from tvm import relax
+
+        args = importer.retrieve_args(node)
+        if len(args) == 2 and all(isinstance(a, relax.Expr) and _is_bool(a) for a in args):
+            return importer.block_builder.emit(relax.op.logical_or(args[0], args[1]))
+        return tvm_add(node)
+    return add
+
+
+def _is_bool(expr) -> bool:
+    info = expr.ty
+    return getattr(info, "dtype", None) == "bool"
+
+
+def _arg(args, i, default):
+    return args[i] if len(args) > i else default
+
+
+CONVERTERS = {
+    "selu.default": _selu,
+    "grid_sampler_2d.default": _grid_sampler_2d,
+    "squeeze.default": _squeeze,
+    "squeeze.dim": _squeeze,
+    "squeeze.dims": _squeeze,
+}
+# Converters that fall back to TVM's own for the cases they do not handle.
+_WRAPPING = {"add.Tensor": _add, "add_.Tensor": _add}
+
+
+def check_convert_map(convert_map) -> dict:
+    """A student's ``convert_map`` (ATen overload name -> ``f(node, importer)``, TVM's
+    ``custom_convert_map`` convention), checked."""
+    if convert_map is None:
+        return {}
+    if not isinstance(convert_map, dict):
+        raise TypeError(f"from_torch(): convert_map must be a dict of ATen operator name -> "
+                        f"function(node, importer), got {type(convert_map).__name__}")
+    for key, convert in convert_map.items():
+        if not isinstance(key, str) or not callable(convert):
+            raise TypeError(f"from_torch(): convert_map maps ATen operator names such as "
+                            f"\"selu.default\" to functions(node, importer); got {key!r}: "
+                            f"{type(convert).__name__}")
+    return dict(convert_map)
+
+
+class RecordingImporter:
+    """TVM's importer with mlclab's converters and the student's merged in, and every node
+    translation wrapped: which Relax value each ATen node produced, in order, and the node
+    named when a translation fails."""
+
+    def __init__(self, listing: ModuleListing, convert_map: dict):
+        from tvm.relax.frontend.torch.exported_program_translator import ExportedProgramImporter
+
+        self.listing = listing
+        self.importer = ExportedProgramImporter()
+        self.results: list = []          # (fx node, the Relax expression it produced)
+        table = dict(self.importer.convert_map)
+        for name, make in _WRAPPING.items():
+            if name in table:
+                table[name] = self._bound(make(table[name]))
+        table.update({name: self._bound(f) for name, f in CONVERTERS.items()})
+        table.update({name: self._students(f) for name, f in convert_map.items()})
+        self.importer.convert_map = {k: self._wrap(f) for k, f in table.items()}
+
+    def _bound(self, convert):
+        return lambda node: convert(self.importer, node)
+
+    def _students(self, convert):
+        return lambda node: convert(node, self.importer)
+
+    def _wrap(self, convert):
+        def translate(node, *rest):
+            try:
+                out = convert(node, *rest)
+            except Exception as exc:
+                raise UnsupportedModel(
+                    f"TVM could not translate PyTorch operator {operator_name(node)} "
+                    f"{where(node, self.listing)}: {first_line(exc)}") from None
+            self.results.append((node, out))
+            return out
+        return translate
+
+    def check_supported(self, exported) -> None:
+        """Every ATen operator of ``exported`` has a translation, or the error names the
+        first that does not, with its module."""
+        known = self.importer.convert_map
+        missing = [n for n in exported.graph.nodes
+                   if n.op == "call_function" and n.target.__name__ not in known]
+        if missing:
+            node = missing[0]
+            others = sorted({operator_name(n) for n in missing[1:]} - {operator_name(node)})
+            also = f" (also unsupported: {', '.join(others)})" if others else ""
+            raise UnsupportedModel(
+                f"PyTorch operator {operator_name(node)} {where(node, self.listing)} has no "
+                f"translation to Relax in TVM {tvm().__version__}{also}; replace that layer, "
+                f"write it with supported operations, or pass a converter for it in "
+                f"from_torch(..., convert_map={{{node.target.__name__!r}: f}})")
+
+    def translate(self, exported, params_as_inputs: bool):
+        """The Relax module (one function, ``main``)."""
+        self.check_supported(exported)
+        try:
+            return self.importer.from_exported_program(
+                exported, keep_params_as_input=params_as_inputs, unwrap_unit_return_tuple=True,
+                no_bind_return_tuple=False, custom_convert_map=None)
+        except UnsupportedModel:
+            raise
+        except Exception as exc:
+            raise UnsupportedModel(
+                f"TVM could not translate this model: {first_line(exc)}") from None
+
+
+def where(node, listing: ModuleListing) -> str:
+    from .module_tree import module_path
+
+    return listing.where(module_path(node))
