@@ -8,6 +8,7 @@ mlclab compiles inference: the module is exported, and run as the reference, in 
 from __future__ import annotations
 
 import contextlib
+import gc
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,14 +58,22 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
     check_target(target)
 
     from ..backend.trace import traced_module
-    from ..frontend.pytorch import import_module
+    from ..backend.tvm_log import quiet
+    from ..frontend.pytorch import UnsupportedModel, import_module
+    from .torch_build import build_imported
 
-    with eval_mode(module):
-        imported = import_module(module, tensors, dynamic_batch=dynamic_batch,
-                                 params_as_inputs=params_as_inputs, convert_map=convert_map)
+    with eval_mode(module), quiet():
+        try:
+            imported = import_module(module, tensors, dynamic_batch=dynamic_batch,
+                                     params_as_inputs=params_as_inputs, convert_map=convert_map)
+        except UnsupportedModel as exc:
+            # TVM's half-built function warns on stderr when it is freed: free it in here.
+            exc.__context__ = None
+            gc.collect()
+            raise exc.with_traceback(None) from None
     mod = imported.mod
-    built = Built(mod, {imported.name: imported.bindings}, target,
-                  lambda name: _Traced(traced_module(mod, name)))
+    built = build_imported(mod, imported.name, imported.bindings, target,
+                           lambda name: _Traced(traced_module(mod, name)))
     return TorchProgram(imported, module, target, built)[imported.name]
 
 
@@ -85,7 +94,23 @@ def _example_tensor(torch, value, index: int):
     if value.device.type != "cpu":
         raise ValueError(f"from_torch(): example_args[{index}] is on {value.device}; mlclab "
                          f"compiles for this CPU, pass a CPU tensor (.cpu())")
+    if value.layout != torch.strided:
+        raise ValueError(f"from_torch(): example_args[{index}] is a sparse tensor "
+                         f"({value.layout}); the compiled function takes dense arrays: pass "
+                         f"x.to_dense() and make forward take a dense tensor")
+    if value.dtype in (torch.bfloat16,) or not _numpy_has(torch, value.dtype):
+        raise ValueError(f"from_torch(): example_args[{index}] is {value.dtype}, which numpy "
+                         f"cannot hold, so the compiled function could not be called with it: "
+                         f"convert the model and its inputs, e.g. model.float() and x.float()")
     return value.detach()
+
+
+def _numpy_has(torch, dtype) -> bool:
+    try:
+        torch.empty(0, dtype=dtype).numpy()
+    except (TypeError, RuntimeError):
+        return False
+    return True
 
 
 @contextlib.contextmanager

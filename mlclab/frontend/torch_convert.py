@@ -4,7 +4,8 @@ to record which Relax value each ATen node produced and to name the node when it
 
 mlclab's converters fix what TVM 0.27 translates wrongly:
 
-- ``selu``: TVM's drops the ``scale`` factor (1.0507...).
+- ``selu`` (which export decomposes to ``elu``): TVM's ``elu`` drops ``scale`` (1.0507...)
+  and ``input_scale``.
 - ``grid_sampler_2d``: Relax's kernel reads the grid as (N, 2, H, W); PyTorch's is (N, H, W, 2).
 - ``squeeze`` with no dimension, on a symbolic batch: TVM squeezes every dimension it cannot
   prove is not 1, the batch included; PyTorch squeezes the dimensions that are 1, and
@@ -24,15 +25,30 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _selu(importer, node):
+def _elu(importer, node, alpha=None, scale=None, input_scale=None):
+    """PyTorch's ``elu(x, alpha, scale, input_scale)``: ``scale * x`` above 0, else
+    ``scale * alpha * (exp(input_scale * x) - 1)``. (``selu`` decomposes to it.)"""
     from tvm import relax
 
     x = importer.env[node.args[0]]
+    args = list(node.args) + [None] * 3
+    alpha = alpha if alpha is not None else args[1] if args[1] is not None else \
+        node.kwargs.get("alpha", 1.0)
+    scale = scale if scale is not None else args[2] if args[2] is not None else \
+        node.kwargs.get("scale", 1.0)
+    input_scale = input_scale if input_scale is not None else args[3] if args[3] is not None \
+        else node.kwargs.get("input_scale", 1.0)
     dtype = x.ty.dtype
-    alpha = relax.const(_SELU_ALPHA, dtype)
-    negative = relax.op.multiply(alpha, relax.op.subtract(relax.op.exp(x), relax.const(1, dtype)))
-    elu = relax.op.where(relax.op.greater(x, relax.const(0, dtype)), x, negative)
-    return importer.block_builder.emit(relax.op.multiply(relax.const(_SELU_SCALE, dtype), elu))
+    emit = importer.block_builder.emit
+    exp = emit(relax.op.exp(relax.op.multiply(x, relax.const(input_scale, dtype))))
+    negative = emit(relax.op.multiply(relax.const(alpha * scale, dtype),
+                                      relax.op.subtract(exp, relax.const(1, dtype))))
+    positive = emit(relax.op.multiply(x, relax.const(scale, dtype)))
+    return emit(relax.op.where(relax.op.greater(x, relax.const(0, dtype)), positive, negative))
+
+
+def _selu(importer, node):
+    return _elu(importer, node, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
 def _grid_sampler_2d(importer, node):
@@ -87,6 +103,7 @@ def _arg(args, i, default):
 
 CONVERTERS = {
     "selu.default": _selu,
+    "elu.default": _elu,
     "grid_sampler_2d.default": _grid_sampler_2d,
     "squeeze.default": _squeeze,
     "squeeze.dim": _squeeze,
@@ -130,6 +147,10 @@ class RecordingImporter:
         table.update({name: self._bound(f) for name, f in CONVERTERS.items()})
         table.update({name: self._students(f) for name, f in convert_map.items()})
         self.importer.convert_map = {k: self._wrap(f) for k, f in table.items()}
+        # TVM hands the weights over through DLPack, sharing the module's memory: an
+        # optimizer step would then change the compiled model, and ``resize_`` free what it
+        # reads. The compiled function owns copies.
+        self.importer._convert_pytorch_tensor_to_tvm = _owned_tensor
 
     def _bound(self, convert):
         return lambda node: convert(self.importer, node)
@@ -177,6 +198,16 @@ class RecordingImporter:
         except Exception as exc:
             raise UnsupportedModel(
                 f"TVM could not translate this model: {first_line(exc)}") from None
+
+
+def _owned_tensor(value):
+    """A TVM tensor holding a copy of the PyTorch tensor ``value``."""
+    import torch
+
+    dense = value.detach()
+    if dense.layout != torch.strided:
+        dense = dense.to_dense()
+    return tvm().runtime.from_dlpack(dense.contiguous().clone())
 
 
 def where(node, listing: ModuleListing) -> str:

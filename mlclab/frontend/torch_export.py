@@ -30,8 +30,12 @@ def export(module, example_args: tuple, dynamic_batch: bool):
         # torch's decompositions abort (SIGABRT) on sparse buffers; TVM's own importer skips
         # them for such programs, and so does mlclab.
         return exported
-    with torch.no_grad(), quiet_torch():
-        return exported.run_decompositions()
+    try:
+        with torch.no_grad(), quiet_torch():
+            return exported.run_decompositions()
+    except Exception as exc:
+        raise UnsupportedModel(f"torch could not decompose {type(module).__name__} into the core "
+                               f"ATen operators TVM translates: {first_line(exc)}") from None
 
 
 def _holds_sparse(exported) -> bool:
@@ -41,13 +45,35 @@ def _holds_sparse(exported) -> bool:
     return any(isinstance(v, torch.Tensor) and v.layout != torch.strided for v in values)
 
 
+def _check_names(module) -> None:
+    """torch.export writes submodule names into Python source it then compiles: a name with a
+    newline, a NUL or a lone surrogate (``add_module`` takes any str) breaks it."""
+    for path, _ in module.named_modules():
+        for name in path.split("."):
+            try:
+                name.encode("utf-8")
+                plain = name.isprintable()
+            except UnicodeEncodeError:
+                plain = False
+            if not plain:
+                shown = name.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+                raise UnsupportedModel(
+                    f"torch.export cannot capture a submodule named {shown!r} (in "
+                    f"{type(module).__name__}): a module name with a newline, NUL, other "
+                    f"control character or lone surrogate cannot be written as code; rename it "
+                    f"(add_module with a printable name)")
+
+
 def _export(module, example_args, dynamic_batch):
     import torch
 
+    _check_names(module)
     dynamic_shapes = None
     if dynamic_batch:
         batch = torch.export.Dim(BATCH)
         dynamic_shapes = tuple({0: batch} if a.ndim else None for a in example_args)
+        if _takes_varargs(module):       # forward(self, *args): export nests them in a tuple
+            dynamic_shapes = (dynamic_shapes,)
     try:
         with torch.no_grad(), quiet_torch():
             return torch.export.export(module, tuple(example_args), dynamic_shapes=dynamic_shapes)
@@ -69,6 +95,16 @@ def _export(module, example_args, dynamic_batch):
         raise UnsupportedModel(
             f"torch.export could not capture {name} on the example inputs: {first} (does "
             f"model(*example_args) run in PyTorch?)") from None
+
+
+def _takes_varargs(module) -> bool:
+    import inspect
+
+    try:
+        params = list(inspect.signature(module.forward).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and params[0].kind == inspect.Parameter.VAR_POSITIONAL
 
 
 def batch_of_two(example_args: tuple) -> tuple:
