@@ -230,3 +230,19 @@ def test_a_zero_dimensional_example():
     fn = mlclab.from_torch(Double(), torch.tensor(3.0))
     assert fn.signature() == "Double(x: Tensor[(), f32]) -> Tensor[(), f32]"
     assert fn(np.float32(3.0)) == 6.0 and fn(3.0) == 6.0
+
+
+# ----------------------------------------------------------------- the adapter's guards
+def test_an_imported_model_is_a_signature_not_an_empty_program():
+    fn = mlclab.from_torch(Double(), torch.randn(2, 3), dynamic_batch=True)
+    assert not hasattr(fn.typed, "body")
+    assert [p.name for p in fn.typed.params] == ["x"]
+
+
+def test_a_dynamic_batch_is_checked_against_available_memory():
+    model = torch.nn.Linear(4, 2**16)
+    fn = mlclab.from_torch(model, torch.randn(2, 4), dynamic_batch=True)
+    assert fn.size_need({"batch": 1}, {}) >= 2**16 * 4 * 4       # the weight, read once
+    x = np.zeros((10**6, 4), np.float32)                        # -> a (10**6, 65536) f32 result
+    with pytest.raises(MemoryError, match=r"these sizes need about .* GiB for one operator"):
+        fn(x)

@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from ..lang import typed as T
-from ..lang.source import Span
 from .build import Built, check_target
 from .errors import boundary, from_user_code
 from .function import CompiledFunction
@@ -136,25 +134,98 @@ class _Traced:
 _PICKLE_INSTEAD = "save the PyTorch module (torch.save) and call mlclab.from_torch again"
 
 
+@dataclass(frozen=True)
+class Signature:
+    """An imported function's interface: what calling it checks. There is no typed body:
+    the reference is PyTorch, and sizes are read from the Relax types (:class:`RelaxSizes`)."""
+
+    name: str
+    params: list
+    ret_type: Any
+
+
+@dataclass(frozen=True)
+class Signatures:
+    """What a ``Program`` reads of its typed program, for an imported model: its one
+    function's signature, and the module tree as the source."""
+
+    functions: dict
+    source: str
+    filename: str
+
+
 class TorchProgram(Program):
     """The one function an imported PyTorch module became, with the module kept as reference."""
 
     pickle_instead = _PICKLE_INSTEAD
 
     def __init__(self, imported, module, target, built: Built):
-        span = Span(1, 0, 1, 1)
-        function = T.Function(imported.name, list(imported.params), [], imported.ret_type, span)
+        signature = Signature(imported.name, list(imported.params), imported.ret_type)
         filename = f"<{type(module).__name__}: PyTorch module tree>"
-        typed = T.TypedProgram({imported.name: function}, imported.listing, filename)
-        super().__init__(typed, target, built)
+        super().__init__(Signatures({imported.name: signature}, imported.listing, filename),
+                         target, built)
         self.imported = imported
         self.module = module
+        self.sizes = RelaxSizes(imported.mod[imported.name], imported.params)
 
     def renamed(self, filename: str, source: str) -> "TorchProgram":
         return self
 
     def __repr__(self):
         return f"<mlclab.TorchProgram {self.imported.name} ({self.target})>"
+
+
+class RelaxSizes:
+    """Each operator's bytes (its result and tensor arguments) as functions of the symbolic
+    sizes, read once from the Relax types: the memory guard of an imported model, whose
+    dynamic batch can ask for more than the machine has."""
+
+    def __init__(self, func, params):
+        from tvm import relax
+
+        self.steps: list = []          # [(dims, itemsize) of each tensor an operator touches]
+        for block in func.body.blocks:
+            for b in block.bindings:
+                if not isinstance(b.value, relax.Call):
+                    continue
+                tensors = _tensor_types(b.var.ty)
+                for arg in b.value.args:
+                    tensors += _tensor_types(getattr(arg, "ty", None))
+                self.steps.append([(tuple(_dim(d) for d in t.shape.values),
+                                    np.dtype(str(t.dtype)).itemsize if str(t.dtype) != "bool"
+                                    else 1) for t in tensors if t.shape is not None
+                                   and hasattr(t.shape, "values")])
+
+    def need(self, sizes: dict) -> int:
+        from ..lang import dims as D
+
+        peak = 0
+        for tensors in self.steps:
+            total = 0
+            for shape, itemsize in tensors:
+                count = 1
+                for d in shape:
+                    count *= d if isinstance(d, int) else max(D.evaluate(d, sizes), 0)
+                total += count * itemsize
+            peak = max(peak, total)
+        return peak
+
+
+def _tensor_types(ty) -> list:
+    from tvm import relax
+
+    if isinstance(ty, relax.TensorType):
+        return [ty]
+    if isinstance(ty, relax.TupleType):
+        return [t for f in ty.fields for t in _tensor_types(f)]
+    return []
+
+
+def _dim(d):
+    from ..lang import dims as D
+
+    value = getattr(d, "value", None)
+    return int(value) if value is not None else D.parse(str(d))
 
 
 class TorchFunction(CompiledFunction):
@@ -171,6 +242,11 @@ class TorchFunction(CompiledFunction):
         checks = [c for c in program.imported.index_checks if not c.computed]
         if checks:
             self._value_check = _index_check(checks, [p.name for p in self.typed.params])
+
+    def size_need(self, sizes: dict, origins: dict) -> int:
+        """The bytes the largest operator needs for ``sizes`` (the batch), from the Relax
+        types; torch.export has checked the sizes fit (every dimension is >= 0)."""
+        return self.program.sizes.need(sizes)
 
     @property
     def module(self):

@@ -20,7 +20,6 @@ from ..lang import dims, typed
 from ..ops.params import DOMAINS
 from . import displays
 from .errors import boundary, from_user_code
-from .shapes import check_sizes
 
 # Default tolerances per dtype kind. float32 leaves room for a different summation order in
 # reductions and matmul (TVM's schedules vs numpy's BLAS); integers and booleans must match.
@@ -185,11 +184,8 @@ def function_input_ranges(f) -> dict[str, tuple[float, float]]:
     """The ranges to draw ``f``'s random inputs from: its program's operator domains
     (:func:`input_ranges`), and what an imported model knows of its own inputs (the indices
     an Embedding accepts)."""
-    ranges = input_ranges(f.typed)
     own = getattr(f, "input_ranges", None)
-    if own is not None:
-        ranges.update(own())
-    return ranges
+    return own() if own is not None else input_ranges(f.typed)
 
 
 def random_inputs(params, seed: Optional[int] = None,
@@ -386,11 +382,12 @@ def _as_list(value) -> list:
 def _fits(f) -> Optional[Callable[[dict], int]]:
     """Sizes -> bytes f's largest operator needs, raising ValueError when they do not fit
     (None for a function that is not a compiled program's)."""
-    if not hasattr(getattr(f, "program", None), "typed"):
+    size_need = getattr(f, "size_need", None)
+    if size_need is None:
         return None
 
     def fits(sizes: dict) -> int:
-        return check_sizes(f.program.typed, f.name, sizes, {})
+        return size_need(sizes, {})
 
     return fits
 

@@ -11,6 +11,7 @@ mlclab's converters fix what TVM 0.27 translates wrongly:
   prove is not 1, the batch included; PyTorch squeezes the dimensions that are 1, and
   ``torch.export`` has proved a dynamic batch is not (it is at least 2).
 - ``add`` of two bool tensors (PyTorch: logical or; TVM's kernel refuses to compile it).
+- ``cat`` with a 1-d empty tensor beside higher-rank ones (PyTorch skips it; GPT-2's cache).
 
 How to add one: a function ``(importer, node) -> relax.Expr`` and its entry in ``CONVERTERS``,
 keyed by the ATen overload's name as ``node.target.__name__`` spells it (``"selu.default"``).
@@ -92,6 +93,30 @@ def _add(tvm_add):
     return add
 
 
+def _cat(tvm_cat):
+    def cat(importer, node):
+        from tvm import relax
+
+        tensors = [importer.env[t] for t in node.args[0]]
+        # PyTorch's cat skips 1-d empty tensors beside higher-rank ones (the legacy way to
+        # start an empty cache: a DynamicCache's first keys); Relax's concat refuses them.
+        kept = [t for t in tensors if not _legacy_empty(t) or
+                all(_legacy_empty(o) for o in tensors)]
+        if len(kept) == len(tensors):
+            return tvm_cat(node)
+        if len(kept) == 1:
+            return kept[0]
+        axis = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+        return importer.block_builder.emit(relax.op.concat(kept, axis=axis))
+    return cat
+
+
+def _legacy_empty(expr) -> bool:
+    shape = getattr(expr.ty, "shape", None)
+    values = getattr(shape, "values", None)
+    return values is not None and len(values) == 1 and getattr(values[0], "value", None) == 0
+
+
 def _is_bool(expr) -> bool:
     info = expr.ty
     return getattr(info, "dtype", None) == "bool"
@@ -110,7 +135,7 @@ CONVERTERS = {
     "squeeze.dims": _squeeze,
 }
 # Converters that fall back to TVM's own for the cases they do not handle.
-_WRAPPING = {"add.Tensor": _add, "add_.Tensor": _add}
+_WRAPPING = {"add.Tensor": _add, "add_.Tensor": _add, "cat.default": _cat}
 
 
 def check_convert_map(convert_map) -> dict:

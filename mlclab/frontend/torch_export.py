@@ -9,6 +9,7 @@ import contextlib
 import re
 
 from ..lang.source import displayable
+from .transformers_compat import prepare_for_export
 
 # Dimension 0 of every input when ``dynamic_batch``: its name in signatures and views.
 BATCH = "batch"
@@ -30,6 +31,11 @@ def export(module, example_args: tuple, dynamic_batch: bool):
         # torch's decompositions abort (SIGABRT) on sparse buffers; TVM's own importer skips
         # them for such programs, and so does mlclab.
         return exported
+    # torch 2.13's decomposition looks tensor constants made inside a submodule's forward up
+    # by their short name ("lifted_tensor_0") while export filed them under the module's
+    # ("h.0.attn.lifted_tensor_0"): GPT-2's attention does that. File them under both.
+    for key, value in list(exported.constants.items()):
+        exported.constants.setdefault(key.rpartition(".")[2], value)
     try:
         with torch.no_grad(), quiet_torch():
             return exported.run_decompositions()
@@ -68,6 +74,7 @@ def _export(module, example_args, dynamic_batch):
     import torch
 
     _check_names(module)
+    prepare_for_export(module)
     dynamic_shapes = None
     if dynamic_batch:
         batch = torch.export.Dim(BATCH)
