@@ -34,6 +34,22 @@ def build_imported(mod, name: str, bindings: dict, target, trace) -> Built:
                            f"{where}: {reason}") from None
 
 
+def traced_failure(exc: DSLError, traced_mod, name: str, bindings: dict, target):
+    """The error for a layer-by-layer (traced) build TVM could not compile
+    though the model itself compiled: the culprit named as :func:`build_imported` names it."""
+    reason = (str(exc).partition("TVM could not compile this program: ")[2] or str(exc))
+    by_name = {var.name: info for var, info in bindings.items()}
+    func = traced_mod[name]
+    infos = {b.var: by_name.get(b.var.name) for block in func.body.blocks for b in block.bindings}
+    culprit = _failing_binding(func, infos, target)
+    step = f"PyTorch operator {culprit.origin} in {culprit.module or 'the forward'}" \
+        if culprit is not None and culprit.origin else "one of its operators"
+    # NotImplementedError: validate then compares the outputs only, and its report says why.
+    return NotImplementedError(f"TVM could not compile {name} layer by layer (the build that "
+                               f"returns every value) at {step}: {reason.splitlines()[0]}; the "
+                               f"model itself compiled and runs")
+
+
 def _failing_binding(func, bindings: dict, target):
     """The ``BindingInfo`` of the binding of ``func`` whose addition makes it fail to compile
     (the shortest failing prefix, found by bisection: ~log2(bindings) compiles), or None.

@@ -296,6 +296,22 @@ class TorchFunction(CompiledFunction):
         values = _flat_numpy(out)
         return values[0] if len(values) == 1 else tuple(values)
 
+    def trace(self, *args) -> dict:
+        """TVM's value of every top-level binding (``CompiledFunction.trace``); where TVM
+        cannot compile the build that returns them all, a ``NotImplementedError`` naming the
+        operator (``validate`` then compares outputs only, and says so)."""
+        from ..lang.diagnostics import DSLError
+        from .torch_build import traced_failure
+
+        try:
+            return super().trace(*args)
+        except DSLError as exc:
+            from ..backend.trace import traced_module
+
+            traced = traced_module(self.program.mod, self.name)
+            raise traced_failure(exc, traced, self.name, self.program.built.bindings[self.name],
+                                 self.target) from None
+
     @boundary(lambda self, *args: f"tracing the PyTorch reference of {self.name}")
     def reference_trace(self, *args) -> dict:
         """PyTorch's value of every ATen node, keyed by the Relax binding that holds it."""

@@ -118,8 +118,7 @@ def _legacy_empty(expr) -> bool:
 
 
 def _is_bool(expr) -> bool:
-    info = expr.ty
-    return getattr(info, "dtype", None) == "bool"
+    return str(getattr(getattr(expr, "ty", None), "dtype", None)) == "bool"
 
 
 def _arg(args, i, default):
@@ -215,14 +214,51 @@ class RecordingImporter:
         """The Relax module (one function, ``main``)."""
         self.check_supported(exported)
         try:
-            return self.importer.from_exported_program(
+            mod = self.importer.from_exported_program(
                 exported, keep_params_as_input=params_as_inputs, unwrap_unit_return_tuple=True,
                 no_bind_return_tuple=False, custom_convert_map=None)
+            return _bool_arithmetic(mod)
         except UnsupportedModel:
             raise
         except Exception as exc:
             raise UnsupportedModel(
                 f"TVM could not translate this model: {first_line(exc)}") from None
+
+
+_BOOL_ARITHMETIC = {"relax.add": "logical_or", "relax.multiply": "logical_and"}
+
+
+def _bool_arithmetic(mod):
+    """``mod`` with ``add``/``multiply`` of two bool tensors written as ``logical_or``/
+    ``logical_and`` (what they are in PyTorch): TVM's own converters emit them (``isfinite``
+    multiplies two masks), and its kernels refuse bool arithmetic unless fusion hides it.
+    The bindings keep their variables."""
+    from tvm import relax
+
+    def rewrite(func):
+        blocks, changed = [], False
+        for block in func.body.blocks:
+            bindings = []
+            for b in block.bindings:
+                value = b.value
+                if (isinstance(value, relax.Call) and isinstance(value.op, tvm().ir.Op)
+                        and value.op.name in _BOOL_ARITHMETIC and len(value.args) == 2
+                        and all(_is_bool(a) for a in value.args)):
+                    logical = getattr(relax.op, _BOOL_ARITHMETIC[value.op.name])
+                    b = relax.VarBinding(b.var, logical(*value.args))
+                    changed = True
+                bindings.append(b)
+            make = relax.DataflowBlock if isinstance(block, relax.DataflowBlock) \
+                else relax.BindingBlock
+            blocks.append(make(bindings))
+        if not changed:
+            return func
+        return relax.Function(func.params, relax.SeqExpr(blocks, func.body.body), func.ret_ty,
+                              func.is_pure, func.attrs)
+
+    funcs = {gv: rewrite(f) if isinstance(f, relax.Function) else f
+             for gv, f in mod.functions_items()}
+    return relax.transform.Normalize()(tvm().IRModule(funcs, attrs=mod.attrs))
 
 
 def _owned_tensor(value):
