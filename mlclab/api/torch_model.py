@@ -372,4 +372,6 @@ def _flat_numpy(out) -> list:
         return [v for item in out for v in _flat_numpy(item)]
     if isinstance(out, dict):
         return [v for item in out.values() for v in _flat_numpy(item)]
+    if isinstance(out, (bool, int, float)):      # x.item(): the compiled model's 0-d array
+        return [np.asarray(out)]
     raise TypeError(f"the PyTorch module returned {type(out).__name__}, not tensors")
