@@ -10,7 +10,6 @@ import numpy as np
 
 from ..lang import dims, typed
 from ..ops.params import DOMAINS
-from .shapes import check_sizes
 
 _SYMBOL_SIZES = (2, 5)          # a symbolic size gets a random size in this closed range
 # When a draw does not fit the program (a size smaller than a conv kernel), the range grows
@@ -96,11 +95,8 @@ def function_input_ranges(f) -> dict[str, tuple[float, float]]:
     """The ranges to draw ``f``'s random inputs from: its program's operator domains
     (:func:`input_ranges`), and what an imported model knows of its own inputs (the indices
     an Embedding accepts)."""
-    ranges = input_ranges(f.typed)
     own = getattr(f, "input_ranges", None)
-    if own is not None:
-        ranges.update(own())
-    return ranges
+    return own() if own is not None else input_ranges(f.typed)
 
 
 def random_inputs(params, seed: Optional[int] = None,
@@ -178,10 +174,11 @@ def _draw_sizes(params, rng, fits) -> dict[str, int]:
 def fits_of(f) -> Optional[Callable[[dict], int]]:
     """Sizes -> bytes f's largest operator needs, raising ValueError when they do not fit
     (None for a function that is not a compiled program's)."""
-    if not hasattr(getattr(f, "program", None), "typed"):
+    size_need = getattr(f, "size_need", None)
+    if size_need is None:
         return None
 
     def fits(sizes: dict) -> int:
-        return check_sizes(f.program.typed, f.name, sizes, {})
+        return size_need(sizes, {})
 
     return fits

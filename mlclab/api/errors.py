@@ -12,6 +12,7 @@ import functools
 import os
 import types
 
+from ..frontend.torch_indices import INDEX_ERROR, IndexOutOfRange
 from ..lang.diagnostics import DSLError
 
 class IndexOutOfBounds(IndexError):
@@ -76,6 +77,10 @@ def translate(exc: Exception, what: str) -> Exception:
     if passes_through(exc):
         return exc
     first = (str(exc).strip().splitlines() or [""])[0][:200]
+    if isinstance(exc, AssertionError) and INDEX_ERROR in str(exc):
+        # An imported model's in-graph index check (frontend.torch_indices) refused an index.
+        text = str(exc)
+        return IndexOutOfRange(f"{what}: {text[text.index(INDEX_ERROR) + len(INDEX_ERROR):]}")
     if "bad_alloc" in str(exc):
         # TVM's allocator failing is memory the machine does not have, not a bug.
         return MemoryError(f"{what}: out of memory (TVM could not allocate a buffer)")

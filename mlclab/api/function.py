@@ -128,12 +128,18 @@ class CompiledFunction(HoldsCompiledIR):
         key = tuple(sorted(bound.sizes.items()))
         need = self._sized.get(key)
         if need is None:
-            need = check_sizes(self.program.typed, self.name, bound.sizes, bound.origins)
+            need = self.size_need(bound.sizes, bound.origins)
             if len(self._sized) >= _SIZED_ENTRIES:
                 self._sized.clear()
             self._sized[key] = need
         check_memory(need, caller)
         return bound, need
+
+    def size_need(self, sizes: dict, origins: dict) -> int:
+        """Every value's size checked for the symbolic ``sizes`` (``ValueError`` if one does
+        not fit); the bytes the largest operator needs, for the memory check. A DSL function
+        walks its typed program; an imported model overrides this with its Relax types."""
+        return check_sizes(self.program.typed, self.name, sizes, origins)
 
     def check_args(self, args, caller: Optional[str] = None) -> list:
         """The arguments as numpy arrays of the declared dtypes, or a clear error."""

@@ -8,16 +8,15 @@ mlclab compiles inference: the module is exported, and run as the reference, in 
 from __future__ import annotations
 
 import contextlib
+import gc
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..lang import typed as T
-from ..lang.source import Span
 from ..tvm_setup import holding_ir_lock
 from .build import Built, check_target
-from .errors import boundary
+from .errors import boundary, from_user_code
 from .function import CompiledFunction
 from .program import Program
 
@@ -25,13 +24,18 @@ from .program import Program
 @boundary("importing a PyTorch model")
 @holding_ir_lock   # torch.export and TVM's builders are process-wide (tvm_setup.IR_LOCK)
 def from_torch(module, *example_args, dynamic_batch: bool = False,
-               params_as_inputs: bool = False, target="llvm") -> "TorchFunction":
+               params_as_inputs: bool = False, target="llvm",
+               convert_map=None) -> "TorchFunction":
     """Compile the PyTorch ``module`` for inputs like ``example_args`` (tensors or arrays).
 
     ``torch.export`` captures it, TVM's ``from_exported_program`` translates it to Relax, and
     mlclab's own pipeline compiles it, as for a DSL program. ``dynamic_batch=True`` leaves
-    dimension 0 of every input symbolic (``batch``). Weights are constants, folded into the
-    compiled code; ``params_as_inputs=True`` makes them extra inputs after the user's.
+    dimension 0 of every input symbolic (``batch``); examples with a batch of 1 are fine
+    (export sees them repeated to 2: torch.export fixes a size of 1). Weights are copied as
+    constants, folded into the compiled code (training the module afterwards does not change
+    it); ``params_as_inputs=True`` makes them extra inputs after the user's.
+    ``convert_map`` maps ATen overload names (``"selu.default"``) to ``f(node, importer)``,
+    TVM's ``custom_convert_map`` convention, used before mlclab's and TVM's own converters.
 
     What torch.export cannot capture or TVM cannot translate is a ``ValueError`` that names
     the PyTorch operator and the module path.
@@ -54,14 +58,22 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
     check_target(target)
 
     from ..backend.trace import traced_module
-    from ..frontend.pytorch import import_module
+    from ..backend.tvm_log import quiet
+    from ..frontend.pytorch import UnsupportedModel, import_module
+    from .torch_build import build_imported
 
-    with eval_mode(module):
-        imported = import_module(module, tensors, dynamic_batch=dynamic_batch,
-                                 params_as_inputs=params_as_inputs)
+    with eval_mode(module), quiet():
+        try:
+            imported = import_module(module, tensors, dynamic_batch=dynamic_batch,
+                                     params_as_inputs=params_as_inputs, convert_map=convert_map)
+        except UnsupportedModel as exc:
+            # TVM's half-built function warns on stderr when it is freed: free it in here.
+            exc.__context__ = None
+            gc.collect()
+            raise exc.with_traceback(None) from None
     mod = imported.mod
-    built = Built(mod, {imported.name: imported.bindings}, target,
-                  lambda name: _Traced(traced_module(mod, name)))
+    built = build_imported(mod, imported.name, imported.bindings, target,
+                           lambda name: _Traced(traced_module(mod, name)))
     return TorchProgram(imported, module, target, built)[imported.name]
 
 
@@ -82,7 +94,23 @@ def _example_tensor(torch, value, index: int):
     if value.device.type != "cpu":
         raise ValueError(f"from_torch(): example_args[{index}] is on {value.device}; mlclab "
                          f"compiles for this CPU, pass a CPU tensor (.cpu())")
+    if value.layout != torch.strided:
+        raise ValueError(f"from_torch(): example_args[{index}] is a sparse tensor "
+                         f"({value.layout}); the compiled function takes dense arrays: pass "
+                         f"x.to_dense() and make forward take a dense tensor")
+    if value.dtype in (torch.bfloat16,) or not _numpy_has(torch, value.dtype):
+        raise ValueError(f"from_torch(): example_args[{index}] is {value.dtype}, which numpy "
+                         f"cannot hold, so the compiled function could not be called with it: "
+                         f"convert the model and its inputs, e.g. model.float() and x.float()")
     return value.detach()
+
+
+def _numpy_has(torch, dtype) -> bool:
+    try:
+        torch.empty(0, dtype=dtype).numpy()
+    except (TypeError, RuntimeError):
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -108,25 +136,98 @@ class _Traced:
 _PICKLE_INSTEAD = "save the PyTorch module (torch.save) and call mlclab.from_torch again"
 
 
+@dataclass(frozen=True)
+class Signature:
+    """An imported function's interface: what calling it checks. There is no typed body:
+    the reference is PyTorch, and sizes are read from the Relax types (:class:`RelaxSizes`)."""
+
+    name: str
+    params: list
+    ret_type: Any
+
+
+@dataclass(frozen=True)
+class Signatures:
+    """What a ``Program`` reads of its typed program, for an imported model: its one
+    function's signature, and the module tree as the source."""
+
+    functions: dict
+    source: str
+    filename: str
+
+
 class TorchProgram(Program):
     """The one function an imported PyTorch module became, with the module kept as reference."""
 
     pickle_instead = _PICKLE_INSTEAD
 
     def __init__(self, imported, module, target, built: Built):
-        span = Span(1, 0, 1, 1)
-        function = T.Function(imported.name, list(imported.params), [], imported.ret_type, span)
+        signature = Signature(imported.name, list(imported.params), imported.ret_type)
         filename = f"<{type(module).__name__}: PyTorch module tree>"
-        typed = T.TypedProgram({imported.name: function}, imported.listing, filename)
-        super().__init__(typed, target, built)
+        super().__init__(Signatures({imported.name: signature}, imported.listing, filename),
+                         target, built)
         self.imported = imported
         self.module = module
+        self.sizes = RelaxSizes(imported.mod[imported.name], imported.params)
 
     def renamed(self, filename: str, source: str) -> "TorchProgram":
         return self
 
     def __repr__(self):
         return f"<mlclab.TorchProgram {self.imported.name} ({self.target})>"
+
+
+class RelaxSizes:
+    """Each operator's bytes (its result and tensor arguments) as functions of the symbolic
+    sizes, read once from the Relax types: the memory guard of an imported model, whose
+    dynamic batch can ask for more than the machine has."""
+
+    def __init__(self, func, params):
+        from tvm import relax
+
+        self.steps: list = []          # [(dims, itemsize) of each tensor an operator touches]
+        for block in func.body.blocks:
+            for b in block.bindings:
+                if not isinstance(b.value, relax.Call):
+                    continue
+                tensors = _tensor_types(b.var.ty)
+                for arg in b.value.args:
+                    tensors += _tensor_types(getattr(arg, "ty", None))
+                self.steps.append([(tuple(_dim(d) for d in t.shape.values),
+                                    np.dtype(str(t.dtype)).itemsize if str(t.dtype) != "bool"
+                                    else 1) for t in tensors if t.shape is not None
+                                   and hasattr(t.shape, "values")])
+
+    def need(self, sizes: dict) -> int:
+        from ..lang import dims as D
+
+        peak = 0
+        for tensors in self.steps:
+            total = 0
+            for shape, itemsize in tensors:
+                count = 1
+                for d in shape:
+                    count *= d if isinstance(d, int) else max(D.evaluate(d, sizes), 0)
+                total += count * itemsize
+            peak = max(peak, total)
+        return peak
+
+
+def _tensor_types(ty) -> list:
+    from tvm import relax
+
+    if isinstance(ty, relax.TensorType):
+        return [ty]
+    if isinstance(ty, relax.TupleType):
+        return [t for f in ty.fields for t in _tensor_types(f)]
+    return []
+
+
+def _dim(d):
+    from ..lang import dims as D
+
+    value = getattr(d, "value", None)
+    return int(value) if value is not None else D.parse(str(d))
 
 
 class TorchFunction(CompiledFunction):
@@ -140,9 +241,14 @@ class TorchFunction(CompiledFunction):
 
     def __init__(self, program, name: str):
         super().__init__(program, name)
-        checks = program.imported.index_checks
+        checks = [c for c in program.imported.index_checks if not c.computed]
         if checks:
             self._value_check = _index_check(checks, [p.name for p in self.typed.params])
+
+    def size_need(self, sizes: dict, origins: dict) -> int:
+        """The bytes the largest operator needs for ``sizes`` (the batch), from the Relax
+        types; torch.export has checked the sizes fit (every dimension is >= 0)."""
+        return self.program.sizes.need(sizes)
 
     @property
     def module(self):
@@ -157,11 +263,14 @@ class TorchFunction(CompiledFunction):
         return f"<mlclab model {self.signature()}, from PyTorch>"
 
     def input_ranges(self) -> dict:
-        """Inputs used as indices (an Embedding's): name -> the (0, size) they must lie in."""
+        """Inputs used as indices: name -> the (0, size) validate draws them from; an index
+        computed from an input (``ids + 1``) draws that input from the lower half, so that
+        the PyTorch reference, which refuses a bad index too, accepts it."""
         ranges: dict = {}
         for check in self.program.imported.index_checks:
             name = self.typed.params[check.param].name
-            ranges[name] = (0, min(check.size, ranges.get(name, (0, check.size))[1]))
+            high = max(1, check.size // 2) if check.computed else check.size
+            ranges[name] = (0, min(high, ranges.get(name, (0, high))[1]))
         return ranges
 
     def _split(self, arrays) -> tuple[list, dict]:
@@ -179,12 +288,31 @@ class TorchFunction(CompiledFunction):
         torch = _torch()
         inputs, weights = self._split(arrays)
         with eval_mode(self.module) as module:
-            if weights:
-                out = torch.func.functional_call(module, weights, tuple(inputs))
-            else:
-                out = module(*inputs)
+            try:
+                if weights:
+                    out = torch.func.functional_call(module, weights, tuple(inputs))
+                else:
+                    out = module(*inputs)
+            except Exception as exc:     # the model's own refusal (a bad index): as it is
+                raise from_user_code(exc)
         values = _flat_numpy(out)
         return values[0] if len(values) == 1 else tuple(values)
+
+    def trace(self, *args) -> dict:
+        """TVM's value of every top-level binding (``CompiledFunction.trace``); where TVM
+        cannot compile the build that returns them all, a ``NotImplementedError`` naming the
+        operator (``validate`` then compares outputs only, and says so)."""
+        from ..lang.diagnostics import DSLError
+        from .torch_build import traced_failure
+
+        try:
+            return super().trace(*args)
+        except DSLError as exc:
+            from ..backend.trace import traced_module
+
+            traced = traced_module(self.program.mod, self.name)
+            raise traced_failure(exc, traced, self.name, self.program.built.bindings[self.name],
+                                 self.target) from None
 
     @boundary(lambda self, *args, **kw: f"tracing the PyTorch reference of {self.name}")
     def reference_trace(self, *args, each=None) -> dict:
@@ -225,12 +353,7 @@ def _index_check(checks: list, names: list):
 
     def check(arrays, caller: str) -> None:
         for c in checks:
-            values = arrays[c.param]
-            if values.size and (values.min() < 0 or values.max() >= c.size):
-                bad = values.min() if values.min() < 0 else values.max()
-                raise ValueError(f"{caller}(): argument {names[c.param]} holds index {bad}, "
-                                 f"outside 0..{c.size - 1} for {c.where} (PyTorch refuses it "
-                                 f"too)")
+            c.refuse(np.asarray(arrays[c.param]), names[c.param], caller)
 
     return check
 
@@ -255,4 +378,6 @@ def _flat_numpy(out) -> list:
         return [v for item in out for v in _flat_numpy(item)]
     if isinstance(out, dict):
         return [v for item in out.values() for v in _flat_numpy(item)]
+    if isinstance(out, (bool, int, float)):      # x.item(): the compiled model's 0-d array
+        return [np.asarray(out)]
     raise TypeError(f"the PyTorch module returned {type(out).__name__}, not tensors")

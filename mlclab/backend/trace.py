@@ -14,7 +14,8 @@ def traced_module(mod, name: str):
     from tvm import relax
 
     tvm()
-    # Dataflow variables cannot leave their block; plain variables can.
+    # Dataflow variables cannot leave their block; plain variables can. The other functions
+    # stay: torch.cond's branches are called from ``name``.
     func = relax.transform.ToNonDataflow()(tvm().IRModule({name: mod[name]}))[name]
     seq = func.body
     values = [b.var for block in seq.blocks for b in block.bindings
@@ -22,4 +23,5 @@ def traced_module(mod, name: str):
     body = relax.SeqExpr(seq.blocks, relax.Tuple([seq.body, relax.Tuple(values)]))
     ret = relax.TupleType([func.ret_ty, relax.TupleType([v.ty for v in values])])
     traced = relax.Function(func.params, body, ret, func.is_pure, func.attrs)
-    return relax.transform.Normalize()(tvm().IRModule({name: traced}))
+    funcs = {gv: (traced if gv.name_hint == name else f) for gv, f in mod.functions_items()}
+    return relax.transform.Normalize()(tvm().IRModule(funcs, attrs=mod.attrs))
