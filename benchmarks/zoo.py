@@ -61,8 +61,11 @@ def _torchvision(name: str, size: int = 224):
 
 def _timm(name: str):
     def build():
-        import timm
         import torch
+
+        import mlclab
+        mlclab.import_torchvision()  # timm imports torchvision too
+        import timm
 
         model = timm.create_model(name, pretrained=False)
         size = model.pretrained_cfg.get("input_size", (3, 224, 224))

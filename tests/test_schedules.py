@@ -435,7 +435,7 @@ def test_every_kernel_records_the_rule_that_scheduled_it():
     assert "register_tile_packed: 2 reductions, not one" in softmax[1]
     assert [reason.split(":")[0] for reason in softmax[1]] == [
         "blocked_layout_transform", "blocked_max_pool2d", "blocked_conv2d",
-        "register_tile_packed", "register_tile"]
+        "register_tile_padded", "register_tile_packed", "register_tile"]
     a, b = _data((64, 96), (96, 128))
     z = np.maximum(a.astype("float64") @ b, 0)
     e = np.exp(z - z.max(axis=1, keepdims=True))
@@ -489,3 +489,48 @@ def test_the_rules_are_dlight_schedule_rules():
     (func,) = _primfuncs(out).values()
     assert func.attrs["tirx.is_scheduled"]
     assert "T.unroll(" in func.script()  # the register tile, first rule that applies
+
+
+# ---------------------------------------------------------------------------------------
+# extents no tile divides: padded, not left scalar
+
+
+@pytest.mark.parametrize("b,m,k,n", [(3, 197, 64, 197), (3, 197, 197, 64), (1, 37, 16, 53)])
+def test_prime_batched_matmul_is_padded_to_whole_tiles(b, m, k, n):
+    # DeiT's attention: 197 tokens is a prime, which no tile divides.
+    params = [("q", (b, m, k)), ("kt", (b, k, n))]
+    mod = _check(params, lambda bb, q, kt: R.matmul(q, kt), lambda q, kt: q @ kt, terms=k)
+    ((name, (rule, declined)),) = _decisions(mod).items()
+    assert rule == "register_tile_padded", (name, declined)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    assert "T.unroll(T.int64(4))" in func.script()  # four rows per tile, not one
+
+
+def test_linear_over_a_prime_token_count_matches_numpy():
+    params = [("x", (197, 192)), ("w", (576, 192)), ("b", (576,))]
+    mod = _module(params, lambda bb, x, w, b: R.linear(x, w, b))
+    x, w, b = _data((197, 192), (576, 192), (576,))
+    got = _build(mod, before=[relax.transform.FuseTransposeMatmul()])(x, w, b)
+    np.testing.assert_allclose(got, x.astype("float64") @ w.T + b, rtol=RTOL,
+                               atol=ATOL * np.sqrt(192))
+
+
+def test_divisible_matmul_needs_no_padding():
+    mod = _module([("a", (64, 96)), ("b", (96, 128))], lambda bb, a, b: R.matmul(a, b))
+    ((_, (rule, declined)),) = _decisions(mod).items()
+    assert rule == "register_tile_packed"
+    assert "register_tile_padded: the extents divide into register tiles: no padding needed" \
+        in declined
+
+
+def test_gelu_is_vectorized_and_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    mod = _module([("x", (8, 300))], lambda bb, x: R.nn.gelu(x))
+    x = (RNG.standard_normal((8, 300)) * 4).astype("float32")
+    x[0, :5] = [np.nan, np.inf, 0.0, 1e30, -1e30]
+    got = _build(mod)(x)
+    want = torch.nn.functional.gelu(torch.from_numpy(x.astype("float64"))).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    text = func.script()
+    assert "T.erf" not in text and "T.vectorized" in text  # no scalar libm call per element

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .blocked import (blocked_ops, is_channel_blocking, schedule_blocked_conv,
                       schedule_blocked_pool, schedule_channel_blocking)
 from .loops import schedule_each_block
+from .padded_tile import pad_and_tile
 from .register_tile import tile_single_reduction
 from .rule import CPURule
 
@@ -73,6 +74,20 @@ class RegisterTile(CPURule):
         tile_single_reduction(sch, blocks, lanes, pack=self.pack)
 
 
+class PaddedRegisterTile(CPURule):
+    """One reduction whose rows or columns no tile divides (a prime such as 197 tokens):
+    padded to whole tiles with zeros, register-tiled, cropped (``padded_tile.py``)."""
+
+    name = "register_tile_padded"
+
+    def is_applicable(self, func):
+        count = _reductions(func)
+        return None if count == 1 else f"{count} reductions, not one"
+
+    def schedule(self, sch, blocks, lanes):
+        pad_and_tile(sch, blocks, lanes)
+
+
 class ParallelLoops(CPURule):
     """Anything else: spatial loops fused, vectorized and parallel; reductions with their
     spatial loops parallel and the reduction one serial loop."""
@@ -88,6 +103,7 @@ CPU_RULES = (
     BlockedLayoutTransform(),
     BlockedMaxPool(),
     BlockedConv2d(),
+    PaddedRegisterTile(),
     RegisterTile(pack=True),
     RegisterTile(pack=False),
     ParallelLoops(),
