@@ -534,3 +534,19 @@ def test_gelu_is_vectorized_and_matches_pytorch():
     (func,) = _primfuncs(_scheduled(mod)).values()
     text = func.script()
     assert "T.erf" not in text and "T.vectorized" in text  # no scalar libm call per element
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 197, 197), -1), ((2, 5, 7), 1), ((4, 64), 0)])
+def test_softmax_with_a_vectorizable_exp_matches_numpy(shape, axis):
+    mod = _module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=axis))
+    x = (RNG.standard_normal(shape) * 10).astype("float32")
+    x.flat[0] = np.nan           # its row is NaN, as numpy's
+    x.flat[-1] = -np.inf         # exp(-inf) is 0
+    got = _build(mod)(x)
+    z = x.astype("float64")
+    with np.errstate(invalid="ignore"):
+        e = np.exp(z - z.max(axis=axis, keepdims=True))
+        want = e / e.sum(axis=axis, keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    assert "T.exp" not in func.script()  # no libm call per element

@@ -31,3 +31,41 @@ def legalize_gelu(bb, call):
                           name="T_gelu", tag="elemwise")
 
     return bb.call_te(compute, x, primfunc_name_hint="gelu")
+
+
+def legalize_softmax(bb, call):
+    """``relax.nn.softmax`` with a vectorizable exp for float32: TVM's ``exp`` is a libm call
+    per element (LLVM has no vector exp either), which made attention's softmax the largest
+    kernel of DeiT-tiny once its matmuls were tiled.  ``topi.fast_exp`` (a degree-7
+    polynomial after range reduction, ~1e-7 relative) of ``x - max(x)``, which is never
+    positive; NaN stays NaN, ``-inf`` gives 0, and below ~-88 (where exp is a float32
+    denormal) a number smaller than 1e-38 instead."""
+    import tvm
+    from tvm import te, tirx, topi
+
+    x = call.args[0]
+    if str(getattr(x.ty, "dtype", "")) != "float32":
+        return tvm.ir.Op.get("relax.nn.softmax").get_attr("FLegalize")(bb, call)
+    axis = int(call.attrs.axis)
+
+    def compute(t):
+        ndim = len(t.shape)
+        ax = axis % ndim
+
+        def row(i):  # the index of the reduced row an element belongs to
+            return [*i[:ax], *i[ax + 1:]]
+
+        reduced = [*t.shape[:ax], *t.shape[ax + 1:]]
+        k = te.reduce_axis((0, t.shape[ax]), name="k")
+        biggest = te.compute(reduced, lambda *r: te.max(t(*r[:ax], k, *r[ax:]), axis=k),
+                             name="T_softmax_maxelem")
+        shifted = te.compute(t.shape, lambda *i: t(*i) - biggest(*row(i)), name="shifted")
+        fast = topi.fast_exp(shifted)
+        exp = te.compute(t.shape, lambda *i: tirx.Select(tirx.isnan(shifted(*i)), shifted(*i),
+                                                         fast(*i)), name="T_softmax_exp")
+        k2 = te.reduce_axis((0, t.shape[ax]), name="k")
+        total = te.compute(reduced, lambda *r: te.sum(exp(*r[:ax], k2, *r[ax:]), axis=k2),
+                           name="T_softmax_expsum")
+        return te.compute(t.shape, lambda *i: exp(*i) / total(*row(i)), name="T_softmax_norm")
+
+    return bb.call_te(compute, x, primfunc_name_hint="softmax")
