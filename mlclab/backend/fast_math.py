@@ -70,25 +70,3 @@ def legalize_softmax(bb, call):
 
     return bb.call_te(compute, x, primfunc_name_hint="softmax")
 
-
-def legalize_sigmoid(bb, call):
-    """``relax.sigmoid`` as ``1 / (1 + fast_exp(-x))`` for float32: the gate of SiLU
-    (EfficientNet's every block) and of squeeze-excite, a libm ``exp`` per element in
-    TVM's lowering.  ``fast_exp`` clamps its argument to about +-88.4, where the sigmoid is
-    within 1e-38 of 0 or 1 anyway; NaN stays NaN."""
-    import tvm
-    from tvm import te, tirx, topi
-
-    x = call.args[0]
-    if str(getattr(x.ty, "dtype", "")) != "float32":
-        return tvm.ir.Op.get("relax.sigmoid").get_attr("FLegalize")(bb, call)
-
-    def compute(t):
-        one = tirx.const(1.0, "float32")
-        negated = te.compute(t.shape, lambda *i: -t(*i), name="negated", tag="elemwise")
-        exp = topi.fast_exp(negated)
-        return te.compute(t.shape, lambda *i: tirx.Select(tirx.isnan(t(*i)), t(*i),
-                                                          one / (one + exp(*i))),
-                          name="T_sigmoid", tag="elemwise")
-
-    return bb.call_te(compute, x, primfunc_name_hint="tir_sigmoid")
