@@ -49,6 +49,27 @@ def pad_and_tile(sch, blocks, lanes: int) -> None:
     tile_single_reduction(sch, _children(sch), lanes, pack=True)
 
 
+def awkward_extents(func) -> bool:
+    """Whether the one reduction of ``func`` has static rows or columns that a register
+    tile might not divide: more than ``ROWS`` rows and an odd count, or more than 32 columns
+    and not a multiple of 4 (``pad_and_tile`` decides with the real vector width)."""
+    from tvm.tirx import IterVar
+
+    from .tir_util import blocks_of
+
+    for block in blocks_of(func):
+        kinds = [int(iv.iter_type) for iv in block.iter_vars]
+        if IterVar.CommReduce not in kinds:
+            continue
+        extents = [static_int(iv.dom.extent) for iv, kind in zip(block.iter_vars, kinds)
+                   if kind == IterVar.DataPar]
+        if len(extents) < 2 or None in extents[-2:]:
+            return False
+        rows, columns = extents[-2:]
+        return (rows > ROWS and rows % 2 == 1) or (columns > 32 and columns % 4 != 0)
+    return False
+
+
 def _children(sch):
     return list(sch.get_child_blocks(sch.get_sblock("root")))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .blocked import (blocked_ops, is_channel_blocking, schedule_blocked_conv,
                       schedule_blocked_pool, schedule_channel_blocking)
 from .loops import schedule_each_block
-from .padded_tile import pad_and_tile
+from .padded_tile import awkward_extents, pad_and_tile
 from .register_tile import tile_single_reduction
 from .rule import CPURule
 
@@ -82,7 +82,13 @@ class PaddedRegisterTile(CPURule):
 
     def is_applicable(self, func):
         count = _reductions(func)
-        return None if count == 1 else f"{count} reductions, not one"
+        if count != 1:
+            return f"{count} reductions, not one"
+        # A cheap look before a Schedule is built: rows and columns that a tile of any
+        # vector width (4, 8 or 16 lanes) can divide need no padding.
+        if not awkward_extents(func):
+            return "the extents divide into register tiles: no padding needed"
+        return None
 
     def schedule(self, sch, blocks, lanes):
         pad_and_tile(sch, blocks, lanes)
