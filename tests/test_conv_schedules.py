@@ -15,7 +15,8 @@ import pytest
 import mlclab
 from mlclab.backend.conv_layout import BLOCK_NAME, channel_block
 from mlclab.backend.passes import build_passes, resolve_target
-from mlclab.backend.schedules import STACK_BYTES, _conv_tile, vector_lanes
+from mlclab.backend.schedules import SCHEDULE_ATTR, schedule_decision, vector_lanes
+from mlclab.backend.schedules.blocked import STACK_BYTES, conv_tile
 from mlclab.tvm_setup import tvm
 
 torch = pytest.importorskip("torch")
@@ -130,9 +131,13 @@ def test_resnet_style_conv_is_blocked_vectorized_and_register_tiled(lanes):
     assert "relu" in name  # the epilogue is fused into the convolution's kernel
     tir = kernels[name].script()
     assert f'T.sblock("{BLOCK_NAME}_update")' in tir
+    assert kernels[name].attrs[SCHEDULE_ATTR] == "blocked_conv2d"
+    # the two layout transforms at the edges (input in, result out) took their own rule
+    transforms = [f for n, f in kernels.items() if n != name]
+    assert [schedule_decision(f)[0] for f in transforms] == ["blocked_layout_transform"] * 2
     # the inner loops: channel blocks and output pixels unrolled, the channel block one
     # vector -- a tile of accumulators small enough to stay in registers
-    oc_tile, pixels = _conv_tile(64 // block, 14, lanes)
+    oc_tile, pixels = conv_tile(64 // block, 14, lanes)
     assert oc_tile * pixels * lanes * 4 < STACK_BYTES
     assert f"for o in T.vectorized(T.int64({block})):" in tir
     assert f"for x_1 in T.unroll(T.int64({pixels})):" in tir
@@ -322,17 +327,22 @@ def test_misaligned_arrays_in_a_subprocess():
 
 # ------------------------------------------------------------------ refusals fall back
 def test_a_refused_blocked_schedule_falls_back_to_the_general_rules(monkeypatch):
-    from mlclab.backend import schedules
+    from mlclab.backend.schedules import rules
 
     def refuse(*_args):
         raise ValueError("refused")
 
     mod, _ = _import(Residual(16, 16, 1), (1, 16, 10, 10))
-    monkeypatch.setattr(schedules, "_schedule_blocked_conv", refuse)
+    monkeypatch.setattr(rules.BlockedConv2d, "schedule", refuse)
     kernels = _kernels(_until(mod, "mlclab.ScheduleCPU"))
     conv = [f for n, f in kernels.items() if n.startswith("fused_conv2d_NCHWc")]
-    # still scheduled (by the general reduction rules), not left naive
+    # still scheduled (by the general reduction rules), not left naive, and the refusal
+    # is recorded rather than swallowed
     assert conv and all(f.attrs.get("tirx.is_scheduled", False) for f in conv)
+    for f in conv:
+        rule, declined = schedule_decision(f)
+        assert rule in ("register_tile_packed", "register_tile", "parallel_loops")
+        assert "blocked_conv2d: ValueError: refused" in declined
     _check_against_torch(Residual(16, 16, 1), (1, 16, 10, 10))
 
 

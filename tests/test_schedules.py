@@ -20,7 +20,9 @@ from tvm import relax, tirx  # noqa: E402
 from tvm.relax import op as R  # noqa: E402
 
 from mlclab.backend.passes import build_passes, resolve_target  # noqa: E402
-from mlclab.backend.schedules import schedule_cpu, schedule_primfunc, vector_lanes  # noqa: E402
+from mlclab.backend.schedules import (  # noqa: E402
+    DECLINED_ATTR, SCHEDULE_ATTR, UNSCHEDULED, NotScheduled, schedule_cpu, schedule_decision,
+    schedule_primfunc, vector_lanes)
 
 RNG = np.random.default_rng(7)
 # Results are compared with numpy evaluated in float64.  FMA contraction on the host target
@@ -366,8 +368,8 @@ def test_pass_is_idempotent_and_leaves_its_input_alone():
     assert schedule_cpu(target)(once).script() == once.script()
 
 
-def test_a_refused_rule_falls_back_to_a_simpler_one(monkeypatch):
-    from mlclab.backend import schedules
+def test_a_refused_rule_falls_back_to_a_simpler_one_and_says_why(monkeypatch):
+    from mlclab.backend.schedules import register_tile
 
     mod = _legalized(_module([("a", (128, 128)), ("b", (128, 128))], lambda bb, a, b: R.matmul(a, b)))
     (func,) = _primfuncs(mod).values()
@@ -375,12 +377,18 @@ def test_a_refused_rule_falls_back_to_a_simpler_one(monkeypatch):
     def refuse(*args, **kwargs):
         raise ValueError("refused")
 
-    monkeypatch.setattr(schedules, "_tile_reduction", refuse)
-    text = schedule_primfunc(func, lanes=8, strict=True).script()
+    monkeypatch.setattr(register_tile, "_tile_reduction", refuse)
+    scheduled = schedule_primfunc(func, lanes=8, strict=True)
+    text = scheduled.script()
     assert "T.parallel(" in text and "T.unroll" not in text  # the plain parallel rule
+    rule, declined = schedule_decision(scheduled)
+    assert rule == "parallel_loops"
+    assert "register_tile_packed: ValueError: refused" in declined
+    assert "register_tile: ValueError: refused" in declined
+    assert declined[0].startswith("blocked_layout_transform: not a copy")
 
 
-def test_unschedulable_function_is_left_unchanged():
+def test_unschedulable_function_is_left_unchanged_with_the_reasons():
     # Plain TIR loops without blocks: nothing for a block schedule to work on.
     from tvm.script import tirx as T
 
@@ -389,8 +397,13 @@ def test_unschedulable_function_is_left_unchanged():
         for i in range(8):
             b[i] = a[i] + T.float32(1)
 
-    assert schedule_primfunc(loops_only, lanes=8) is loops_only
-    with pytest.raises(Exception):
+    left = schedule_primfunc(loops_only, lanes=8)
+    assert left.body.same_as(loops_only.body)
+    assert "tirx.is_scheduled" not in left.attrs
+    rule, declined = schedule_decision(left)
+    assert rule == UNSCHEDULED
+    assert "parallel_loops: no blocks to schedule (plain loops)" in declined
+    with pytest.raises(NotScheduled, match="parallel_loops: no blocks to schedule"):
         schedule_primfunc(loops_only, lanes=8, strict=True)
 
 
@@ -399,3 +412,142 @@ def test_host_target_names_this_cpu():
     assert target.kind.name == "llvm"
     assert resolve_target("llvm") is target  # resolved once per process
     assert resolve_target({"kind": "llvm"}).attrs.get("mcpu") is None
+
+
+# ---------------------------------------------------------------------------------------
+# the rule list: which rule scheduled each kernel, and why the others declined
+
+
+def _decisions(mod):
+    return {name: schedule_decision(f) for name, f in _primfuncs(_scheduled(mod)).items()}
+
+
+def test_every_kernel_records_the_rule_that_scheduled_it():
+    mod = _module([("a", (64, 96)), ("b", (96, 128))],
+                  lambda bb, a, b: R.nn.softmax(bb.emit(R.nn.relu(bb.emit(R.matmul(a, b))))))
+    decisions = _decisions(mod)
+    assert all(d is not None for d in decisions.values()), decisions
+    (matmul,) = [d for n, d in decisions.items() if "matmul" in n]
+    (softmax,) = [d for n, d in decisions.items() if "softmax" in n]
+    assert matmul[0] == "register_tile_packed"
+    assert softmax[0] == "parallel_loops"
+    # softmax's max and sum are two reductions: each register-tile rule says so
+    assert "register_tile_packed: 2 reductions, not one" in softmax[1]
+    assert [reason.split(":")[0] for reason in softmax[1]] == [
+        "blocked_layout_transform", "blocked_max_pool2d", "blocked_conv2d",
+        "register_tile_padded", "register_tile_packed", "register_tile"]
+    a, b = _data((64, 96), (96, 128))
+    z = np.maximum(a.astype("float64") @ b, 0)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(_build(mod)(a, b), e / e.sum(axis=1, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_a_new_rule_is_one_class_and_one_list_entry():
+    from mlclab.backend.schedules import CPU_RULES, CPURule, Declined
+
+    class OnlyAdds(CPURule):
+        """Vectorize an elementwise add along its last axis, and nothing else."""
+
+        name = "only_adds"
+
+        def is_applicable(self, func):
+            return None if "add" in func.script() else "not an add"
+
+        def schedule(self, sch, blocks, lanes):
+            if len(blocks) != 1:
+                raise Declined("not one block")
+            *_, inner = sch.get_loops(blocks[0])
+            sch.vectorize(sch.split(inner, factors=[None, lanes])[1])
+
+    rules = (OnlyAdds(), *CPU_RULES)
+    target = resolve_target("llvm")
+    params = [("x", (16, 64)), ("y", (16, 64))]
+    adds = schedule_cpu(target, rules=rules)(_legalized(_module(params, lambda bb, x, y: R.add(x, y))))
+    muls = schedule_cpu(target, rules=rules)(_legalized(_module(params, lambda bb, x, y: R.multiply(x, y))))
+    (add,) = _primfuncs(adds).values()
+    (mul,) = _primfuncs(muls).values()
+    assert schedule_decision(add) == ("only_adds", [])
+    rule, declined = schedule_decision(mul)
+    assert rule == "parallel_loops" and declined[0] == "only_adds: not an add"
+    ex = tvm.compile(adds, target=target)
+    x, y = _data((16, 64), (16, 64))
+    got = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(x),
+                                                      tvm.runtime.tensor(y)).numpy()
+    np.testing.assert_allclose(got, x + y, rtol=1e-6)
+
+
+def test_the_rules_are_dlight_schedule_rules():
+    # TVM's own driver accepts mlclab's rule list unchanged.
+    from tvm.s_tir import dlight
+
+    mod = _legalized(_module([("a", (64, 64)), ("b", (64, 64))], lambda bb, a, b: R.matmul(a, b)))
+    from mlclab.backend.schedules import CPU_RULES
+
+    with resolve_target("llvm"):
+        out = dlight.ApplyDefaultSchedule(*CPU_RULES)(mod)
+    (func,) = _primfuncs(out).values()
+    assert func.attrs["tirx.is_scheduled"]
+    assert "T.unroll(" in func.script()  # the register tile, first rule that applies
+
+
+# ---------------------------------------------------------------------------------------
+# extents no tile divides: padded, not left scalar
+
+
+@pytest.mark.parametrize("b,m,k,n", [(3, 197, 64, 197), (3, 197, 197, 64), (1, 37, 16, 53)])
+def test_prime_batched_matmul_is_padded_to_whole_tiles(b, m, k, n):
+    # DeiT's attention: 197 tokens is a prime, which no tile divides.
+    params = [("q", (b, m, k)), ("kt", (b, k, n))]
+    mod = _check(params, lambda bb, q, kt: R.matmul(q, kt), lambda q, kt: q @ kt, terms=k)
+    ((name, (rule, declined)),) = _decisions(mod).items()
+    assert rule == "register_tile_padded", (name, declined)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    assert "T.unroll(T.int64(4))" in func.script()  # four rows per tile, not one
+
+
+def test_linear_over_a_prime_token_count_matches_numpy():
+    params = [("x", (197, 192)), ("w", (576, 192)), ("b", (576,))]
+    mod = _module(params, lambda bb, x, w, b: R.linear(x, w, b))
+    x, w, b = _data((197, 192), (576, 192), (576,))
+    got = _build(mod, before=[relax.transform.FuseTransposeMatmul()])(x, w, b)
+    np.testing.assert_allclose(got, x.astype("float64") @ w.T + b, rtol=RTOL,
+                               atol=ATOL * np.sqrt(192))
+
+
+def test_divisible_matmul_needs_no_padding():
+    mod = _module([("a", (64, 96)), ("b", (96, 128))], lambda bb, a, b: R.matmul(a, b))
+    ((_, (rule, declined)),) = _decisions(mod).items()
+    assert rule == "register_tile_packed"
+    assert "register_tile_padded: the extents divide into register tiles: no padding needed" \
+        in declined
+
+
+def test_gelu_is_vectorized_and_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    mod = _module([("x", (8, 300))], lambda bb, x: R.nn.gelu(x))
+    x = (RNG.standard_normal((8, 300)) * 4).astype("float32")
+    x[0, :5] = [np.nan, np.inf, 0.0, 1e30, -1e30]
+    got = _build(mod)(x)
+    want = torch.nn.functional.gelu(torch.from_numpy(x.astype("float64"))).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    text = func.script()
+    assert "T.erf" not in text and "T.vectorized" in text  # no scalar libm call per element
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 197, 197), -1), ((2, 5, 7), 1), ((4, 64), 0)])
+def test_softmax_with_a_vectorizable_exp_matches_numpy(shape, axis):
+    mod = _module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=axis))
+    x = (RNG.standard_normal(shape) * 10).astype("float32")
+    x.flat[0] = np.nan           # its row is NaN, as numpy's
+    x.flat[-1] = -np.inf         # exp(-inf) is 0
+    got = _build(mod)(x)
+    z = x.astype("float64")
+    with np.errstate(invalid="ignore"):
+        e = np.exp(z - z.max(axis=axis, keepdims=True))
+        want = e / e.sum(axis=axis, keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    assert "T.exp" not in func.script()  # no libm call per element
+

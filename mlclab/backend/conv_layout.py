@@ -6,7 +6,7 @@ apart.  In ``NCHW[x]c`` the channels are cut into blocks of ``x`` (one SIMD regi
 float32) and the block is the innermost axis, so one output pixel's block of output channels
 is one vector register, the weight ``OIHW[x]i[y]o`` gives one vector per input channel, and
 the inner loop is a broadcast of one input value and one fused multiply-add -- with a row of
-output pixels held in registers (see ``schedules._schedule_blocked_conv``).
+output pixels held in registers (see ``schedules.blocked``).
 
 ``block_conv_layout`` rewrites the Relax graph before legalization:
 
@@ -23,20 +23,25 @@ output pixels held in registers (see ``schedules._schedule_blocked_conv``).
 
 Anything else -- grouped or dilated convolutions, symbolic sizes, other dtypes, channel
 counts with no block of at least ``MIN_BLOCK``, convolutions too small to pay for the
-transforms (``MIN_MACS``) -- is left exactly as it was, for the general schedules.  ``legalize_conv2d`` lowers the blocked convolution to one loop nest
-whose block names the CPU schedule looks for (``BLOCK_NAME``).
+transforms (``MIN_MACS``) -- is left exactly as it was, for the general schedules.
+``legalize_conv2d`` lowers the blocked convolution to one loop nest whose reduction block
+the CPU schedule recognises by its annotation (``BLOCKED_OP``).
 """
 from __future__ import annotations
 
 import functools
 import math
 
-# The name of the blocked convolution's reduction block (and its padding's), which
-# ``schedules`` recognises; FuseTIR keeps block names.
+# The blocks' names (what the TIR view shows).  The schedules recognise the reductions by
+# the annotation ``BLOCKED_OP`` instead, which FuseTIR keeps with the block: a name could be
+# taken by any other operator.
 BLOCK_NAME = "conv2d_NCHWc"
 PAD_NAME = "conv2d_NCHWc_pad"
 POOL_NAME = "max_pool2d_NCHWc"
 POOL_PAD_NAME = "max_pool2d_NCHWc_pad"
+# The block annotation naming the blocked-layout operator a reduction block computes.
+BLOCKED_OP = "mlclab.blocked_op"
+CONV2D, MAX_POOL2D = "conv2d_NCHWc", "max_pool2d_NCHWc"
 # The smallest channel block worth a vector: fewer output channels per block than this
 # (fewer than 4 channels, or a prime count wider than a vector such as 17) leaves the
 # convolution to the general schedule.
@@ -406,7 +411,7 @@ def _max_pool2d_nchwc(data, pool_size, strides, padding):
     return te.compute(
         (n, cc, oh, ow, cb),
         lambda b, c, y, x, i: nan_max(data[b, c, y * sh + ry, x * sw + rx, i], axis=[ry, rx]),
-        name=POOL_NAME)
+        name=POOL_NAME, attrs={BLOCKED_OP: MAX_POOL2D})
 
 
 def _conv2d_nchwc(data, kernel, strides, padding):
@@ -432,4 +437,4 @@ def _conv2d_nchwc(data, kernel, strides, padding):
         lambda b, oc, y, x, o: te.sum(
             data[b, rc, y * sh + ry, x * sw + rx, ri] * kernel[oc, rc, ry, rx, ri, o],
             axis=[rc, ry, rx, ri]),
-        name=BLOCK_NAME)
+        name=BLOCK_NAME, attrs={BLOCKED_OP: CONV2D})

@@ -1,0 +1,185 @@
+"""Schedules of the functions ``conv_layout`` makes: a convolution or max pooling in the
+blocked NCHW[x]c layout (register tiles of output pixels times channel-block vectors), and
+the transforms into and out of that layout."""
+from __future__ import annotations
+
+from .loops import vectorize_spatial
+from .register_tile import epilogue_per_tile
+from .tir_util import (PARALLEL_MIN_ELEMENTS, PARALLEL_MIN_MACS, blocks_of, extents_of, is_copy,
+                       is_reduction, static_int, work, worth_parallel)
+
+
+# The most vector accumulators a convolution's register tile holds.  Two limits: the
+# registers (AVX-512 has 32, AVX2 and SSE 16; four stay free for the weight vectors and the
+# broadcast input), and the stack -- TVM places a kernel's buffers smaller than 1 KiB
+# (``kMaxStackAlloca``) on the stack, where LLVM promotes them to registers, and takes
+# larger ones from ``TVMBackendAllocWorkspace``, where every FMA loads and stores its
+# accumulator.  Measured on one AVX-512 core, ResNet-18's 3x3 64->64 at 56x56: 28
+# accumulators (1.75 KiB) 1.8 ms, 14 (896 B) 0.95 ms.
+STACK_BYTES = 1024
+
+
+def _accumulators(lanes: int) -> int:
+    registers = 32 if lanes >= 16 else 16
+    return min(registers - 4, (STACK_BYTES - 1) // (lanes * 4))
+
+
+# Output-channel blocks per register tile: each broadcast input value then feeds two FMAs
+# instead of one, which halves the broadcast loads per FMA.  ResNet-18 on one AVX-512 core,
+# 2 x 7 against 1 x 14 accumulators: 3x3 at 56x56 1.00 vs 1.09 ms, at 14x14 0.98 vs
+# 1.06 ms, at 7x7 1.04 vs 1.31 ms.
+OC_TILE = 2
+
+
+def conv_tile(out_chunks: int, width: int, lanes: int):
+    """(output-channel blocks, output pixels) of a register tile: the most accumulators
+    within the budget, each count dividing its loop; two channel blocks on a tie."""
+    budget = _accumulators(lanes)
+    best = None
+    for oc_tile in (OC_TILE, 1):
+        if out_chunks % oc_tile:
+            continue
+        pixels = next(p for p in range(min(width, budget // oc_tile), 0, -1) if width % p == 0)
+        if best is None or oc_tile * pixels > best[0] * best[1]:
+            best = (oc_tile, pixels)
+    return best
+
+
+def blocked_op(block):
+    """The blocked-layout operator (``conv_layout.CONV2D``, ``MAX_POOL2D``) that ``block``
+    computes, from the annotation ``conv_layout`` gives it; None for any other block."""
+    from ..conv_layout import BLOCKED_OP
+
+    value = block.annotations.get(BLOCKED_OP)
+    return None if value is None else str(value)
+
+
+def blocked_ops(func) -> set:
+    """The blocked-layout operators whose reductions ``func`` holds (a walk over the
+    statements: building a Schedule of every function would cost 10 % of scheduling)."""
+    return {op for op in map(blocked_op, blocks_of(func)) if op is not None}
+
+
+def is_channel_blocking(func) -> bool:
+    """Whether ``func`` is one of ``conv_layout``'s transforms at the graph's edges: one
+    block copying NCHW into NCHW{x}c (a 4-d read, a 5-d write) or back (5-d, 4-d).  Known by
+    that shape, not by the block name TVM's legalization happens to give it."""
+    blocks = blocks_of(func)
+    if len(blocks) != 1:
+        return False
+    block = blocks[0]
+    if len(block.reads) != 1 or len(block.writes) != 1 or not is_copy(block.body):
+        return False
+    ranks = (len(block.reads[0].region), len(block.writes[0].region))
+    return ranks in ((4, 5), (5, 4))
+
+
+def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
+    """``[n * oc_outer * oh (parallel), ow_outer] x [ic_chunk, ky, kx, ic_block] x
+    [oc_inner, ow_inner (unrolled), oc_block (vector)]``: ``ow_inner`` output pixels times
+    ``oc_inner`` blocks of output channels accumulate in registers while the whole
+    reduction runs -- each step ``oc_inner`` weight vectors and ``ow_inner`` broadcast
+    inputs, ``oc_inner * ow_inner`` FMAs -- and the fused epilogue (bias, residual, relu)
+    is applied to the tile before it leaves the cache.  A 1x1 convolution is this same
+    loop nest with ``ky = kx = 1``: a matmul of pixels by channels, register-tiled the same
+    way.  The reduction runs in the order ``ic_chunk, ky, kx, ic_block`` rather than
+    legalization's ``ic, ky, kx``: results move by float32 rounding only (~1e-6)."""
+    from ..conv_layout import CONV2D
+
+    conv = [b for b in blocks if blocked_op(sch.get(b)) == CONV2D and is_reduction(sch, b)]
+    if len(conv) != 1:
+        raise ValueError("not one blocked convolution")
+    conv = conv[0]
+    index = blocks.index(conv)
+    prologue, epilogue = blocks[:index], blocks[index + 1:]
+    if any(is_reduction(sch, b) for b in prologue + epilogue):
+        raise ValueError("a blocked convolution fused with another reduction")
+    loops = list(sch.get_loops(conv))
+    extents = extents_of(sch, loops)
+    if len(loops) != 9 or None in extents:
+        raise ValueError("not a static blocked convolution")
+    n, oc_chunk, oh, ow, oc_block, ic_chunk, ky, kx, ic_block = loops
+    oc_tile, pixels = conv_tile(extents[1], extents[3], lanes)
+    ow_outer, ow_inner = sch.split(ow, factors=[None, pixels])
+    oc_outer, oc_inner = sch.split(oc_chunk, factors=[None, oc_tile])
+    sch.reorder(n, oc_outer, oh, ow_outer, ic_chunk, ky, kx, ic_block, oc_inner, ow_inner,
+                oc_block)
+    if not epilogue:
+        # Accumulate into a tile-sized buffer that LLVM keeps in registers.
+        epilogue = [sch.cache_write(conv, 0, "global")]
+    rows = sch.fuse(n, oc_outer, oh)
+    if worth_parallel([work(sch, conv)], PARALLEL_MIN_MACS):
+        sch.parallel(rows)
+    # The epilogue blocks that stayed separate (relu reads its input twice, so a residual
+    # add before it is stored, not inlined) follow the tile one after the other.
+    for block in epilogue:
+        epilogue_per_tile(sch, block, ow_outer)
+    sch.vectorize(oc_block)
+    sch.unroll(ow_inner)
+    sch.unroll(oc_inner)
+    sch.decompose_reduction(conv, ic_chunk)
+    for b in prologue:  # the padding: a copy, vectorized along the channel block
+        vectorize_spatial(sch, b, lanes)
+
+
+# Output columns per tile of a layout transform (a divisor of the width, at most this).
+TRANSFORM_COLUMNS = 8
+
+
+def schedule_channel_blocking(sch, block, lanes: int) -> None:
+    """NCHW <-> NCHW{x}c is a transpose of each (channel block x width) tile: the loop that
+    reads contiguous memory is vectorized and the other one unrolled, so LLVM moves whole
+    vectors on both sides.  ResNet-18's 64x56x56, one core: into the blocked layout 150 ->
+    18 us, back 56 -> 18 us (the spatial rule vectorized one side and scattered the other)."""
+    loops = list(sch.get_loops(block))
+    extents = extents_of(sch, loops)
+    if None in extents:
+        raise ValueError("a symbolic layout transform")
+    width = extents[3]
+    columns = next(c for c in range(min(width, TRANSFORM_COLUMNS), 0, -1) if width % c == 0)
+    if len(loops) == 4:  # into the blocked layout: loops over the NCHW input
+        n, c, h, w = loops
+        block_size = static_int(sch.get(block).writes[0].source.shape[4])
+        if block_size is None or extents[1] % block_size:
+            raise ValueError("not a channel blocking")
+        c_outer, c_inner = sch.split(c, factors=[None, block_size])
+        w_outer, w_inner = sch.split(w, factors=[None, columns])
+        sch.reorder(n, c_outer, h, w_outer, c_inner, w_inner)
+        rows, vector, unrolled = (n, c_outer, h), w_inner, c_inner
+    else:  # back to NCHW: loops over the blocked input
+        n, c_outer, h, w, c_inner = loops
+        w_outer, w_inner = sch.split(w, factors=[None, columns])
+        sch.reorder(n, c_outer, h, w_outer, w_inner, c_inner)
+        rows, vector, unrolled = (n, c_outer, h), c_inner, w_inner
+    fused = sch.fuse(*rows)
+    if worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
+        sch.parallel(fused)
+    sch.vectorize(vector)
+    sch.unroll(unrolled)
+
+
+def schedule_blocked_pool(sch, blocks, lanes: int) -> None:
+    """Pooling in the blocked layout: ``[n * c_chunk * oh (parallel), ow] x [ky, kx] x
+    [c_block (vector)]`` -- each window step is one vector compare over a channel block
+    (the unscheduled loop nest compared one float at a time: 4 ms for ResNet-18's pool of
+    64x112x112, against 0.3 ms so)."""
+    from ..conv_layout import MAX_POOL2D
+
+    pools = [b for b in blocks if blocked_op(sch.get(b)) == MAX_POOL2D and is_reduction(sch, b)]
+    if len(pools) != 1 or len(blocks) > 2:
+        raise ValueError("not one blocked pooling")
+    pool = pools[0]
+    loops = list(sch.get_loops(pool))
+    if len(loops) != 7 or None in extents_of(sch, loops):
+        raise ValueError("not a static blocked pooling")
+    n, c_chunk, oh, ow, c_block, ky, kx = loops
+    sch.reorder(n, c_chunk, oh, ow, ky, kx, c_block)
+    rows = sch.fuse(n, c_chunk, oh)
+    if worth_parallel([work(sch, pool)], PARALLEL_MIN_ELEMENTS):
+        sch.parallel(rows)
+    sch.vectorize(c_block)
+    sch.decompose_reduction(pool, ky)
+    for b in blocks:
+        if not b.same_as(pool):  # the padding
+            vectorize_spatial(sch, b, lanes)
+

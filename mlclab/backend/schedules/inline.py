@@ -1,0 +1,142 @@
+"""Inlining the producers of a fused function without duplicating work (the first step
+of every schedule rule)."""
+from __future__ import annotations
+
+import functools
+
+from .tir_util import is_reduction, try_inline
+
+
+def inline_producers(sch, blocks) -> None:
+    """Inline the spatial blocks that feed later blocks (an elementwise chain, an
+    epilogue) so each is computed where it is used -- where that duplicates no work.
+    Blocks before the first reduction stay: an inlined padding block would put a bounds
+    check in the innermost reduction loop."""
+    first_reduction = next((k for k, b in enumerate(blocks) if is_reduction(sch, b)), None)
+    start = 0 if first_reduction is None else first_reduction + 1
+    for b in blocks[start:-1]:  # the last block writes the output: it can't be inlined
+        if not is_reduction(sch, b) and _inlining_is_free(sch, b):
+            try_inline(sch, b)
+
+
+# ---------------------------------------------------------------------------------------
+# inlining without duplicated work
+#
+# Inlining a producer copies its expression into every place a consumer reads it.  Read
+# once per element, that saves a round trip through memory; read twice (``y = y + y``,
+# ``h * sigmoid(h)``, or once under ``tanh``, whose LLVM lowering uses its argument 5
+# times), the work doubles -- and along a chain it compounds: inlining every link of
+# ``h = tanh(h)`` made 8 links take 81 s to compile and 30 links of ``y = y + y`` abort
+# with std::bad_alloc.  So a producer is inlined only when that evaluates it at most once
+# per element, or when it is so small (one operation on loads and constants) that
+# recomputing it is cheaper than storing it; once inlined it is no longer that small, so
+# the copies cannot compound.  Everything else stays materialised in its own buffer, as
+# TVM's unscheduled code has it, and every expression stays linear in the program's size.
+
+# The most expression nodes (operations, loads, constants; not index arithmetic) a producer
+# may have and still be recomputed at each read: ``x * 0.5`` is 3.
+CHEAP_NODES = 3
+
+
+def _inlining_is_free(sch, block) -> bool:
+    """Whether inlining ``block`` into its consumers evaluates nothing more than once per
+    element (or only something cheaper than a store and a load)."""
+    store = sch.get(block).body
+    if not _is_store(store):
+        return False
+    if _size(store.value) <= CHEAP_NODES:
+        return True
+    buffer = sch.get(block).writes[0].source
+    reads = 0
+    for consumer in sch.get_consumers(block):
+        body = sch.get(consumer).body
+        if not _is_store(body):
+            return False
+        reads += _evaluations(body.value, lambda node: _is_load_of(node, buffer))
+    return reads <= 1
+
+
+def _is_store(stmt) -> bool:
+    from tvm.tirx import BufferStore
+
+    return isinstance(stmt, BufferStore)
+
+
+def _is_load_of(node, buffer) -> bool:
+    from tvm.ir.expr import TensorLoad as BufferLoad  # what tirx.BufferLoad(...) builds
+
+    return isinstance(node, BufferLoad) and node.source.same_as(buffer)  # source: the buffer
+
+
+def _size(expr) -> int:
+    """The nodes of ``expr`` outside index arithmetic; a call to an intrinsic counts as
+    more than cheap."""
+    from tvm.ir import Call
+
+    return _evaluations(expr, lambda node: CHEAP_NODES + 1 if isinstance(node, Call) else 1,
+                        indices=False)
+
+
+def _evaluations(expr, count, indices: bool = True) -> int:
+    """The sum of ``count(node)`` over ``expr`` read as a tree -- each shared node counted as
+    often as it is reached, and each intrinsic's argument as often as its lowering uses it
+    -- computed over the DAG in linear time."""
+    from tvm.ir import Call
+    from tvm.ir.expr import TensorLoad as BufferLoad  # what tirx.BufferLoad(...) builds
+
+    memo = {}
+    # An explicit stack, not recursion: a chain of a few hundred inlined links nests deeper
+    # than Python's recursion limit.
+    stack = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        key = node.__chandle__()
+        if key in memo:
+            continue
+        children = list(_operands(node, indices or not isinstance(node, BufferLoad)))
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+            continue
+        uses = (_argument_uses(node.op.name)
+                if isinstance(node, Call) and hasattr(node.op, "name") else 1)
+        memo[key] = int(count(node)) + uses * sum(memo[c.__chandle__()] for c in children)
+    return memo[expr.__chandle__()]
+
+
+# The fields of a TIR expression that hold its operands.
+_OPERAND_FIELDS = ("a", "b", "value", "condition", "true_value", "false_value", "args",
+                   "base", "stride", "body")
+
+
+def _operands(node, with_indices: bool):
+    from tvm.ir.expr import Expr
+
+    fields = _OPERAND_FIELDS + (("indices",) if with_indices else ())
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, Expr):
+            yield value
+        elif value is not None and type(value).__name__ == "Array":
+            yield from (item for item in value if isinstance(item, Expr))
+
+
+@functools.lru_cache(maxsize=None)
+def _argument_uses(op_name: str) -> int:
+    """How many times LLVM's lowering of the intrinsic ``op_name`` evaluates its argument:
+    1 for ``exp`` (one LLVM intrinsic), 5 for ``tanh`` (a select over two exp formulas).
+    Asked of TVM's own lowering rather than listed, so a new operator can't be missed."""
+    import tvm
+    from tvm import tirx
+
+    x = tirx.Var("x", "float32")
+    try:
+        call = tirx.call_intrin("float32", op_name, x)
+        func = tirx.PrimFunc([x], tirx.Evaluate(call)).with_attrs(
+            {"target": tvm.target.Target("llvm"), "global_symbol": "probe"})
+        lowered = tirx.transform.LowerIntrin()(tvm.IRModule({"probe": func}))["probe"]
+        return max(1, _evaluations(lowered.body.value,
+                                   lambda node: isinstance(node, tirx.Var) and node.same_as(x)))
+    except Exception:  # not a unary float intrinsic (if_then_else, a cast, ...): read once
+        return 1
+

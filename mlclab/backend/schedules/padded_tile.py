@@ -1,0 +1,80 @@
+"""The register tile for extents it cannot divide: attention's 197 tokens (a prime) in DeiT
+and ViT.  ``register_tile`` splits only by divisors, so a prime column count left the whole
+batched matmul scalar (Q @ K^T at 0.8 GFLOP/s) and a prime row count made tiles one row
+high.  Here the reduction's iteration space is first padded with ``pad_einsum`` -- rows to a
+multiple of ``ROWS``, columns to a multiple of two vectors -- into zero-filled copies of the
+inputs and a padded result that is cropped into the output, and the padded einsum is
+register-tiled as usual.  The padding adds zeros to sums that are then thrown away, so
+every kept output is summed in its original order."""
+from __future__ import annotations
+
+from .register_tile import ROWS, tile_single_reduction
+from .rule import Declined
+from .tir_util import block_bindings, bound_iter, is_reduction, static_int, try_inline
+
+
+def pad_and_tile(sch, blocks, lanes: int) -> None:
+    """Pad the function's one reduction to whole register tiles, then tile it; ``Declined``
+    when its extents already divide (``register_tile`` takes it) or it has another form."""
+    from tvm.tirx import IterVar
+
+    reductions = [b for b in blocks if is_reduction(sch, b)]
+    if len(reductions) != 1:
+        raise Declined(f"{len(reductions)} reductions, not one")
+    red = reductions[0]
+    node = sch.get(red)
+    loops = list(sch.get_loops(red))
+    bindings = block_bindings(sch, red)
+    iters = [bound_iter(sch, loop, node, bindings) for loop in loops]
+    spatial = [k for k, iv in enumerate(node.iter_vars) if int(iv.iter_type) == IterVar.DataPar]
+    if len(spatial) < 2 or None in iters:
+        raise Declined("not a plain loop nest over at least two spatial axes")
+    columns, rows = spatial[-1], spatial[-2]
+    extents = [static_int(iv.dom.extent) for iv in node.iter_vars]
+    if extents[columns] is None or extents[rows] is None:
+        raise Declined("symbolic rows or columns")
+    padding = [1] * len(node.iter_vars)
+    if extents[columns] > 2 * lanes and extents[columns] % lanes:
+        padding[columns] = 2 * lanes
+    if extents[rows] > ROWS and extents[rows] % 2:
+        padding[rows] = ROWS
+    if padding == [1] * len(padding):
+        raise Declined("the extents divide into register tiles: no padding needed")
+    sch.pad_einsum(red, padding)
+    # The crop back to the output's shape is a copy: inlined into an epilogue that follows
+    # (bias, activation), it is the epilogue itself otherwise.
+    after = _blocks_after(sch, red)
+    if len(after) > 1:
+        try_inline(sch, after[0])
+    tile_single_reduction(sch, _children(sch), lanes, pack=True)
+
+
+def awkward_extents(func) -> bool:
+    """Whether the one reduction of ``func`` has static rows or columns that a register
+    tile might not divide: more than ``ROWS`` rows and an odd count, or more than 32 columns
+    and not a multiple of 4 (``pad_and_tile`` decides with the real vector width)."""
+    from tvm.tirx import IterVar
+
+    from .tir_util import blocks_of
+
+    for block in blocks_of(func):
+        kinds = [int(iv.iter_type) for iv in block.iter_vars]
+        if IterVar.CommReduce not in kinds:
+            continue
+        extents = [static_int(iv.dom.extent) for iv, kind in zip(block.iter_vars, kinds)
+                   if kind == IterVar.DataPar]
+        if len(extents) < 2 or None in extents[-2:]:
+            return False
+        rows, columns = extents[-2:]
+        return (rows > ROWS and rows % 2 == 1) or (columns > 32 and columns % 4 != 0)
+    return False
+
+
+def _children(sch):
+    return list(sch.get_child_blocks(sch.get_sblock("root")))
+
+
+def _blocks_after(sch, red):
+    blocks = _children(sch)
+    index = next(k for k, b in enumerate(blocks) if sch.get(b).same_as(sch.get(red)))
+    return blocks[index + 1:]
