@@ -158,7 +158,39 @@ def test_schedule_decisions_show_in_the_tir_text_and_the_profile(monkeypatch):
     assert "<th" in page and "schedule rule" in page and ">matmul</span>" in page
 
 
-def test_without_recorded_decisions_nothing_is_claimed(fn):
+def test_the_real_rules_record_their_decision(fn):
+    (kernel,) = fn.profile(repeat=1).kernels
+    assert kernel.rule == fn.build_record.schedule_decisions()[kernel.name][0]
+    assert f"# scheduled by rule '{kernel.rule}'" in fn.text("tir")
+
+
+def _schedule_unrecorded():
+    """The real schedule pass with its decisions stripped: what a pass that records none builds."""
+    import mlclab.backend.schedules as schedules
+
+    real = schedules.schedule_cpu
+
+    def schedule_cpu(target):
+        inner = real(target)
+
+        @tvm.transform.module_pass(opt_level=0, name=inner.info.name)
+        def stripped(mod, ctx):
+            mod = inner(mod)
+            funcs = {gv: (f.without_attr("mlclab.schedule").without_attr("mlclab.declined")
+                          if isinstance(f, tvm.tirx.PrimFunc) else f)
+                     for gv, f in mod.functions_items()}
+            return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
+
+        return stripped
+
+    return schedule_cpu
+
+
+def test_without_recorded_decisions_nothing_is_claimed(monkeypatch):
+    import mlclab.backend.schedules as schedules
+
+    monkeypatch.setattr(schedules, "schedule_cpu", _schedule_unrecorded())
+    fn = mlclab.compile(SRC.replace("mm", "mm_bare"), force=True)["mm_bare"]
     assert "scheduled by rule" not in fn.text("tir")
     assert fn.build_record.schedule_decisions() == {}
     (kernel,) = fn.profile(repeat=1).kernels

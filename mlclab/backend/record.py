@@ -140,17 +140,17 @@ class BuildRecord:
 
 
 def schedule_decision(prim) -> Optional[tuple]:
-    """``(rule, declined)`` as the schedule pass recorded them on a PrimFunc: the name of the
-    rule that scheduled it (None when none did) and the ``"rule: reason"`` of each rule that
-    declined it. None when the PrimFunc carries no decision (the ``"mlclab.schedule"`` and
-    ``"mlclab.declined"`` attributes are absent: a pass that records none built it)."""
-    attrs = prim.attrs
-    if attrs is None or ("mlclab.schedule" not in attrs and "mlclab.declined" not in attrs):
+    """``(rule, declined)`` as the schedule pass recorded them on a PrimFunc (see
+    ``schedules.apply``, which writes them): the name of the rule that scheduled it (None when
+    none did) and the ``"rule: reason"`` of each rule that declined it. None when the PrimFunc
+    carries no decision (a pass that records none built it)."""
+    from .schedules.apply import schedule_decision as recorded, UNSCHEDULED
+
+    decision = recorded(prim)
+    if decision is None:
         return None
-    rule = attrs.get("mlclab.schedule") if "mlclab.schedule" in attrs else None
-    rule = None if rule is None or str(rule) in ("", "none") else str(rule)
-    declined = attrs.get("mlclab.declined") if "mlclab.declined" in attrs else None
-    return rule, tuple(str(d) for d in declined) if declined is not None else ()
+    rule, declined = decision
+    return (None if rule in ("", UNSCHEDULED) else rule), tuple(declined)
 
 
 # ---------------------------------------------------------------------------- recording
