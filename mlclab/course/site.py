@@ -5,8 +5,10 @@ glossary, readable offline (no script, style or font fetched from anywhere).
 
 Why nbconvert and not Jupyter Book 2 / mystmd: mystmd's site themes are downloaded at build time
 (its book theme is not published on PyPI or npm as a built template), and this project builds
-without network. Interactive widgets cannot run without a kernel; each mlclab display carries a
-static HTML twin, which is what the site shows.
+without network. Widgets cannot run without a kernel, so their views are dropped; each viewer
+display also carries its self-contained interactive HTML twin (mlclab.notebook.page: script,
+style and drawn views inline), which nbconvert keeps as raw HTML, so the site's viewers pan,
+zoom, select and search with no kernel and no network.
 """
 from __future__ import annotations
 
