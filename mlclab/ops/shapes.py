@@ -316,7 +316,14 @@ def _take_numpy(a: Args):
     # numpy's mode="wrap" subtracts the axis size in a loop until the index fits: an index of
     # 2**62 would never return. A modulo first gives the same index at once.
     size = a.x.size if a.axis is None else a.x.shape[axis_index(a.axis, a.x.ndim)]
-    return np.take(a.x, np.mod(a.indices, size), axis=a.axis)
+    return np.take(a.x, np.mod(_wide(a.indices), size), axis=a.axis)
+
+
+def _wide(indices):
+    """Integer indices in a dtype that holds any axis size (a uint8 index against an axis of
+    300: numpy refuses the modulo in uint8)."""
+    indices = np.asarray(indices)
+    return indices if indices.dtype == np.uint64 else indices.astype(np.int64)
 
 
 def _take_along_axis_rule(a: Args) -> TensorType:
@@ -352,7 +359,7 @@ def _take_along_axis_relax(a: Args):
 
 def _take_along_axis_numpy(a: Args):
     i = axis_index(a.axis, a.x.ndim)
-    return np.take_along_axis(a.x, np.mod(a.indices.astype(np.int64), a.x.shape[i]),
+    return np.take_along_axis(a.x, np.mod(_wide(a.indices), a.x.shape[i]),
                               axis=a.axis)
 
 
