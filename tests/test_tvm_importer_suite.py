@@ -113,7 +113,8 @@ def test_a_crash_or_hang_fails_its_case_only_and_a_wrong_result_is_caught(tmp_pa
     (tmp_path / "harness_cases.py").write_text(_HARNESS_CASES)
     monkeypatch.setenv("MLCLAB_TVM_CASES", "harness_cases")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    got = runner.run_cases(["segfaults", "hangs", "wrong", "doubles"], workers=1, timeout=20)
+    # One worker, in this order: the hang must be killed and a new worker start for the crash.
+    got = runner.run_cases(["wrong", "doubles", "hangs", "segfaults"], workers=1, timeout=15)
     assert {c: r["outcome"] for c, r in got.items()} == {
         "segfaults": "crash", "hangs": "hang", "wrong": "wrong", "doubles": "pass"}
     assert "SIGSEGV" in got["segfaults"]["error"]

@@ -118,12 +118,21 @@ def fresh_inputs(example, seed: int):
     return tuple(out)
 
 
+def _duplicate_writes(source: str, example) -> bool:
+    """``index_put_(..., accumulate=False)`` with a repeated index: PyTorch leaves which value
+    lands undefined (TVM's test feeds 128 random indices into 64 slots)."""
+    import torch
+    return "accumulate=False" in source and any(
+        isinstance(a, torch.Tensor) and a.dtype in (torch.int32, torch.int64) and a.numel() > 1
+        and torch.unique(a).numel() < a.numel() for a in example)
+
+
 def _random_outputs(module, example) -> bool:
     try:
         source = inspect.getsource(type(module))
     except (OSError, TypeError):
         source = ""
-    return bool(_NONDETERMINISTIC.search(source)) or any(
+    return bool(_NONDETERMINISTIC.search(source)) or _duplicate_writes(source, example) or any(
         compare(a, b, False) for a, b in [(_torch_run(module, example), _torch_run(module, example))])
 
 
