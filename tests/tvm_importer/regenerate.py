@@ -14,8 +14,9 @@ and drops TVM's part, by rewriting its syntax tree:
 * any other statement that uses TVM (or a name a dropped statement defined) goes;
 * Relax operators named in the parametrize tables (``R.abs``) become strings (``"R.abs"``).
 
-The result is ordinary Python over torch and pytest only; ``cases.all_cases()`` runs each
-test function (each parametrization) once and returns the cases it recorded, in file order.
+The result is ordinary Python over torch and pytest only (``record`` and ``collect`` come from
+``recording.py``); ``cases.all_cases()`` runs each test function (each parametrization) once
+and returns the cases it recorded, in file order.
 """
 from __future__ import annotations
 
@@ -48,58 +49,14 @@ operators in parametrize tables became their names as strings.
 """
 # fmt: off
 # ruff: noqa
-import itertools
-
 import pytest
 
-_RECORDED = []
-
-
-def record(torch_model, example_args=None, *_, args=None, dynamic_shapes=None, **__):
-    """One case: what TVM's test checked its importer on."""
-    if example_args is None:
-        example_args = args
-    _RECORDED.append((torch_model, tuple(example_args), dynamic_shapes))
-
-
-def _param_id(value):
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return str(value)
-    name = getattr(value, "__name__", None) or str(value)
-    return name.replace("torch.ops.", "").replace(" ", "")
+from tests.tvm_importer.recording import collect, record
 
 
 def all_cases():
-    """``[(case_id, module, example_args, dynamic_shapes)]`` for every test, in file order.
-
-    The id is ``test_name[params]:k`` -- the k-th check (0-based) of that parametrization.
-    Each parametrization runs with torch's seed set to 0, so the example inputs are the same
-    on every call and in every process.
-    """
-    import torch
-
-    cases = []
-    for name, func in list(globals().items()):
-        if not (name.startswith("test_") and callable(func)):
-            continue
-        marks = [m for m in getattr(func, "pytestmark", []) if m.name == "parametrize"]
-        tables = []
-        for mark in marks:
-            argnames, values = mark.args[0], mark.args[1]
-            names = [n.strip() for n in argnames.split(",")] if isinstance(argnames, str) else list(argnames)
-            rows = [v if len(names) > 1 else (v,) for v in values]
-            tables.append([dict(zip(names, row)) for row in rows])
-        for combo in itertools.product(*tables):
-            kwargs = {k: v for part in combo for k, v in part.items()}
-            params = "-".join(_param_id(v) for v in kwargs.values())
-            label = f"{name}[{params}]" if kwargs else name
-            torch.manual_seed(0)
-            _RECORDED.clear()
-            func(**kwargs)
-            for k, (module, example, dynamic) in enumerate(_RECORDED):
-                cases.append((f"{label}:{k}", module, example, dynamic))
-    _RECORDED.clear()
-    return cases
+    """``[(case_id, module, example_args, dynamic_shapes)]``: see ``recording.collect``."""
+    return collect(globals())
 
 '''
 
