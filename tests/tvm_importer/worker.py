@@ -21,8 +21,8 @@ import numpy as np
 
 #: Signs that TVM's internals reached the student's message.
 _LEAKS = re.compile(r"Check failed|Traceback|InternalError|tvm\.|\.cc:|\bffi\b|<string>, line")
-#: Signs that a message names the operator or module it refuses.
-_NAMES_OPERATOR = re.compile(r"aten\.|torch\.|operator|\bmodule\b")
+#: Signs that a message names what it refuses: the operator, the module, or forward's output.
+_NAMES_OPERATOR = re.compile(r"aten\.|torch\.|operator|\bmodule\b|\bforward\b")
 #: Operators whose outputs are random or uninitialised: only shapes and dtypes can be compared.
 _NONDETERMINISTIC = re.compile(r"rand|empty|exponential|bernoulli|normal|uniform|dropout")
 
