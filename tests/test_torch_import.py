@@ -87,6 +87,16 @@ def test_selu_and_elu_keep_their_scales():
     matches_pytorch(Lambda(lambda x: torch.nn.functional.elu(x, alpha=0.5)), x)
 
 
+@pytest.mark.parametrize("op", [lambda i, x: i + 0.5 + x, lambda i, x: i * 0.5 + x,
+                                lambda i, x: i - 0.5 + x, lambda i, x: 0.5 - i + x],
+                         ids=["add", "mul", "sub", "rsub"])
+def test_an_integer_tensor_meeting_a_float_scalar_is_promoted_as_pytorch_does(op):
+    """TVM kept the integer dtype and truncated 0.5 to 0 (torchvision's roi_align decomposition
+    does arange(n) + 0.5: it came out 0.55 off)."""
+    x = np.zeros(4, np.float32)
+    matches_pytorch(Lambda(lambda x: op(torch.arange(4), x)), x)
+
+
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 def test_grid_sample_reads_pytorchs_grid_layout(mode):
     rng = np.random.default_rng(0)

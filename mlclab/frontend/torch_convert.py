@@ -83,14 +83,47 @@ def _squeeze(importer, node):
 
 
 def _add(tvm_add):
+    promoted = _promoting(tvm_add)
+
     def add(importer, node):
         from tvm import relax
 
         args = importer.retrieve_args(node)
         if len(args) == 2 and all(isinstance(a, relax.Expr) and _is_bool(a) for a in args):
             return importer.block_builder.emit(relax.op.logical_or(args[0], args[1]))
-        return tvm_add(node)
+        return promoted(importer, node)
     return add
+
+
+def _promoting(tvm_op):
+    """``tvm_op`` with integer tensor operands first cast to the floating dtype PyTorch's
+    result has: TVM gives ``int_tensor + 0.5`` the tensor's dtype and truncates the scalar to
+    0 (torchvision's roi_align decomposition does that), where PyTorch promotes to float."""
+    def convert(importer, node):
+        from torch import fx
+        from tvm import relax
+
+        want = _result_dtype(node)
+        cast = {}
+        if want is not None and want.startswith(("float", "bfloat")):
+            for arg in node.args:
+                value = importer.env.get(arg) if isinstance(arg, fx.Node) else None
+                dtype = str(getattr(getattr(value, "ty", None), "dtype", ""))
+                if value is not None and dtype and not dtype.startswith(("float", "bfloat")):
+                    cast[arg] = value
+                    importer.env[arg] = importer.block_builder.emit(relax.op.astype(value, want))
+        try:
+            return tvm_op(node)
+        finally:
+            importer.env.update(cast)
+    return convert
+
+
+def _result_dtype(node):
+    import torch
+
+    value = node.meta.get("val")
+    return str(value.dtype).replace("torch.", "") if isinstance(value, torch.Tensor) else None
 
 
 def _cat(tvm_cat):
@@ -134,7 +167,9 @@ CONVERTERS = {
     "squeeze.dims": _squeeze,
 }
 # Converters that fall back to TVM's own for the cases they do not handle.
-_WRAPPING = {"add.Tensor": _add, "add_.Tensor": _add, "cat.default": _cat}
+_WRAPPING = {"add.Tensor": _add, "add_.Tensor": _add,
+             "sub.Tensor": _promoting, "mul.Tensor": _promoting, "rsub.Scalar": _promoting,
+             "cat.default": _cat}
 
 
 def check_convert_map(convert_map) -> dict:
