@@ -47,6 +47,9 @@ def check_viewer(page, at):
     assert "g:y" in details and "R.log(a)" in details
     assert "log(%a)" in viewer.locator(".mlclab-let .mlclab-line-selected").text_content()
     viewer.locator('g.node[id="main:y"]').click()
+    # g:y sits below the fitted top (callee frames stack under their caller): the browser
+    # scrolled the canvas to click it, and the viewer turned that scroll into a pan.
+    assert viewer.locator(".mlclab-canvas").evaluate("c => [c.scrollLeft, c.scrollTop]") == [0, 0]
     assert "let %y = multiply(" in viewer.locator(".mlclab-let .mlclab-line-selected").text_content()
     # Search dims the rest and zooms to the hit: it lands in the middle of the canvas.
     viewer.locator(".mlclab-search").fill("relu")

@@ -49,6 +49,8 @@ function indexDrawing(svg, view) {
 function applyZoom(state) {
   const { svg, zoom } = state;
   if (svg) svg.style.transform = `translate(${zoom.x}px, ${zoom.y}px) scale(${zoom.k})`;
+  // Every zoom is worked out for an unscrolled canvas: drop any scroll the browser made.
+  state.ui.canvas.scrollLeft = 0; state.ui.canvas.scrollTop = 0;
   // The "smallest readable size" note belongs to a fit; any other move takes it away.
   state.ui.clipNote.hidden = !(state.clipped && !state.userMoved);
   state.ui.clipNote.querySelector(".mlclab-fold-more").hidden = !state.model.get("live");
@@ -364,6 +366,12 @@ function bindPointer(state) {
   };
   canvas.addEventListener("pointerup", endDrag);
   canvas.addEventListener("pointercancel", endDrag);
+  // overflow:hidden still scrolls when the browser brings a clipped node into view (find in
+  // page, focus, scrollIntoView): that scroll becomes a pan, so the zoom arithmetic holds.
+  canvas.addEventListener("scroll", () => {
+    if (!canvas.scrollLeft && !canvas.scrollTop) return;
+    state.zoom.x -= canvas.scrollLeft; state.zoom.y -= canvas.scrollTop; state.userMoved = true; applyZoom(state);
+  });
   canvas.addEventListener("wheel", (e) => {
     e.preventDefault();
     const r = canvas.getBoundingClientRect();
