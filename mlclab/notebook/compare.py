@@ -28,7 +28,7 @@ import traitlets
 
 from ..viz.matching import METHODS, diff_entries, match, summary
 from .bundle import STATIC, bundle
-from .viewer import _clean_view
+from .viewer import TwinDisplay, _clean_view
 
 # How a node with no match is drawn, in the SVG itself (so the static twin shows it too).
 MARKS = {"removed": ("#cf222e", "6,3"), "added": ("#1a7f37", ""), "changed": ("#bf8700", "2,2")}
@@ -115,7 +115,7 @@ def payload(left: Mapping, right: Mapping, by: str, names=("left", "right")) -> 
 
 
 # ---------------------------------------------------------------------- the display
-class CompareViewer(anywidget.AnyWidget):
+class CompareViewer(TwinDisplay, anywidget.AnyWidget):
     """Two view models side by side with matched nodes (``matches``: left id -> right id) and
     synced selection (``selected_left``/``selected_right``: setting one selects its match)."""
 
@@ -204,22 +204,11 @@ class CompareViewer(anywidget.AnyWidget):
         target.write_text(document(self.fragment(), title), encoding="utf-8")
         return str(target)
 
-    def _repr_mimebundle_(self, **kwargs):
-        bundle_ = super()._repr_mimebundle_(**kwargs)
-        if bundle_ is None:
-            return None
-        data, metadata = bundle_
-        data["text/html"] = self.static_html()
-        return data, metadata
+    def _twin(self) -> str:
+        return self.fragment()
 
-    def _ipython_display_(self):
-        # As GraphViewer: the interactive HTML twin for exports, then the widget (which hides it).
-        from IPython.display import display
-
-        display({"text/html": self.fragment()}, raw=True)
-        data, metadata = super()._repr_mimebundle_()
-        data["text/plain"] = f"<CompareViewer {self.summary}: its picture is in the output above>"
-        display(data, metadata=metadata, raw=True)
+    def _plain(self) -> str:
+        return f"<CompareViewer {self.summary}: its picture is in the output above>"
 
 
 def compare(a, b, view: str = "dataflow", match: Optional[str] = None) -> CompareViewer:

@@ -4,6 +4,7 @@ saved with ``save("x.html")`` opened from disk with the network cut."""
 import pytest
 
 import mlclab
+from test_saved_viewer_browser import offline
 
 pytestmark = pytest.mark.browser
 
@@ -61,15 +62,7 @@ def test_compare_in_jupyterlab_syncs_selection_and_tells_the_kernel(page, run_al
 def test_a_saved_comparison_opens_from_disk_offline_and_stacks_when_narrow(page, tmp_path, screenshot):
     fn = mlclab.compile(SOURCE)["mlp"]
     path = mlclab.compare(fn, (fn, "FuseOps")).save(tmp_path / "cmp.html")
-    asked = []
-
-    def route(r):
-        if r.request.url.startswith("file:"):
-            return r.continue_()
-        asked.append(r.request.url)
-        return r.abort()
-
-    page.route("**/*", route)
+    asked = offline(page)
     page.goto(f"file://{path}")
     check_sync(page)
     wide = [pane(page, s).bounding_box() for s in ("left", "right")]
