@@ -61,6 +61,7 @@ def test_matching_by_structure_pairs_inputs_in_order_and_operators_as_a_common_s
 def test_before_and_after_a_pass_match_by_value_and_the_fused_nodes_keep_their_match(mlp):
     c = mlclab.compare(mlp, mlp.pipeline().step("FuseOps"))
     assert isinstance(c, CompareViewer) and c.method == "value"
+    assert c.left_source == c.right_source == MLP      # each pane's DSL lines light up
     h_left = next(n for n, v in c.left["nodes"].items() if v["name"] == "h")
     h_right = c.matches[h_left]
     assert c.right["nodes"][h_right]["value"] == c.left["nodes"][h_left]["value"]

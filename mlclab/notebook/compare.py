@@ -37,15 +37,16 @@ _SHAPES = {"polygon", "ellipse", "path", "rect"}
 
 # ---------------------------------------------------------------------- the two sides
 def side_view(x: Any, view: str = "dataflow", pipelined: bool = False) -> tuple:
-    """``(view model, build key, title)`` of one side (see the module docstring). The build key
-    is the same object for two sides of one build; ``pipelined``: a plain function stands for
-    its build's input."""
+    """``(view model, build key, title, DSL source)`` of one side (see the module docstring).
+    The build key is the same object for two sides of one build; ``pipelined``: a plain
+    function stands for its build's input."""
     from ..inspect.pipeline import Step
     from .graphs import view_payload
     from .scrubber import step_view
 
     if isinstance(x, Step):
-        return step_view(x.pipeline, x.index), x.pipeline.record, f"after {x.index + 1} · {x.name}"
+        return (step_view(x.pipeline, x.index), x.pipeline.record,
+                f"after {x.index + 1} · {x.name}", _source(x.pipeline.subject))
     if isinstance(x, tuple):
         if len(x) != 2 or not isinstance(x[1], (str, type(None))):
             raise TypeError("compare: a side given as a tuple is (fn, pass name), e.g. "
@@ -56,16 +57,22 @@ def side_view(x: Any, view: str = "dataflow", pipelined: bool = False) -> tuple:
                             f"{type(fn).__name__}")
         pipe = fn.pipeline()
         if name in (None, "input"):
-            return step_view(pipe, -1), pipe.record, f"{pipe.name} · input"
+            return step_view(pipe, -1), pipe.record, f"{pipe.name} · input", _source(pipe.subject)
         return side_view(pipe.step(name), view)
     if callable(getattr(x, "pipeline", None)) and callable(getattr(x, "graph", None)):
         if pipelined:
             pipe = x.pipeline()
-            return step_view(pipe, -1), pipe.record, f"{pipe.name} · input"
+            return step_view(pipe, -1), pipe.record, f"{pipe.name} · input", _source(x)
         key = getattr(x, "build_record", None) or x
-        return view_payload(x, view), key, f"{getattr(x, 'name', 'function')} · {view}"
+        return view_payload(x, view), key, f"{getattr(x, 'name', 'function')} · {view}", _source(x)
     raise TypeError(f"compare: a side is a compiled function, a pipeline step "
                     f"(fn.pipeline().step('FuseOps')) or (fn, 'FuseOps'); got {type(x).__name__}")
+
+
+def _source(x) -> str:
+    """The DSL source a side's nodes point into ("" for an imported model)."""
+    source = getattr(x, "source", "")
+    return source if isinstance(source, str) else ""
 
 
 def _is_step(x) -> bool:
@@ -126,6 +133,8 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
     right = traitlets.Dict().tag(sync=True)
     left_name = traitlets.Unicode("left").tag(sync=True)
     right_name = traitlets.Unicode("right").tag(sync=True)
+    left_source = traitlets.Unicode("").tag(sync=True)
+    right_source = traitlets.Unicode("").tag(sync=True)
     matches = traitlets.Dict().tag(sync=True)
     summary = traitlets.Unicode("").tag(sync=True)
     method = traitlets.Unicode("value").tag(sync=True)
@@ -170,7 +179,7 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
 
     # ----------------------------------------------------------------- without a kernel
     def state(self) -> dict:
-        names = ("left", "right", "left_name", "right_name", "matches", "summary", "method",
+        names = ("left", "right", "left_name", "right_name", "left_source", "right_source", "matches", "summary", "method",
                  "selected_left", "selected_right", "uid")
         return {n: getattr(self, n) for n in names}
 
@@ -218,9 +227,11 @@ def compare(a, b, view: str = "dataflow", match: Optional[str] = None) -> Compar
     if match is not None and match not in METHODS:
         raise ValueError(f"compare: match must be one of {', '.join(METHODS)}, got {match!r}")
     pipelined = _is_step(a) or _is_step(b)
-    (lvm, lkey, lname), (rvm, rkey, rname) = (side_view(x, view, pipelined) for x in (a, b))
+    (lvm, lkey, lname, lsrc), (rvm, rkey, rname, rsrc) = (side_view(x, view, pipelined)
+                                                          for x in (a, b))
     if lname == rname:
         lname, rname = f"left: {lname}", f"right: {rname}"
     by = match or ("value" if lkey is rkey else "structure")
     data = payload(lvm, rvm, by, (lname, rname))
-    return CompareViewer(data, left_name=lname, right_name=rname)
+    return CompareViewer(data, left_name=lname, right_name=rname, left_source=lsrc,
+                         right_source=rsrc)

@@ -23,12 +23,13 @@ test("selecting asks for the match on the other side, centred there", () => {
 });
 
 test("a pane is one view of its side's view model, its selection the comparison's", () => {
-  const data = { left: { nodes: {} }, left_name: "mlp · input", selected_left: "f:x" };
+  const data = { left: { nodes: {} }, left_name: "mlp · input", selected_left: "f:x", left_source: "def mlp(x):" };
   const s = paneState((n) => data[n], "left");
   assert.deepEqual(Object.keys(s.views), ["mlp · input"]);
   assert.equal(s.view, "mlp · input");
   assert.equal(s.selected_node, "f:x");
   assert.equal(s.scrub, false);
+  assert.equal(s.source, "def mlp(x):");
 });
 
 function joined() {

@@ -19,7 +19,7 @@ export function paneState(get, side) {
   const vm = get(side) || {};
   const name = get(`${side}_name`) || side;
   return {
-    views: { [name]: vm }, view: name, source: "", highlight: [], annotations: {},
+    views: { [name]: vm }, view: name, source: get(`${side}_source`) || "", highlight: [], annotations: {},
     selected_node: get(`selected_${side}`) || "", search: "", unfolded: [], open_modules: [],
     folded: [], uid: "", scrub: false, centre: "",
   };
