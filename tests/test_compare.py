@@ -53,6 +53,11 @@ def test_matching_by_structure_pairs_inputs_in_order_and_operators_as_a_common_s
          "b:9": node("b:9", "op", "exp", "e"), "b:2": node("b:2", "op", "relu", "r"),
          "b:3": node("b:3", "op", "softmax", "out")}
     assert by_structure(a, b) == {"a:x": "b:inp", "a:1": "b:1", "a:2": "b:2", "a:3": "b:3"}
+    # A DSL program's weight parameter against an imported model's constant.
+    a["a:w"] = node("a:w", "param", "w")
+    b["b:c"] = node("b:c", "const", "const")
+    assert by_structure(a, b)["a:w"] == "b:c"
+    assert summary({"nodes": a}, {"nodes": b}, by_structure(a, b), "structure")["changed"] == ["a:w"]
     assert match({"nodes": a}, {"nodes": b}, "structure")["a:2"] == "b:2"
     with pytest.raises(ValueError, match="by must be one of value, structure"):
         match({"nodes": a}, {"nodes": b}, "names")
@@ -145,3 +150,26 @@ def test_it_works_without_a_kernel_as_html_twin_and_saved_file(mlp, tmp_path):
         c.save(tmp_path / "cmp.txt")
     bundle, _ = c._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and c.summary in bundle["text/html"]
+
+
+def test_a_dsl_program_against_the_pytorch_model_it_mirrors(mlp):
+    torch = pytest.importorskip("torch")
+    mlclab.import_torchvision()
+
+    class MLP(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            return torch.softmax(torch.relu(self.fc(x)), dim=-1)
+
+    model = mlclab.from_torch(MLP().eval(), torch.randn(2, 8))
+    c = mlclab.compare(mlp, model)
+    assert c.method == "structure"
+    assert c.summary.startswith("8 matched, 0 only left, 0 only right")
+    labels = {c.left["nodes"][l]["label"]: c.right["nodes"][r]["label"] for l, r in c.matches.items()}
+    assert labels["nn.relu"] == "nn.relu" and labels["matmul"] == "matmul"
+    # The DSL's weight parameters are the model's constants: matched, marked changed.
+    weights = [n for n, v in c.left["nodes"].items() if v["name"] in ("w", "b")]
+    assert all(c.left["overlays"]["diff"][n]["change"] == "changed" for n in weights)

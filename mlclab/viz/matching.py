@@ -8,7 +8,8 @@ Two ways, chosen by what the two sides are:
   holding the same ``value``. Exact; what is left over was added or removed by the passes.
 - ``"structure"``: two different programs (two functions, a DSL program and the PyTorch model
   it mirrors, a student's program and a reference). There is no shared id, so: parameters and
-  constants match in order of appearance; computing nodes match as the longest common
+  constants match in order of appearance (then the inputs left over, in order: a weight is a
+  parameter of a DSL program and a constant of an imported model); computing nodes match as the longest common
   subsequence of their operator sequence (``difflib``, nodes in the model's order, which is
   program order); a node left over matches a left-over node of the same kind and binding name.
   Limits: it is a heuristic. Two independent operators written in the other order match only
@@ -23,6 +24,7 @@ from typing import Mapping
 from .model import COMPUTING
 
 METHODS = ("value", "structure")
+_INPUTS = ("param", "const")
 
 
 def match(left: Mapping, right: Mapping, by: str = "value") -> dict:
@@ -53,6 +55,14 @@ def _signature(n: Mapping) -> str:
     return f"{n.get('kind')}:{n.get('label')}"
 
 
+def _changed(x: Mapping, y: Mapping) -> bool:
+    """Whether a pair matched by structure differs: inputs by kind (their labels are their
+    names), operators by kind and operator."""
+    if x.get("kind") in _INPUTS and y.get("kind") in _INPUTS:
+        return x.get("kind") != y.get("kind") or x.get("type") != y.get("type")
+    return _signature(x) != _signature(y)
+
+
 def by_structure(a: Mapping, b: Mapping) -> dict:
     """Inputs in order, operators by their longest common subsequence, then leftovers by kind
     and binding name (see the module docstring for the limits)."""
@@ -61,6 +71,12 @@ def by_structure(a: Mapping, b: Mapping) -> dict:
         left = [nid for nid, n in a.items() if n.get("kind") == kind]
         right = [nid for nid, n in b.items() if n.get("kind") == kind]
         out.update(zip(left, right))
+    # A weight is a parameter in a DSL program and a constant in an imported model: the inputs
+    # left over on both sides match in order (marked changed, their kinds differ).
+    taken = set(out.values())
+    left = [nid for nid, n in a.items() if n.get("kind") in ("param", "const") and nid not in out]
+    right = [nid for nid, n in b.items() if n.get("kind") in ("param", "const") and nid not in taken]
+    out.update(zip(left, right))
     left = [nid for nid, n in a.items() if n.get("kind") not in ("param", "const")]
     right = [nid for nid, n in b.items() if n.get("kind") not in ("param", "const")]
     seq = difflib.SequenceMatcher(None, [_signature(a[n]) for n in left],
@@ -90,8 +106,7 @@ def summary(left: Mapping, right: Mapping, matches: Mapping, by: str = "value") 
     only_left = [n for n in a if n not in matches]
     taken = set(matches.values())
     only_right = [n for n in b if n not in taken]
-    changed = [] if by == "value" else [
-        n for n, m in matches.items() if _signature(a[n]) != _signature(b[m])]
+    changed = [] if by == "value" else [n for n, m in matches.items() if _changed(a[n], b[m])]
     line = f"{len(matches)} matched, {len(only_left)} only left, {len(only_right)} only right"
     if changed:
         line += f" ({len(changed)} of the matched changed)"
