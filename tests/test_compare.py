@@ -123,6 +123,10 @@ def test_selecting_a_node_on_one_side_selects_its_match_on_the_other(mlp):
     alone = next(n for n in c.left["nodes"] if n not in c.matches)
     c.selected_left = alone
     assert (c.selected_left, c.selected_right) == (alone, "")
+    # The front end sends both sides at once (notified one by one): they stay as sent.
+    c.set_state({"selected_left": left, "selected_right": right})
+    c.set_state({"selected_left": alone, "selected_right": ""})
+    assert (c.selected_left, c.selected_right) == (alone, "")
     with pytest.raises(Exception, match="no node 'nope' in the right pane"):
         c.selected_right = "nope"
 

@@ -163,19 +163,25 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
 
     @traitlets.observe("selected_left", "selected_right")
     def _sync(self, change):
-        # The other side follows (its match, or nothing); its own change must not come back,
-        # or selecting a node with no match would clear itself.
-        if self._syncing:
-            return
+        # The other side follows (its match, or nothing), unless the two already agree: the
+        # front end sends both sides at once, and their notifications arrive one by one
+        # (a node with no match, its other side empty, must not clear itself).
         side = change["name"].split("_")[1]
+        other = "right" if side == "left" else "left"
+        there = getattr(self, f"selected_{other}")
+        if self._syncing or self._match(other, there) == change["new"]:
+            return
         self._syncing = True
         try:
-            if side == "left":
-                self.selected_right = self.matches.get(change["new"], "")
-            else:
-                self.selected_left = self.reverse.get(change["new"], "")
+            setattr(self, f"selected_{other}", self._match(side, change["new"]))
         finally:
             self._syncing = False
+
+    def _match(self, side: str, node: str) -> str:
+        """The node of the other pane matching ``node`` of pane ``side`` ("" for none)."""
+        if not node:
+            return ""
+        return (self.matches if side == "left" else self.reverse).get(node, "")
 
     # ----------------------------------------------------------------- without a kernel
     def state(self) -> dict:

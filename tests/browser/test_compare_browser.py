@@ -54,6 +54,13 @@ def test_compare_in_jupyterlab_syncs_selection_and_tells_the_kernel(page, run_al
     page.locator(".widget-label", has_text=f"right: {H_RIGHT}").wait_for()
     check_sync(page)
     page.locator(".widget-label", has_text="right: mlp:gv").wait_for()
+    # A node with no match (FuseOps folded the transposed matmul into NT_matmul) stays
+    # selected; the other side, and the kernel, have nothing selected.
+    node(page, "left", "mlp:lv1").click()
+    page.locator(".widget-label", has_text="right: nothing").wait_for()
+    page.wait_for_timeout(300)                 # any echo from the kernel has come back
+    assert "mlclab-selected" in node(page, "left", "mlp:lv1").get_attribute("class")
+    assert pane(page, "right").locator("g.node.mlclab-selected").count() == 0
     # The widget hides its text/html twin: one comparison on screen.
     assert page.locator(".mlclab-compare:visible").count() == 1
     screenshot("compare-lab")
