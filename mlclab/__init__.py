@@ -33,11 +33,11 @@ _displays.register("show_function", "mlclab.notebook.cell_display:show_function"
 _displays.register("compare", "mlclab.notebook.compare:compare")
 
 
-def compare(a, b, view: str = "dataflow", match=None):
+def compare(a, b, view: str = "dataflow", match=None, full: bool = False):
     """Two graphs side by side, nodes matched, selection synced, differences marked
     (``mlclab.notebook.compare``; docs/visualizer.md). ``a``/``b``: a compiled function, a
     step of a build (``fn.pipeline().step("FuseOps")``) or ``(fn, "FuseOps")``."""
-    return _displays.lookup("compare")(a, b, view=view, match=match)
+    return _displays.lookup("compare")(a, b, view=view, match=match, full=full)
 
 
 def load_ipython_extension(ipython):

@@ -36,16 +36,16 @@ _SHAPES = {"polygon", "ellipse", "path", "rect"}
 
 
 # ---------------------------------------------------------------------- the two sides
-def side_view(x: Any, view: str = "dataflow", pipelined: bool = False) -> tuple:
+def side_view(x: Any, view: str = "dataflow", pipelined: bool = False, full: bool = False) -> tuple:
     """``(view model, build key, title, DSL source)`` of one side (see the module docstring).
     The build key is the same object for two sides of one build; ``pipelined``: a plain
-    function stands for its build's input."""
+    function stands for its build's input; ``full``: the whole graph, not its overview."""
     from ..inspect.pipeline import Step
     from .graphs import view_payload
     from .scrubber import step_view
 
     if isinstance(x, Step):
-        return (step_view(x.pipeline, x.index), x.pipeline.record,
+        return (step_view(x.pipeline, x.index, full=full), x.pipeline.record,
                 f"after {x.index + 1} · {x.name}", _source(x.pipeline.subject))
     if isinstance(x, tuple):
         if len(x) != 2 or not isinstance(x[1], (str, type(None))):
@@ -57,14 +57,15 @@ def side_view(x: Any, view: str = "dataflow", pipelined: bool = False) -> tuple:
                             f"{type(fn).__name__}")
         pipe = fn.pipeline()
         if name in (None, "input"):
-            return step_view(pipe, -1), pipe.record, f"{pipe.name} · input", _source(pipe.subject)
-        return side_view(pipe.step(name), view)
+            return (step_view(pipe, -1, full=full), pipe.record, f"{pipe.name} · input",
+                    _source(pipe.subject))
+        return side_view(pipe.step(name), view, full=full)
     if callable(getattr(x, "pipeline", None)) and callable(getattr(x, "graph", None)):
         if pipelined:
             pipe = x.pipeline()
-            return step_view(pipe, -1), pipe.record, f"{pipe.name} · input", _source(x)
+            return step_view(pipe, -1, full=full), pipe.record, f"{pipe.name} · input", _source(x)
         key = getattr(x, "build_record", None) or x
-        return view_payload(x, view), key, f"{getattr(x, 'name', 'function')} · {view}", _source(x)
+        return view_payload(x, view, full=full), key, f"{getattr(x, 'name', 'function')} · {view}", _source(x)
     raise TypeError(f"compare: a side is a compiled function, a pipeline step "
                     f"(fn.pipeline().step('FuseOps')) or (fn, 'FuseOps'); got {type(x).__name__}")
 
@@ -226,14 +227,17 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         return f"<CompareViewer {self.summary}: its picture is in the output above>"
 
 
-def compare(a, b, view: str = "dataflow", match: Optional[str] = None) -> CompareViewer:
+def compare(a, b, view: str = "dataflow", match: Optional[str] = None,
+            full: bool = False) -> CompareViewer:
     """``a`` and ``b`` side by side, nodes matched (see the module docstring). ``view``: which
     graph of a compiled function; ``match``: ``"value"`` or ``"structure"`` (default: by value
-    when both sides come from one build, else by structure)."""
+    when both sides come from one build, else by structure). A big graph is compared as its
+    overview (modules folded, as the viewer first draws it); ``full=True`` draws and matches
+    the whole graphs (folding is not offered in a comparison)."""
     if match is not None and match not in METHODS:
         raise ValueError(f"compare: match must be one of {', '.join(METHODS)}, got {match!r}")
     pipelined = _is_step(a) or _is_step(b)
-    (lvm, lkey, lname, lsrc), (rvm, rkey, rname, rsrc) = (side_view(x, view, pipelined)
+    (lvm, lkey, lname, lsrc), (rvm, rkey, rname, rsrc) = (side_view(x, view, pipelined, full)
                                                           for x in (a, b))
     if lname == rname:
         lname, rname = f"left: {lname}", f"right: {rname}"
