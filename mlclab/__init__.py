@@ -19,7 +19,7 @@ __all__ = ["Tensor", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "DSLE
            "InternalError", "compile", "function", "validate", "Program", "CompiledFunction",
            "clear_cache", "cache_info", "compare_profiles", "import_torchvision",
            "from_torch", "TorchFunction", "FallbackWarning", "exercise",
-           "load_ipython_extension"]
+           "load_ipython_extension", "compare"]
 
 # The notebook layer's displays, attached by name so nothing loads until one is shown.
 _displays.register("viewer", "mlclab.notebook.graphs:function_viewer")
@@ -30,6 +30,14 @@ _displays.register("profile_html", "mlclab.notebook.profile_html:profile_html")
 _displays.register("profile_compare_html", "mlclab.notebook.profile_html:comparison_html")
 _displays.register("function_display", "mlclab.notebook.cell_display:function_display")
 _displays.register("show_function", "mlclab.notebook.cell_display:show_function")
+_displays.register("compare", "mlclab.notebook.compare:compare")
+
+
+def compare(a, b, view: str = "dataflow", match=None, full: bool = False):
+    """Two graphs side by side, nodes matched, selection synced, differences marked
+    (``mlclab.notebook.compare``; docs/visualizer.md). ``a``/``b``: a compiled function, a
+    step of a build (``fn.pipeline().step("FuseOps")``) or ``(fn, "FuseOps")``."""
+    return _displays.lookup("compare")(a, b, view=view, match=match, full=full)
 
 
 def load_ipython_extension(ipython):

@@ -46,3 +46,19 @@ def test_the_join_keeps_no_sibling_imports_and_one_default_export():
     assert 'from "./' not in text
     assert text.count("export default") == 1
     assert "export function" not in text and "export const" not in text
+
+
+@needs_node
+def test_the_compare_module_joins_to_valid_esm_and_a_page_script(tmp_path):
+    esm = tmp_path / "compare.mjs"
+    esm.write_text(bundle(entry="compare.js"), encoding="utf-8")
+    probe = f"import('{esm.as_uri()}').then(m => console.log(m.default.render.name))"
+    proc = subprocess.run([NODE, "-e", probe], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "renderCompare"
+    page = tmp_path / "page.js"
+    page.write_text(bundle(standalone=True, entry="compare.js") + "\nconsole.log(typeof "
+                    "mlclabViewer.render, typeof localModel);\n", encoding="utf-8")
+    proc = subprocess.run([NODE, str(page)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "function function"

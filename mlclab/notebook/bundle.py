@@ -35,18 +35,20 @@ def _order(name: str, seen: list) -> list:
 
 
 @functools.lru_cache(maxsize=None)
-def bundle(standalone: bool = False) -> str:
+def bundle(standalone: bool = False, entry: str = ENTRY) -> str:
     """The viewer as one ES module (``export default { render }``), or with ``standalone``
-    a classic script that defines ``mlclabViewer`` (for a saved HTML page)."""
+    a classic script that defines ``mlclabViewer`` (for a saved HTML page). ``entry``: the
+    front end's top module (``viewer.js``; ``compare.js`` for two panes)."""
     parts = []
-    for name in _order(ENTRY, []):
+    order = _order(entry, [])
+    for name in order:
         text = _EXPORT.sub("", _IMPORT.sub("", (STATIC / name).read_text(encoding="utf-8")))
-        if name != ENTRY:
+        if name != entry:
             text = _DEFAULT.sub("", text)
         elif standalone:
             text = _DEFAULT.sub(r"const mlclabViewer = \1;", text)
         parts.append(f"// ---- {name}\n{text}")
-    if standalone:
+    if standalone and "host.js" not in order:
         # host.js is not imported by the widget; the page needs its local model too.
         host = _EXPORT.sub("", (STATIC / "host.js").read_text(encoding="utf-8"))
         parts.append(f"// ---- host.js\n{host}")

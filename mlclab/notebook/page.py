@@ -14,7 +14,7 @@ import html
 import json
 import uuid
 
-from .bundle import STATIC, bundle
+from .bundle import ENTRY, STATIC, bundle
 
 # The traits a page needs to draw the viewer as it is now.
 STATE = ("views", "view", "source", "highlight", "annotations", "selected_node", "search",
@@ -40,10 +40,16 @@ def state_of(viewer) -> dict:
 def fragment(viewer) -> str:
     """The viewer as an HTML fragment: its static drawing, replaced by the interactive viewer
     where scripts run. Every instance runs in its own function scope."""
-    state = state_of(viewer)
-    uid = html.escape(state["uid"] or uuid.uuid4().hex, quote=True)
+    return standalone_fragment(state_of(viewer), viewer.static_html())
+
+
+def standalone_fragment(state: dict, static: str, entry: str = ENTRY) -> str:
+    """A display as an HTML fragment: ``static`` (its drawing without script), replaced where
+    scripts run by the front end of ``entry`` (``viewer.js``, ``compare.js``) drawing ``state``
+    (its traits) over a local model."""
+    uid = html.escape(state.get("uid") or uuid.uuid4().hex, quote=True)
     css = (STATIC / "viewer.css").read_text(encoding="utf-8").replace("</", "<\\/")
-    boot = ("(function () {\n" + bundle(standalone=True) + "\n"
+    boot = ("(function () {\n" + bundle(standalone=True, entry=entry) + "\n"
             "const root = document.currentScript.parentElement;\n"
             "const data = JSON.parse(root.querySelector('script.mlclab-state').textContent);\n"
             "const mount = root.querySelector('.mlclab-mount');\n"
@@ -53,15 +59,20 @@ def fragment(viewer) -> str:
     boot = boot.replace("</script", "<\\/script")
     return (f'<div class="mlclab-fallback" data-mlclab-for="{uid}">'
             f"<style>{css}</style>"
-            f'<div class="mlclab-mount">{viewer.static_html()}</div>'
+            f'<div class="mlclab-mount">{static}</div>'
             f'<script type="application/json" class="mlclab-state">{script_json(state)}</script>'
             f"<script>{boot}</script></div>")
 
 
 def page(viewer, title: str = "mlclab graph") -> str:
     """A complete HTML document of the viewer: opens from disk, no server, no network."""
+    return document(fragment(viewer), title)
+
+
+def document(body: str, title: str) -> str:
+    """A complete HTML document around a display's ``fragment``."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title>"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             "<style>body{margin:16px;font-family:system-ui,sans-serif}</style></head><body>"
-            f"{fragment(viewer)}</body></html>\n")
+            f"{body}</body></html>\n")

@@ -101,7 +101,32 @@ def _clean_view(v: Mapping) -> dict:
     return {**vm, "geometry": geometry}
 
 
-class GraphViewer(anywidget.AnyWidget):
+class TwinDisplay:
+    """A widget shown with its interactive ``text/html`` twin (``notebook.page``), so an export
+    keeps a picture whatever it does with widgets; the widget hides the twin where it draws.
+    Mixed into an anywidget that has ``static_html()`` (no script), ``_twin()`` (the fragment
+    with its script) and ``_plain()`` (its text/plain)."""
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle
+        data["text/html"] = self.static_html()
+        return data, metadata
+
+    def _ipython_display_(self):
+        # Two outputs: the twin (needs no kernel; nbconvert picks the widget over a text/html
+        # in the same output once widget state is stored), then the widget.
+        from IPython.display import display
+
+        display({"text/html": self._twin()}, raw=True)
+        data, metadata = super()._repr_mimebundle_()
+        data["text/plain"] = self._plain()
+        display(data, metadata=metadata, raw=True)
+
+
+class GraphViewer(TwinDisplay, anywidget.AnyWidget):
     """An interactive view of one or more view models (``mlclab.viz.view_model``) of the same
     program; see docs/view-model.md for their schema.
 
@@ -303,27 +328,13 @@ class GraphViewer(anywidget.AnyWidget):
         target.write_text(page(self, title or f"mlclab · {self.view}"), encoding="utf-8")
         return str(target)
 
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, metadata = bundle
-        data["text/html"] = self.static_html()
-        return data, metadata
-
-    def _ipython_display_(self):
-        # Two outputs, so an export keeps a picture whatever it does with widgets: the
-        # interactive HTML twin (treescope-style, needs no kernel: nbconvert picks the widget
-        # over a text/html in the same output once widget state is stored), then the widget,
-        # which hides its twin where it draws.
-        from IPython.display import display
-
+    def _twin(self) -> str:
         from .page import fragment
 
-        display({"text/html": fragment(self)}, raw=True)
-        data, metadata = super()._repr_mimebundle_()
-        data["text/plain"] = f"<GraphViewer {self.view}: its picture is in the output above>"
-        display(data, metadata=metadata, raw=True)
+        return fragment(self)
+
+    def _plain(self) -> str:
+        return f"<GraphViewer {self.view}: its picture is in the output above>"
 
 
 def _overview_note(view: Mapping) -> str:

@@ -447,10 +447,13 @@ function bindModel(state) {
   const redraw = () => { const v = currentView(model); draw(state); if (isViewModel(v)) state.lastView = v; };
   const switchView = () => { keepSelected(state); redraw(); };
   const marks = () => refreshMarks(state);
+  // A comparison's other pane: its node put in the middle at the current scale.
+  const centre = () => { const els = state.index.elements.get(model.get("centre")), box = els && boxOf(els[0]);
+    if (box) { state.zoom = keepInPlace(box, ui.canvas.clientWidth / 2, ui.canvas.clientHeight / 2, state.zoom.k); state.userMoved = true; applyZoom(state); } };
   const banner = () => drawBanner(state, currentView(model));
   const handlers = {
     views: redraw, view: switchView, unfolded: banner, open_modules: banner, folded: banner,
-    selected_node: marks, highlight: marks, annotations: marks, search: onSearch, source: onSource,
+    selected_node: marks, highlight: marks, annotations: marks, search: onSearch, source: onSource, centre,
   };
   for (const [name, fn] of Object.entries(handlers)) model.on(`change:${name}`, fn);
   return () => { for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn); };
@@ -458,7 +461,7 @@ function bindModel(state) {
 
 // A live viewer hides its text/html twin (mlclab.notebook.page), drawn in the output above it
 // for exports and pages without a kernel.
-function hideTwin(model) {
+export function hideTwin(model) {
   const uid = model.get("uid");
   if (!uid || !model.get("live") || typeof document === "undefined") return;
   for (const twin of document.querySelectorAll(".mlclab-fallback[data-mlclab-for]")) {

@@ -1,0 +1,35 @@
+// mlclab compare: two graph viewers side by side (stacked when narrow), nodes matched between
+// them (Python's `matches`), selection synced: a click in one pane selects its match in the
+// other and centres it there. Each pane is the ordinary viewer (viewer.js) over a local model
+// of its own; this module only joins them and the comparison's model (widget or page).
+
+import { h } from "./dom.js";
+import { localModel } from "./host.js";
+import { render, hideTwin } from "./viewer.js";
+import { SIDES, paneState, syncSelection } from "./pair.js";
+
+export function renderCompare({ model, el }) {
+  const panes = {}, cleanups = [];
+  const row = h("div", { class: "mlclab-compare-panes" });
+  for (const side of SIDES) {
+    const mount = h("div", { class: "mlclab-compare-mount" });
+    const box = h("div", { class: `mlclab-compare-pane mlclab-compare-${side}`, "data-side": side },
+      h("div", { class: "mlclab-compare-title", text: model.get(`${side}_name`) || side }), mount);
+    row.append(box);
+    panes[side] = localModel(paneState((name) => model.get(name), side));
+    panes[side].mount = mount;
+  }
+  const summary = h("div", { class: "mlclab-compare-summary", text: `${model.get("summary") || ""} · matched by ${model.get("method") || "value"}` });
+  const legend = h("div", { class: "mlclab-compare-legend" },
+    h("span", { class: "mlclab-compare-removed", text: "only left" }), " ",
+    h("span", { class: "mlclab-compare-added", text: "only right" }), " ",
+    h("span", { class: "mlclab-compare-changed", text: "changed" }));
+  el.replaceChildren(h("div", { class: "mlclab-compare" }, summary, legend, row));
+
+  cleanups.push(syncSelection(model, panes));
+  for (const side of SIDES) cleanups.push(render({ model: panes[side], el: panes[side].mount }));
+  hideTwin(model);
+  return () => { for (const c of cleanups) if (typeof c === "function") c(); };
+}
+
+export default { render: renderCompare };

@@ -1,0 +1,75 @@
+// Two panes of a comparison (mlclab.notebook.compare), joined: pure functions of plain data,
+// so `node --test` checks them without a browser.
+
+export const SIDES = ["left", "right"];
+export const otherSide = (side) => (side === "left" ? "right" : "left");
+
+// The node of the other pane that matches node `id` of pane `side` (`matches`: left id ->
+// right id, one to one), or "" when it has none.
+export function counterpart(matches, side, id) {
+  if (!id) return "";
+  if (side === "left") return Object.prototype.hasOwnProperty.call(matches || {}, id) ? matches[id] : "";
+  for (const [l, r] of Object.entries(matches || {})) if (r === id) return l;
+  return "";
+}
+
+// The traits of one pane's viewer (static/viewer.js): its one view model, nothing folded
+// (folding would need the kernel to lay both panes out again), its node selected.
+export function paneState(get, side) {
+  const vm = get(side) || {};
+  const name = get(`${side}_name`) || side;
+  return {
+    views: { [name]: vm }, view: name, source: get(`${side}_source`) || "", highlight: [], annotations: {},
+    selected_node: get(`selected_${side}`) || "", search: "", unfolded: [], open_modules: [],
+    folded: [], uid: "", scrub: false, centre: "",
+  };
+}
+
+// What selecting `id` in pane `side` asks of the comparison: the selection of both sides
+// (the other one's the match, or nothing), and which node the other pane centres ("" none).
+export function selectIn(matches, side, id) {
+  const match = counterpart(matches, side, id);
+  return { [`selected_${side}`]: id || "", [`selected_${otherSide(side)}`]: match, centre: match };
+}
+
+function set(model, changes) {
+  for (const [name, value] of Object.entries(changes)) model.set(name, value);
+  model.save_changes();
+}
+
+// Join the comparison's `model` (selected_left/right, matches) and the two panes' models
+// (`panes.left`, `panes.right`: each a viewer's selected_node and centre). A click in a pane
+// selects its match in the other and centres it; the kernel's selection reaches the panes.
+// Returns the function that unjoins them.
+export function syncSelection(model, panes) {
+  // The other pane's change must not come back: selecting a node with no match (the other
+  // pane cleared) would clear itself.
+  let syncing = false;
+  const follow = (side, id) => {
+    const want = selectIn(model.get("matches"), side, id), other = otherSide(side);
+    if (panes[other].get("selected_node") !== want[`selected_${other}`]) {
+      set(panes[other], { selected_node: want[`selected_${other}`], centre: want.centre });
+    }
+    if (model.get(`selected_${side}`) !== want[`selected_${side}`] || model.get(`selected_${other}`) !== want[`selected_${other}`]) {
+      set(model, { [`selected_${side}`]: want[`selected_${side}`], [`selected_${other}`]: want[`selected_${other}`] });
+    }
+  };
+  const apply = (side, id) => {
+    if (syncing) return;
+    syncing = true;
+    try { follow(side, id); } finally { syncing = false; }
+  };
+  const off = [];
+  for (const side of SIDES) {
+    const pane = panes[side];
+    const onPane = () => apply(side, pane.get("selected_node") || "");
+    const onModel = () => {
+      const id = model.get(`selected_${side}`) || "";
+      if (pane.get("selected_node") !== id) set(pane, { selected_node: id, centre: id });
+    };
+    pane.on("change:selected_node", onPane);
+    model.on(`change:selected_${side}`, onModel);
+    off.push(() => { pane.off("change:selected_node", onPane); model.off(`change:selected_${side}`, onModel); });
+  }
+  return () => { for (const f of off) f(); };
+}
