@@ -113,3 +113,14 @@ def test_no_import_cycles():
         if module not in index:
             visit(module)
     assert not cycles, f"import cycles: {cycles}"
+
+
+MAX_MODULE_LINES = 500
+
+
+def test_no_module_is_over_500_lines():
+    """One module, one job: a file past 500 lines is doing several (split it by job)."""
+    sources = list(PACKAGE.rglob("*.py")) + list((PACKAGE / "notebook" / "static").glob("*.js"))
+    long = {str(p.relative_to(PACKAGE.parent)): n for p in sources
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"

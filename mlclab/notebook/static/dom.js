@@ -85,3 +85,20 @@ export function download(text, name, type) {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
+
+// The drawing's own size (its viewBox, else its width and height), for fitting.
+export function drawingBox(svg) {
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  return { x: 0, y: 0, width: (vb && vb.width) || parseFloat(svg.getAttribute("width")) || 1,
+    height: (vb && vb.height) || parseFloat(svg.getAttribute("height")) || 1 };
+}
+
+// The smallest node label's font size in the drawing (14 if none says), for the readable minimum.
+export function smallestFont(svg) {
+  let min = Infinity;
+  for (const t of svg.querySelectorAll("g.node text[font-size]")) {
+    const size = parseFloat(t.getAttribute("font-size"));
+    if (size > 0) min = Math.min(min, size);
+  }
+  return Number.isFinite(min) ? min : 14;
+}

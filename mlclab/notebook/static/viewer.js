@@ -8,7 +8,8 @@
 // (asked of the kernel, which lays it out: `open_modules`, `folded`), search that zooms to its
 // matches, overlay marks, "draw all", "jump to hottest kernel".
 
-import { h, parseSvg, boxOf, idIndex, fillLines, markLine, download } from "./dom.js";
+import { h, parseSvg, boxOf, idIndex, fillLines, markLine, download, drawingBox,
+  smallestFont } from "./dom.js";
 import { showDetails } from "./details.js";
 import { currentView, save, drawViewButtons } from "./switcher.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
@@ -56,12 +57,6 @@ function applyZoom(state) {
   state.ui.clipNote.querySelector(".mlclab-fold-more").hidden = !state.model.get("live");
 }
 
-function drawingBox(svg) {
-  const vb = svg.viewBox && svg.viewBox.baseVal;
-  return { x: 0, y: 0, width: (vb && vb.width) || parseFloat(svg.getAttribute("width")) || 1,
-    height: (vb && vb.height) || parseFloat(svg.getAttribute("height")) || 1 };
-}
-
 // Fit the whole drawing, never shrinking node labels below readable (fit.js).
 function fitView(state) {
   const { svg, ui } = state;
@@ -89,15 +84,6 @@ function zoomTo(state, elements) {
 }
 
 // The smallest label font the drawing's nodes use, in drawing units.
-function smallestFont(svg) {
-  let min = Infinity;
-  for (const t of svg.querySelectorAll("g.node text[font-size]")) {
-    const size = parseFloat(t.getAttribute("font-size"));
-    if (size > 0) min = Math.min(min, size);
-  }
-  return Number.isFinite(min) ? min : 14;
-}
-
 // ------------------------------------------------------------------- marks on nodes
 function markNodeLines(state, id, cls) {
   const view = currentView(state.model);
