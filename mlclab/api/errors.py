@@ -15,6 +15,9 @@ import types
 from ..frontend.torch_indices import INDEX_ERROR, IndexOutOfRange
 from ..lang.diagnostics import DSLError
 
+_RED, _RESET = "\x1b[1;31m", "\x1b[0m"
+
+
 class IndexOutOfBounds(IndexError):
     """numpy's IndexError for an index the student wrote that is outside its axis at this
     call (``x[5]`` with n = 2): a user's mistake, unlike an IndexError from inside mlclab."""
@@ -53,7 +56,7 @@ def shortened(exc: BaseException) -> BaseException:
     if isinstance(exc, InternalError):
         return exc
     if not getattr(exc, _FROM_USER_CODE, False):
-        return exc.with_traceback(None)
+        return compact(exc).with_traceback(None)
     kept = []
     tb = exc.__traceback__
     while tb is not None:
@@ -64,6 +67,31 @@ def shortened(exc: BaseException) -> BaseException:
     for tb in reversed(kept):
         chain = types.TracebackType(chain, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
     return exc.with_traceback(chain)
+
+
+def compact_traceback(kind: str, message: str) -> list[str]:
+    """What IPython prints instead of a traceback: ``kind: first line`` then the rest."""
+    first, *rest = message.splitlines() or [""]
+    return [f"{_RED}{kind}{_RESET}: {first}", *rest]
+
+
+def compact(exc: BaseException) -> BaseException:
+    """``exc`` shown in a notebook as its message alone, as a DSL error is: IPython asks an
+    exception for ``_render_traceback_()`` before formatting one. Set on the instance, so the
+    exception keeps its type for code that catches it; plain Python still prints a traceback."""
+    exc._render_traceback_ = _Compact(type(exc).__name__, str(exc))
+    return exc
+
+
+class _Compact:
+    """The ``_render_traceback_`` :func:`compact` sets: a class, not a lambda, so that the
+    exception still pickles (multiprocessing sends exceptions back that way)."""
+
+    def __init__(self, kind: str, message: str):
+        self.kind, self.message = kind, message
+
+    def __call__(self) -> list[str]:
+        return compact_traceback(self.kind, self.message)
 
 
 def passes_through(exc: BaseException) -> bool:

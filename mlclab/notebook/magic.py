@@ -16,16 +16,8 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from traitlets import List, Unicode
 
+from ..api.errors import compact_traceback
 from .cell_display import CellDisplay, show_choices
-
-_RED, _RESET = "\x1b[1;31m", "\x1b[0m"
-
-
-def compact_traceback(kind: str, message: str) -> list[str]:
-    """What IPython prints instead of a traceback: ``kind: first line`` then the rest."""
-    first, *rest = message.splitlines() or [""]
-    return [f"{_RED}{kind}{_RESET}: {first}", *rest]
-
 
 def _suppress_traceback(err: BaseException, kind: str) -> BaseException:
     # IPython asks an exception for ``_render_traceback_()`` before formatting one; setting it
