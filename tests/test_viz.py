@@ -466,3 +466,11 @@ def test_bad_graph_options_name_the_parameter(prog):
         graph(f, function=3)
     with pytest.raises(ValueError, match="function: no Relax function 'g'"):
         f.text("relay", function="g")
+
+
+def test_a_node_kind_the_plotters_do_not_know_is_refused():
+    from mlclab.viz.model import NODE_KINDS, Node
+
+    assert Node("n0", "op", "add").kind in NODE_KINDS
+    with pytest.raises(ValueError, match="kind 'operator' is not one of"):
+        Node("n1", "operator", "add")

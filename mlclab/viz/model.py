@@ -44,6 +44,12 @@ class Node:
     tooltip: str = ""                # an overlay's details, shown on hover
     folded: Optional["Folded"] = None   # kind "collapsed": the namespace it stands for
 
+    def __post_init__(self):
+        # The plotters and the viewer style nodes by kind: a kind they do not know would be
+        # drawn as nothing in particular, so a parser that invents one fails here instead.
+        if self.kind not in NODE_KINDS:
+            raise ValueError(f"node {self.id!r}: kind {self.kind!r} is not one of {NODE_KINDS}")
+
     @property
     def line(self) -> Optional[int]:
         return self.source.span.lineno if self.source else None
