@@ -36,7 +36,9 @@ def declared() -> set:
 
 def third_party_imports() -> dict:
     """Top-level module -> a file importing it, over mlclab/, tests/ and benchmarks/."""
-    local = {p.stem for d in ("tests", "benchmarks") for p in (ROOT / d).rglob("*.py")}
+    # the repository's own modules, and its test and benchmark folders as packages
+    local = {p.stem for d in ("tests", "benchmarks") for p in (ROOT / d).rglob("*.py")} \
+        | {"tests", "benchmarks"}
     found = {}
     for folder in ("mlclab", "tests", "benchmarks"):
         for path in (ROOT / folder).rglob("*.py"):
