@@ -114,9 +114,8 @@ def test_the_target_s_device_is_used(fn):
     assert fn._marshaller.device == fn.program.built.device
 
 
-def _schedule_recorder(rule_of):
-    """The real schedule pass, then each PrimFunc marked as the ordered-rule schedule pass marks
-    it (``mlclab.schedule``, ``mlclab.declined``)."""
+def _schedule_then(change):
+    """The real schedule pass, then ``change(name, primfunc)`` applied to each PrimFunc."""
     import mlclab.backend.schedules as schedules
 
     real = schedules.schedule_cpu
@@ -125,17 +124,21 @@ def _schedule_recorder(rule_of):
         inner = real(target)
 
         @tvm.transform.module_pass(opt_level=0, name=inner.info.name)
-        def marked(mod, ctx):
+        def changed(mod, ctx):
             mod = inner(mod)
-            funcs = {gv: (f.with_attr("mlclab.schedule", rule_of(gv.name_hint))
-                          .with_attr("mlclab.declined", ["elementwise: has a reduction"])
-                          if isinstance(f, tvm.tirx.PrimFunc) else f)
+            funcs = {gv: (change(gv.name_hint, f) if isinstance(f, tvm.tirx.PrimFunc) else f)
                      for gv, f in mod.functions_items()}
             return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
 
-        return marked
+        return changed
 
     return schedule_cpu
+
+
+def _schedule_recorder(rule_of):
+    """Each PrimFunc marked as the ordered-rule schedule pass marks it, with a stand-in rule."""
+    return _schedule_then(lambda name, f: f.with_attr("mlclab.schedule", rule_of(name))
+                          .with_attr("mlclab.declined", ["elementwise: has a reduction"]))
 
 
 def test_schedule_decisions_show_in_the_tir_text_and_the_profile(monkeypatch):
@@ -166,24 +169,8 @@ def test_the_real_rules_record_their_decision(fn):
 
 def _schedule_unrecorded():
     """The real schedule pass with its decisions stripped: what a pass that records none builds."""
-    import mlclab.backend.schedules as schedules
-
-    real = schedules.schedule_cpu
-
-    def schedule_cpu(target):
-        inner = real(target)
-
-        @tvm.transform.module_pass(opt_level=0, name=inner.info.name)
-        def stripped(mod, ctx):
-            mod = inner(mod)
-            funcs = {gv: (f.without_attr("mlclab.schedule").without_attr("mlclab.declined")
-                          if isinstance(f, tvm.tirx.PrimFunc) else f)
-                     for gv, f in mod.functions_items()}
-            return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
-
-        return stripped
-
-    return schedule_cpu
+    return _schedule_then(lambda name, f: f.without_attr("mlclab.schedule")
+                          .without_attr("mlclab.declined"))
 
 
 def test_without_recorded_decisions_nothing_is_claimed(monkeypatch):
