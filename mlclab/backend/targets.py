@@ -180,6 +180,7 @@ def _llvm_passes(target, optimized: bool) -> list:
 
     from .alignment import relax_param_alignment
     from .conv_layout import block_conv_layout
+    from .empty_constants import make_empty_constants_at_run_time
     from .fold_batchnorm import fold_batchnorm
     from .record import own_pass
     from .schedules import schedule_cpu, vector_lanes
@@ -209,6 +210,8 @@ def _llvm_passes(target, optimized: bool) -> list:
         *legalize,
         *mlclab(schedule_cpu(target)),
         *dataflow_lower_passes(target),
+        # in both pipelines: TVM's VM cannot load an empty constant back
+        make_empty_constants_at_run_time,
         *cpu_generic.finalize_passes(target),
         # last, after every pass that makes kernels: kernels that read numpy's
         # 16-byte-aligned arrays in place (see alignment.py)
