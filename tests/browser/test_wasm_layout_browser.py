@@ -1,7 +1,8 @@
 """Graphs laid out by the browser where the kernel has no Graphviz ``dot`` (issue 20), in a real
 Chromium: a viewer saved by a process with ``dot`` hidden from PATH opens from disk with the
 network cut and draws every view with the WebAssembly Graphviz it carries; ``fn.graph()``'s
-HTML draws itself fitted to its column; and both in a real JupyterLab."""
+HTML draws itself fitted to its column; a saved comparison syncs and outlines its panes; and
+the viewer and the graph in a real JupyterLab."""
 import json
 import os
 import subprocess
@@ -10,6 +11,8 @@ import textwrap
 
 import pytest
 from test_browser_layout import ROOT, path_without_dot
+from test_compare_browser import SOURCE as MLP
+from test_compare_browser import check_sync
 from test_saved_viewer_browser import SOURCE, check_viewer, offline
 
 from mlclab.notebook.browser_layout import available
@@ -28,23 +31,27 @@ SAVE = textwrap.dedent('''
     fn = mlclab.compile(sys.argv[1])["main"]
     fn.viewer().save(sys.argv[2])
     open(sys.argv[3], "w", encoding="utf-8").write(document(graph_html(fn.graph()), "graph"))
+    mlp = mlclab.compile(sys.argv[4])["mlp"]
+    mlclab.compare(mlp, (mlp, "FuseOps")).save(sys.argv[5])
 ''')
 
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    """A saved viewer and fn.graph()'s HTML, made by a Python that finds no ``dot``."""
+    """A saved viewer, fn.graph()'s HTML and a saved comparison, made by a Python that finds
+    no ``dot``."""
     tmp = tmp_path_factory.mktemp("nodot")
     env = {**os.environ, "PATH": path_without_dot(tmp),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    viewer, picture = tmp / "model.html", tmp / "graph.html"
-    subprocess.run([sys.executable, "-c", SAVE, SOURCE, str(viewer), str(picture)], check=True,
-                   capture_output=True, timeout=300, env=env, cwd=tmp)
-    return viewer, picture
+    viewer, picture, comparison = tmp / "model.html", tmp / "graph.html", tmp / "cmp.html"
+    subprocess.run([sys.executable, "-c", SAVE, SOURCE, str(viewer), str(picture), MLP,
+                    str(comparison)], check=True, capture_output=True, timeout=300, env=env,
+                   cwd=tmp)
+    return viewer, picture, comparison
 
 
 def test_a_viewer_saved_without_dot_lays_itself_out_offline(page, saved, screenshot):
-    viewer_path, _ = saved
+    viewer_path = saved[0]
     asked = offline(page)
     page.goto(f"file://{viewer_path}")
     # The same interactions as a viewer laid out by dot: select, details, let line, search.
@@ -60,7 +67,7 @@ def test_a_viewer_saved_without_dot_lays_itself_out_offline(page, saved, screens
 
 
 def test_fn_graph_html_without_dot_draws_itself_in_its_column(page, saved, screenshot):
-    _, picture = saved
+    picture = saved[1]
     asked = offline(page)
     page.set_viewport_size({"width": 500, "height": 800})
     page.goto(f"file://{picture}")
@@ -73,6 +80,15 @@ def test_fn_graph_html_without_dot_draws_itself_in_its_column(page, saved, scree
     assert "laid out in your browser" in page.locator(".mlclab-fit-note").first.text_content()
     assert asked == []
     screenshot("wasm-graph-html")
+
+
+def test_a_comparison_saved_without_dot_syncs_and_outlines_its_panes(page, saved, screenshot):
+    asked = offline(page)
+    page.goto(f"file://{saved[2]}")
+    # Both panes laid out here; what FuseOps removed outlined on the left only; clicks synced.
+    check_sync(page)
+    assert asked == []
+    screenshot("wasm-compare")
 
 
 def test_jupyterlab_without_dot_draws_the_viewer_and_the_graph(page, run_all, screenshot):

@@ -32,6 +32,25 @@ export async function layOutDot(dot, source) {
   return graphviz.dot(dot, "svg");
 }
 
+// `svg` with the nodes `marks` names (id -> {change, colour, dash}: a comparison's unmatched
+// nodes, mlclab.notebook.compare) outlined, as the kernel outlines those of dot's drawings.
+export function outline(svg, marks) {
+  if (!marks || !Object.keys(marks).length) return svg;
+  const doc = new DOMParser().parseFromString(svg, "image/svg+xml");
+  for (const g of doc.querySelectorAll("g[id]")) {
+    const mark = Object.prototype.hasOwnProperty.call(marks, g.id) ? marks[g.id] : null;
+    if (!mark) continue;
+    g.classList.add(`mlclab-${mark.change}`);
+    for (const shape of g.children) {
+      if (!["polygon", "ellipse", "path", "rect"].includes(shape.localName)) continue;
+      shape.setAttribute("stroke", mark.colour);
+      shape.setAttribute("stroke-width", "3");
+      if (mark.dash) shape.setAttribute("stroke-dasharray", mark.dash);
+    }
+  }
+  return new XMLSerializer().serializeToString(doc.documentElement);
+}
+
 // A view model whose drawing is still DOT to lay out here.
 export function awaitingLayout(view) {
   const g = (view && view.geometry) || {};
@@ -50,7 +69,7 @@ function failure(err, text) {
 export function layOutView(view, source, canvas, then) {
   const g = view.geometry;
   canvas.replaceChildren(h("div", { class: "mlclab-hint", text: "laying the graph out in the browser (WebAssembly Graphviz)…" }));
-  layOutDot(g.dot, source).then((svg) => { g.svg = svg; then(); },
+  layOutDot(g.dot, source).then((svg) => { g.svg = outline(svg, g.marks); then(); },
     (err) => canvas.replaceChildren(...failure(err, g.text)));
 }
 
