@@ -27,14 +27,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graph_render import SIZES, residual_module, rnn_module, sum_module  # noqa: E402
 
 NODE_RUNNER = """
-const [module, sources, repeat] = [process.argv[1], JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8')), +process.argv[3]];
+const module = process.argv[1], repeat = +process.argv[3];
+const sources = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
 import(module).then(async (m) => {
   let t = performance.now();
   const g = await m.Graphviz.load();
   const out = { load_ms: performance.now() - t, layouts: {} };
   for (const [name, dot] of Object.entries(sources)) {
     const times = [];
-    for (let i = 0; i < repeat; i++) { t = performance.now(); g.dot(dot); times.push(performance.now() - t); }
+    for (let i = 0; i < repeat; i++) {
+      t = performance.now(); g.dot(dot); times.push(performance.now() - t);
+    }
     out.layouts[name] = times;
   }
   console.log(JSON.stringify(out));

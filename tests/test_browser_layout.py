@@ -169,7 +169,23 @@ def test_with_dot_nothing_is_embedded():
         pytest.skip("Graphviz's dot is not installed")
     fn = mlclab.compile("def f(x: Tensor[(3,), f32]):\n    return exp(x)\n")["f"]
     viewer = fn.viewer()
-    assert viewer.current["geometry"]["svg"].startswith("<svg") and "dot" not in viewer.current["geometry"]
+    geometry = viewer.current["geometry"]
+    assert geometry["svg"].startswith("<svg") and "dot" not in geometry
     assert viewer.graphviz_wasm == ""
     assert "mlclab vendored" not in viewer._twin()
     assert "image/svg+xml" in fn.graph()._repr_mimebundle_()
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_layout_module_joins_into_the_viewer_and_a_page_script(tmp_path):
+    """layout.js is part of the viewer's module and, on its own, fn.graph()'s page script."""
+    from mlclab.notebook.bundle import bundle
+
+    assert "function layOutView" in bundle() and "function awaitingLayout" in bundle()
+    page = tmp_path / "picture.js"
+    page.write_text(bundle(standalone=True, entry="layout.js")
+                    + "\nconsole.log(mlclabViewer.render.name, typeof localModel);\n",
+                    encoding="utf-8")
+    proc = subprocess.run([NODE, str(page)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["renderPicture", "function"]
