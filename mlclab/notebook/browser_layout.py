@@ -25,9 +25,11 @@ from .bundle import STATIC
 VENDOR = STATIC / "vendor"
 MODULE = VENDOR / "graphviz.js"
 
-IN_BROWSER = ("Graphviz's `dot` program is not installed here, so this graph is laid out in "
-              "your browser by Graphviz compiled to WebAssembly (slower for big graphs, and "
-              "not refolded to fit the column; installing Graphviz makes it fast again).")
+IN_BROWSER = ("Graphviz's `dot` program is not installed where this ran, so this graph is laid "
+              "out in your browser by Graphviz compiled to WebAssembly (slower for big graphs, "
+              "and not refolded to fit the column; installing Graphviz makes it fast again).")
+# Said too where the graph may be shown without script (GitHub, nbviewer): as text.
+WITHOUT_SCRIPT = "Where scripts do not run, the graph is shown as text."
 MISSING = ("This mlclab was installed without its WebAssembly Graphviz (mlclab/notebook/static/"
            "vendor/graphviz.js is built when npm is present: `./dev.sh setup`, or "
            "`pip install .` with Node.js installed), so without `dot` the graph is shown as text.")
@@ -58,7 +60,8 @@ def dot_geometry(view) -> dict:
     saying where it is laid out. Without the vendored module there is no DOT, only the text."""
     if not available():
         return {"svg": "", "text": view.text, "note": f"{INSTALL_HINT} {MISSING}"}
-    return {"svg": "", "dot": view.source, "text": view.text, "note": IN_BROWSER}
+    return {"svg": "", "dot": view.source, "text": view.text,
+            "note": f"{IN_BROWSER} {WITHOUT_SCRIPT}"}
 
 
 def graph_html(view) -> Optional[str]:
@@ -72,7 +75,8 @@ def graph_html(view) -> Optional[str]:
     source, note, _ = view.in_browser()
     text = view.text
     static = (f'<div class="mlclab-fit-note" style="font-size:12px;opacity:0.8">'
-              f"{html.escape(note or IN_BROWSER)}</div><pre>{html.escape(text)}</pre>")
+              f"{html.escape(f'{note} {IN_BROWSER} {WITHOUT_SCRIPT}'.strip())}</div>"
+              f"<pre>{html.escape(text)}</pre>")
     state = {"dot": source, "note": note, "where": IN_BROWSER, "text": text,
              "graphviz_wasm": graphviz_module()}
     return standalone_fragment(state, static, entry="layout.js")
