@@ -3,7 +3,8 @@
 The same DOT that a first display sends is laid out by Graphviz's ``dot`` program (the fast
 path) and by the vendored WebAssembly Graphviz (mlclab/notebook/static/vendor/graphviz.js) in
 node, the V8 engine Chromium runs it in; node loads the module once (its one-off cost, the
-wasm compiled, is printed apart), then lays each graph out ``--repeat`` times. Shapes: the
+wasm compiled, and the first layout, in its baseline tier, are printed apart), then lays
+each graph out ``--repeat`` times. Shapes: the
 graph_render benchmark's RNN, sum and residual chains at lesson size and 10x (a big graph's
 first display is its overview), and ResNet-18's first look when torch is installed.
 
@@ -33,7 +34,11 @@ import(module).then(async (m) => {
   let t = performance.now();
   const g = await m.Graphviz.load();
   const out = { load_ms: performance.now() - t, layouts: {} };
-  for (const [name, dot] of Object.entries(sources)) {
+  // A page's first layout runs in the wasm's baseline tier: timed apart, then all warmed once.
+  const entries = Object.entries(sources);
+  t = performance.now(); g.dot(entries[0][1]); out.first = [entries[0][0], performance.now() - t];
+  for (const [, dot] of entries) g.dot(dot);
+  for (const [name, dot] of entries) {
     const times = [];
     for (let i = 0; i < repeat; i++) {
       t = performance.now(); g.dot(dot); times.push(performance.now() - t);
@@ -91,7 +96,8 @@ def main(argv=None) -> int:
         proc = subprocess.run([node, "-e", NODE_RUNNER, esm.as_uri(), str(data), str(args.repeat)],
                               capture_output=True, text=True, timeout=1800, check=True)
     wasm = json.loads(proc.stdout)
-    print(f"WebAssembly Graphviz: module loaded and compiled in {wasm['load_ms']:.0f} ms (once per page)")
+    print(f"WebAssembly Graphviz: module loaded and compiled in {wasm['load_ms']:.0f} ms, "
+          f"then the first layout ({wasm['first'][0]}) {wasm['first'][1]:.0f} ms: once per page")
     print(f"{'graph':24} {'DOT kB':>7} {'dot s':>7} {'wasm s':>7} {'ratio':>6}")
     for name, dot in sources.items():
         times = []
@@ -101,7 +107,7 @@ def main(argv=None) -> int:
             times.append(time.perf_counter() - t)
         native = statistics.median(times)
         browser = statistics.median(wasm["layouts"][name]) / 1000
-        print(f"{name:24} {len(dot) / 1024:7.0f} {native:7.2f} {browser:7.2f} {browser / native:6.1f}")
+        print(f"{name:24} {len(dot) / 1024:7.0f} {native:7.3f} {browser:7.3f} {browser / native:6.2f}")
     return 0
 
 
