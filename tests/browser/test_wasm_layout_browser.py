@@ -13,7 +13,7 @@ import pytest
 from test_browser_layout import ROOT, path_without_dot
 from test_compare_browser import SOURCE as MLP
 from test_compare_browser import check_sync
-from test_saved_viewer_browser import SOURCE, check_viewer, offline
+from test_saved_viewer_browser import NOTEBOOK, SOURCE, check_viewer, offline
 
 from mlclab.notebook.browser_layout import available
 
@@ -89,6 +89,23 @@ def test_a_comparison_saved_without_dot_syncs_and_outlines_its_panes(page, saved
     check_sync(page)
     assert asked == []
     screenshot("wasm-compare")
+
+
+@pytest.mark.parametrize("store", [True, False])
+def test_an_nbconvert_export_made_without_dot_keeps_a_working_picture(page, tmp_path, store):
+    nb = tmp_path / "viewer.ipynb"
+    nb.write_text(json.dumps(NOTEBOOK))
+    env = {**os.environ, "PATH": path_without_dot(tmp_path),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
+                    f"--ExecutePreprocessor.store_widget_state={store}", str(nb)],
+                   check=True, capture_output=True, timeout=300, env=env, cwd=tmp_path)
+    out = tmp_path / "viewer.html"
+    assert "mlclab vendored @hpcc-js/wasm-graphviz" in out.read_text()
+    asked = offline(page)
+    page.goto(f"file://{out}")
+    check_viewer(page, out)
+    assert all("wasm" not in url and "graphviz" not in url for url in asked)
 
 
 def test_jupyterlab_without_dot_draws_the_viewer_and_the_graph(page, run_all, screenshot):
