@@ -116,6 +116,11 @@ def test_jupyterlab_without_dot_draws_the_viewer_and_the_graph(page, run_all, sc
     assert viewer.locator("g.node").count() >= 5
     viewer.locator('g.node[id="g:y"]').click()
     assert "R.log(a)" in viewer.locator(".mlclab-details").text_content()
+    # A view the kernel draws on first look arrives as DOT too, and is laid out here.
+    viewer.locator("button[data-view='tree']").click()
+    viewer.locator("button[data-view='tree'].mlclab-active").wait_for()
+    viewer.locator("svg.mlclab-graph g.node").first.wait_for(timeout=60_000)
+    assert viewer.locator("svg.mlclab-graph g.node").count() >= 5
     picture = page.locator("svg.mlclab-browser-layout")
     picture.wait_for(timeout=60_000)
     assert picture.locator("g.node").count() >= 5

@@ -5,7 +5,7 @@
 // module is imported from its own text through a blob: URL.
 //
 // Two users: the viewer (viewer.js asks `awaitingLayout`, then `layOutView` and draws again)
-// and `render` below, fn.graph()'s picture where scripts run (a page entry of bundle.py).
+// and `renderPicture` below, fn.graph()'s picture where scripts run (a page entry of bundle.py).
 
 import { h, parseSvg, drawingBox, smallestFont } from "./dom.js";
 import { minScale } from "./fit.js";
@@ -26,10 +26,24 @@ export function loadGraphviz(source) {
   return cache.loading;
 }
 
+// Drawings already made on this page, by DOT: the kernel sends every view again when one
+// changes (a fold, a view drawn), and those already laid out are not laid out twice.
+const KEEP = 32;
+
+function laidOut() {
+  const cache = (globalThis.__mlclabGraphviz ||= {});
+  return (cache.drawings ||= new Map());
+}
+
 // The SVG text of DOT `dot`, laid out by the WebAssembly Graphviz of `source`.
 export async function layOutDot(dot, source) {
+  const drawings = laidOut();
+  if (drawings.has(dot)) return drawings.get(dot);
   const graphviz = await loadGraphviz(source);
-  return graphviz.dot(dot, "svg");
+  const svg = graphviz.dot(dot, "svg");
+  drawings.set(dot, svg);
+  if (drawings.size > KEEP) drawings.delete(drawings.keys().next().value);
+  return svg;
 }
 
 // `svg` with the nodes `marks` names (id -> {change, colour, dash}: a comparison's unmatched
@@ -68,6 +82,7 @@ function failure(err, text) {
 // canvas says why and shows the graph as text.
 export function layOutView(view, source, canvas, then) {
   const g = view.geometry;
+  if (laidOut().has(g.dot)) { g.svg = outline(laidOut().get(g.dot), g.marks); then(); return; }
   canvas.replaceChildren(h("div", { class: "mlclab-hint", text: "laying the graph out in the browser (WebAssembly Graphviz)…" }));
   layOutDot(g.dot, source).then((svg) => { g.svg = outline(svg, g.marks); then(); },
     (err) => canvas.replaceChildren(...failure(err, g.text)));
