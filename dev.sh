@@ -6,9 +6,10 @@
 #   ./dev.sh bench   set everything up, then run the benchmarks
 #   ./dev.sh setup   only set up
 #
-# Set-up is idempotent: a virtualenv in .venv with mlclab (editable) and its extras, plus the
-# system programs the tests use (Graphviz's dot, Chromium), installed with apt-get when missing
-# and we are root, or named with the command to run otherwise.
+# Set-up is idempotent: a virtualenv in .venv with mlclab (editable) and its extras, the
+# WebAssembly Graphviz built into the package (js/vendor_graphviz.py: npm ci from the lock file),
+# plus the system programs the tests use (Graphviz's dot, npm, Chromium), installed with apt-get
+# when missing and we are root, or named with the command to run otherwise.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -39,6 +40,7 @@ setup() {
     echo "mlclab needs Python 3.10 or newer ($PY is $("$PY" --version 2>&1))" >&2; exit 1
   fi
   need_system dot graphviz "drawing computation graphs"
+  need_system npm npm "building the WebAssembly Graphviz that draws graphs where dot is missing"
   if [ ! -x "$VENV/bin/python" ]; then
     say "creating the virtualenv in $VENV"
     "$PY" -m venv "$VENV"
@@ -48,6 +50,9 @@ setup() {
   local extra_index=()
   [ -n "${MLCLAB_TORCH_INDEX:-}" ] && extra_index=(--extra-index-url "$MLCLAB_TORCH_INDEX")
   "$VENV/bin/python" -m pip install -q "${extra_index[@]}" -e ".[dev,lessons]" "$TORCH_SPEC"
+  # The editable install's build_py builds it too; run here as well, so it is said on screen
+  # (pip -q hides build output) and a stale copy is rebuilt.
+  "$VENV/bin/python" js/vendor_graphviz.py
 }
 
 case "${1:-help}" in

@@ -27,6 +27,7 @@ BENCHMARKS = [
     ("kernels.py", "mlclab vs numpy and PyTorch eager through the public call path"),
     ("compile_latency.py", "compile latency and cache hits"),
     ("graph_render.py", "drawing time against graph size, for fan-out shapes"),
+    ("browser_layout.py", "layout by the WebAssembly Graphviz (no dot) against the dot program"),
     ("scale.py", "each stage's time against program depth"),
     ("torch_import.py", "from_torch's stages against model depth"),
     ("resnet.py", "ResNet-18 through mlclab vs PyTorch eager, 1 and 2 threads"),

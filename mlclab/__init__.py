@@ -7,6 +7,7 @@ from .lang.diagnostics import DSLError
 from .api import (CompiledFunction, InternalError, Program, cache_info, clear_cache, compile,
                   function, validate)
 from .api import displays as _displays
+from .viz.views import register_browser_form as _register_browser_form
 from .api.profiling import compare_profiles
 from .api.torch_model import TorchFunction, from_torch
 from .backend.record import FallbackWarning
@@ -31,6 +32,8 @@ _displays.register("profile_compare_html", "mlclab.notebook.profile_html:compari
 _displays.register("function_display", "mlclab.notebook.cell_display:function_display")
 _displays.register("show_function", "mlclab.notebook.cell_display:show_function")
 _displays.register("compare", "mlclab.notebook.compare:compare")
+# Where no `dot` program exists, fn.graph() is laid out by the browser.
+_register_browser_form("mlclab.notebook.browser_layout:graph_html")
 
 
 def compare(a, b, view: str = "dataflow", match=None, full: bool = False):

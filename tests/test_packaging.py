@@ -36,8 +36,10 @@ def declared() -> set:
 
 def third_party_imports() -> dict:
     """Top-level module -> a file importing it, over mlclab/, tests/ and benchmarks/."""
-    # the repository's own modules, and its test and benchmark folders as packages
-    local = {p.stem for d in ("tests", "benchmarks") for p in (ROOT / d).rglob("*.py")} \
+    # the repository's own modules (js/vendor_graphviz.py: the build step tests import), and
+    # its test and benchmark folders as packages
+    local = {p.stem for d in ("tests", "benchmarks", "js") for p in (ROOT / d).glob("**/*.py")
+             if "node_modules" not in p.parts} \
         | {"tests", "benchmarks"}
     found = {}
     for folder in ("mlclab", "tests", "benchmarks"):

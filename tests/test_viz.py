@@ -351,8 +351,13 @@ def test_term_plotter_keeps_each_node_on_one_line():
 
 # ------------------------------------------------------------------ missing dot
 def test_missing_dot_falls_back_to_text_with_an_install_hint(prog, monkeypatch, tmp_path):
-    # mlclab runs Graphviz itself (with a time limit): point it at a program that is not there.
+    # mlclab runs Graphviz itself (with a time limit): point it at a program that is not there,
+    # in an install without the WebAssembly Graphviz too (with it, the browser lays the graph
+    # out: tests/test_browser_layout.py).
+    import mlclab.notebook.browser_layout
+
     monkeypatch.setattr(mlclab.viz.dot, "DOT", "no-such-graphviz-dot")
+    monkeypatch.setattr(mlclab.notebook.browser_layout, "MODULE", tmp_path / "no-graphviz.js")
     view = prog["f"].graph("tree")
     bundle = view._repr_mimebundle_()
     assert "image/svg+xml" not in bundle

@@ -27,6 +27,7 @@ import anywidget
 import traitlets
 
 from ..viz.matching import METHODS, diff_entries, match, summary
+from .browser_layout import graphviz_module, needs_module
 from .bundle import STATIC, bundle
 from .viewer import TwinDisplay, _clean_view
 
@@ -103,6 +104,15 @@ def mark_svg(svg: str, changes: Mapping[str, str]) -> str:
     return ET.tostring(root, encoding="unicode")
 
 
+def _drawing(geometry: Mapping) -> str:
+    """A pane's drawing without script: dot's SVG, or the graph as text and why (laid out by
+    the browser where no dot exists)."""
+    if geometry.get("svg") or not geometry.get("text"):
+        return geometry.get("svg", "")
+    return (f'<div style="font:12px sans-serif">{html.escape(geometry.get("note", ""))}</div>'
+            f'<pre>{html.escape(geometry["text"])}</pre>')
+
+
 def payload(left: Mapping, right: Mapping, by: str, names=("left", "right")) -> dict:
     """The compare display's data: both view models (checked, their SVG sanitized, unmatched
     nodes marked in the drawing and in the ``diff`` layer), ``matches`` (left id -> right id)
@@ -118,7 +128,12 @@ def payload(left: Mapping, right: Mapping, by: str, names=("left", "right")) -> 
                    **diff_entries(vm["nodes"], changed, "changed", other)}
         marks = {nid: e["change"] for nid, e in entries.items()}
         vm["overlays"] = {**vm["overlays"], "diff": {**vm["overlays"].get("diff", {}), **entries}}
-        vm["geometry"] = {**vm["geometry"], "svg": mark_svg(vm["geometry"].get("svg", ""), marks)}
+        if vm["geometry"].get("dot"):      # laid out in the browser, which outlines them there
+            outlines = {nid: {"change": c, "colour": MARKS[c][0], "dash": MARKS[c][1]}
+                        for nid, c in marks.items()}
+            vm["geometry"] = {**vm["geometry"], "marks": outlines}
+        else:
+            vm["geometry"] = {**vm["geometry"], "svg": mark_svg(vm["geometry"].get("svg", ""), marks)}
     return {"left": left, "right": right, "matches": matches, "summary": s["line"], "method": by}
 
 
@@ -144,11 +159,15 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
     uid = traitlets.Unicode("").tag(sync=True)
     # A live widget hides its text/html twin (False in a page: localModel says so).
     live = traitlets.Bool(True).tag(sync=True)
+    # The WebAssembly Graphviz, sent only when the panes are laid out in the browser (no dot).
+    graphviz_wasm = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, data: Mapping, **kwargs: Any) -> None:
         kwargs.setdefault("uid", uuid.uuid4().hex)
         self._syncing = False
         super().__init__(**dict(data), **kwargs)
+        if needs_module({"left": self.left, "right": self.right}):
+            self.graphviz_wasm = graphviz_module()
 
     @property
     def reverse(self) -> dict:
@@ -187,7 +206,7 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
     # ----------------------------------------------------------------- without a kernel
     def state(self) -> dict:
         names = ("left", "right", "left_name", "right_name", "left_source", "right_source", "matches", "summary", "method",
-                 "selected_left", "selected_right", "uid")
+                 "selected_left", "selected_right", "uid", "graphviz_wasm")
         return {n: getattr(self, n) for n in names}
 
     def static_html(self) -> str:
@@ -195,7 +214,7 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         panes = "".join(
             f'<div style="flex:1 1 420px;min-width:0"><div style="font:600 12px sans-serif">'
             f'{html.escape(name)}</div><div style="overflow:auto;max-height:600px">'
-            f'{vm.get("geometry", {}).get("svg", "")}</div></div>'
+            f'{_drawing(vm.get("geometry", {}))}</div></div>'
             for name, vm in ((self.left_name, self.left), (self.right_name, self.right)))
         return (f'<div class="mlclab-static-compare"><div style="font:12px sans-serif">'
                 f'{html.escape(self.summary)} (matched by {html.escape(self.method)}; '

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from ..viz.dot import DotPlotter, LayoutTimeout, xml_text
+from ..viz.dot import DotPlotter, LayoutTimeout, dot_available, xml_text
 from ..viz.overview import overview
 from ..viz.registry import view_kind, view_names
 from ..viz.view_model import build
 from ..viz.views import GraphView
+from .browser_layout import dot_geometry
 from .viewer import PENDING, GraphViewer, svg_of
 
 # The texts a view model anchors its nodes in: the let pane and the details' TVMScript line.
@@ -101,7 +102,8 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
               folded: Iterable[str] = ()) -> dict:
     """The view model of graph model ``whole`` (any ``mlclab.viz.Graph``, hand-made too),
     folded to an overview unless ``full``, with ``texts`` (style -> ``IRText``) and overlay
-    ``layers`` (name -> entries keyed by ``whole``'s node ids), laid out by Graphviz."""
+    ``layers`` (name -> entries keyed by ``whole``'s node ids), laid out by Graphviz: here,
+    or where no ``dot`` program exists, in the browser (``browser_layout.dot_geometry``)."""
     shown = whole if full else overview(whole, open_modules=open_modules, folded=folded)
     vm = build(shown, whole, texts, layers)
     drawing = _painted(shown, vm["overlays"])
@@ -110,6 +112,9 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
     vm["geometry"]["copies"] = {svg_id: {"node": drawing.edges[k].src,
                                          "reader": drawing.edges[k].dst}
                                 for k, svg_id in copies.items()}
+    if not dot_available():
+        vm["geometry"].update(dot_geometry(GraphView(drawing, plotter)))
+        return clean_json(vm)
     try:
         vm["geometry"]["svg"] = svg_of(GraphView(drawing, plotter))
     except LayoutTimeout as err:

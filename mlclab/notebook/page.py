@@ -18,7 +18,7 @@ from .bundle import ENTRY, STATIC, bundle
 
 # The traits a page needs to draw the viewer as it is now.
 STATE = ("views", "view", "source", "highlight", "annotations", "selected_node", "search",
-         "unfolded", "open_modules", "folded", "uid", "scrub")
+         "unfolded", "open_modules", "folded", "uid", "scrub", "graphviz_wasm")
 
 
 def script_json(value) -> str:

@@ -22,6 +22,7 @@ import anywidget
 import traitlets
 
 from ..viz.view_model import check
+from .browser_layout import graphviz_module, needs_module
 from .bundle import bundle
 
 _STATIC = pathlib.Path(__file__).parent / "static"
@@ -163,6 +164,9 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
     scrub = traitlets.Bool(False).tag(sync=True)
     # Names this viewer's text/html twin, which the live viewer hides when it draws.
     uid = traitlets.Unicode("").tag(sync=True)
+    # The WebAssembly Graphviz (notebook/browser_layout.py), sent only once a view is laid out
+    # in the browser because no `dot` program exists here.
+    graphviz_wasm = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, views: Optional[Mapping[str, Mapping]] = None,
                  loader: Optional[Callable[[str], Mapping]] = None, **kwargs: Any) -> None:
@@ -175,6 +179,11 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         super().__init__(views=clean, **kwargs)
         self._ready = True
         self.ensure_view(self.view)
+
+    @traitlets.observe("views")
+    def _send_graphviz(self, change):
+        if not self.graphviz_wasm and needs_module(change["new"]):
+            self.graphviz_wasm = graphviz_module()
 
     @traitlets.validate("view")
     def _check_view(self, proposal):

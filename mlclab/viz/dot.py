@@ -14,6 +14,7 @@ time limit (:func:`run_dot`), so no drawing can hang the kernel.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import warnings
 from collections import Counter
@@ -40,6 +41,12 @@ DOT = "dot"
 # measured (benchmarks/graph_render.py) lays out in well under this; it is the guard for the
 # ones nobody measured.
 LAYOUT_TIMEOUT = 20.0
+
+
+def dot_available() -> bool:
+    """Whether Graphviz's ``dot`` program (:data:`DOT`) is on PATH: the fast path, where the
+    kernel lays graphs out. Without it, notebook displays lay them out in the browser."""
+    return shutil.which(DOT) is not None
 
 
 class MissingDotWarning(UserWarning):

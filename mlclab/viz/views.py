@@ -7,9 +7,10 @@ falls back to the terminal text, with a hint on installing Graphviz, when ``dot`
 from __future__ import annotations
 
 import html
+import importlib
 from typing import Callable, Optional
 
-from .dot import INSTALL_HINT, DotPlotter, LayoutTimeout, svg_text, write
+from .dot import INSTALL_HINT, DotPlotter, LayoutTimeout, dot_available, svg_text, write
 from .fit import Fit, fit_html, fit_svg
 from .model import Graph
 from .modules import group_modules, has_modules
@@ -22,6 +23,27 @@ from .term import TermPlotter
 # past MODULE_FOLD_NODES nodes, and nothing for the DSL.
 COLLAPSE = {None: (), "function": ("function",), "group": ("fused",), "all": ("function", "fused"),
             "module": ("module",), "auto": ()}
+
+
+# Where no ``dot`` program exists, a GraphView's notebook HTML is laid out by the browser: the
+# notebook layer provides that form (it owns the front end and the vendored WebAssembly
+# Graphviz), named here by the facade as "module:attribute" and imported on first use, as
+# api.displays does for the api layer.
+_BROWSER_FORM: list = []
+
+
+def register_browser_form(target: str) -> None:
+    """Name the callable ``(GraphView) -> HTML or None`` that draws a view in the browser."""
+    if ":" not in target:
+        raise ValueError(f"browser form: {target!r} is not of the form 'module:attribute'")
+    _BROWSER_FORM[:] = [target]
+
+
+def _browser_form(view: "GraphView") -> Optional[str]:
+    if not _BROWSER_FORM:
+        return None
+    module, _, attribute = _BROWSER_FORM[0].partition(":")
+    return getattr(importlib.import_module(module), attribute)(view)
 
 
 def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
@@ -209,6 +231,16 @@ class GraphView:
         """Write svg/pdf/png/dot/txt; without ``dot`` writes the text next to it and warns."""
         return write(self.dot, self.graph, filename, format)
 
+    def in_browser(self) -> tuple:
+        """``(dot source, note, graph)``: the picture where the browser lays it out (no ``dot``
+        program here). Its size is not known here, so it is not refolded to fit as
+        :meth:`picture` does; a big graph is drawn as its overview, as there."""
+        if self._start is None:
+            return self.source, "", self.graph
+        what, drawn = self._start
+        return (self.plotter.digraph(drawn).source,
+                f"Drawn as {what}. collapse=None draws everything.", drawn)
+
     def to_dict(self) -> dict:
         return self.graph.to_dict()
 
@@ -218,6 +250,12 @@ class GraphView:
     def _repr_mimebundle_(self, include=None, exclude=None):
         import graphviz
 
+        if not dot_available():
+            form = _browser_form(self)
+            if form is not None:
+                note = self.in_browser()[1]
+                return {"text/html": form,
+                        "text/plain": (note + "\n\n" if note else "") + self.text}
         try:
             svg, _, note = self.picture()
             return {"text/html": fit_html(svg, note), "image/svg+xml": fit_svg(svg),

@@ -21,7 +21,7 @@ export function paneState(get, side) {
   return {
     views: { [name]: vm }, view: name, source: get(`${side}_source`) || "", highlight: [], annotations: {},
     selected_node: get(`selected_${side}`) || "", search: "", unfolded: [], open_modules: [],
-    folded: [], uid: "", scrub: false, centre: "",
+    folded: [], uid: "", scrub: false, centre: "", graphviz_wasm: get("graphviz_wasm") || "",
   };
 }
 

@@ -15,6 +15,7 @@ import { currentView, save, drawViewButtons } from "./switcher.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
   clickFold, collapsible, revealFolds, foldSummary, matchByValue, keepInPlace } from "./vm.js";
+import { awaitingLayout, layOutView, layoutBadge } from "./layout.js";
 
 const drawnWhole = (model) => (model.get("unfolded") || []).includes(model.get("view"));
 
@@ -202,6 +203,7 @@ function drawBanner(state, view) {
     jump.addEventListener("click", () => jumpToHottest(state));
     parts.push(jump);
   }
+  parts.push(...layoutBadge(view));
   if (!live && Object.keys(namespacesOf(view)).length) parts.push(h("span", { class: "mlclab-muted", text: " (folding is laid out by a running kernel)" }));
   ui.banner.replaceChildren(...parts);
   ui.banner.hidden = parts.length === 0;
@@ -232,6 +234,11 @@ function draw(state) {
   state.svg = isViewModel(view) ? parseSvg((view.geometry || {}).svg) : null;
   state.index = { elements: new Map(), copies: [], edges: [], namespaces: new Map() };
   ui.collapseAll.disabled = !model.get("live") || !isViewModel(view) || collapsible(view).length === 0 && !(model.get("folded") || []).length;
+  if (!state.svg && isViewModel(view) && awaitingLayout(view)) {
+    // No `dot` where the kernel ran: the browser lays this view out (layout.js), then draws it.
+    layOutView(view, model.get("graphviz_wasm"), ui.canvas, () => { if (currentView(model) === view) draw(state); });
+    return;
+  }
   if (!state.svg) {
     drawEmpty(state, view);
     refreshMarks(state);
