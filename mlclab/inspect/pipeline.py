@@ -282,16 +282,19 @@ class Diff(HoldsPipelineIR):
         # Values that FuseOps put into a fused group (drawn as its cluster).
         self.grouped = [v for v in b_vals if v in a_vals and _fused_group(b, b_vals[v])
                         and _fused_group(b, b_vals[v]) != _fused_group(a, a_vals[v])]
-        # A fused kernel in ``b`` absorbs the values that sat in the cluster of the same name
-        # in ``a`` (FuseTIR turns the group FuseOps made into one PrimFunc call).
+        # A fused kernel in ``b`` absorbs the values of the group in ``a`` that computed its
+        # value (FuseTIR turns the group FuseOps made into one PrimFunc call). Found by value,
+        # not by name: groups of the same shape share one function (ResNet's blocks).
         self.merged: dict = {}
-        labels = {}
+        members: dict = {}
+        group_of = {}
         for n in a.nodes.values():
             if n.group and n.group in a.clusters and a.clusters[n.group].kind == "fused":
-                labels.setdefault(a.clusters[n.group].label, []).append(n.value)
+                members.setdefault(n.group, []).append(n.value)
+                group_of[n.value] = n.group
         for n in b.nodes.values():
-            if n.kind == "fused" and n.op in labels:
-                absorbed = [v for v in labels[n.op] if v != n.value]
+            if n.kind == "fused" and n.value in group_of:
+                absorbed = [v for v in members[group_of[n.value]] if v != n.value]
                 if absorbed:
                     self.merged[n.value] = absorbed
         merged_away = {v for vs in self.merged.values() for v in vs}

@@ -98,10 +98,11 @@ def view_payload(fn, view: str, full: bool = False, profile=None,
 
 def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] = None,
               full: bool = False, open_modules: Optional[Iterable[str]] = None,
-              folded: Iterable[str] = ()) -> dict:
+              folded: Iterable[str] = (), draw: Optional[Callable] = None) -> dict:
     """The view model of graph model ``whole`` (any ``mlclab.viz.Graph``, hand-made too),
     folded to an overview unless ``full``, with ``texts`` (style -> ``IRText``) and overlay
-    ``layers`` (name -> entries keyed by ``whole``'s node ids), laid out by Graphviz."""
+    ``layers`` (name -> entries keyed by ``whole``'s node ids), laid out by Graphviz
+    (``draw(drawing)``: SVG of the drawing made another way, the scrubber's stable layout)."""
     shown = whole if full else overview(whole, open_modules=open_modules, folded=folded)
     vm = build(shown, whole, texts, layers)
     drawing = _painted(shown, vm["overlays"])
@@ -111,7 +112,7 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
                                          "reader": drawing.edges[k].dst}
                                 for k, svg_id in copies.items()}
     try:
-        vm["geometry"]["svg"] = svg_of(GraphView(drawing, plotter))
+        vm["geometry"]["svg"] = draw(drawing) if draw else svg_of(GraphView(drawing, plotter))
     except LayoutTimeout as err:
         vm["geometry"].update(svg="", text=GraphView(drawing).text,
                               note=f"{err}; the graph is shown as text instead.")
