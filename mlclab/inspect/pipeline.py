@@ -329,7 +329,8 @@ class Diff(HoldsPipelineIR):
         for v in self.merged:
             by_value[v].status = MERGED
             by_value[v].attrs["merged"] = ", ".join(short_name(x) for x in self.merged[v])
-        ghosts = self.removed + [v for vs in self.merged.values() for v in vs]
+        # Each once: a value two kernels absorbed (a group's input) is one ghost.
+        ghosts = list(dict.fromkeys(self.removed + [v for vs in self.merged.values() for v in vs]))
         a_by_value = {n.value: n for n in a.nodes.values()}
         for v in ghosts:
             old = a_by_value[v]
