@@ -122,9 +122,8 @@ class StableLayout:
                 pins[edge_id(k)] = {"pos": spline["pos"]}
             if k in copies:
                 pins[copies[k]] = self.copies.get(ek) or _beside(self.nodes[keys[e.dst]])
-        for cid in drawing.clusters:
-            if cid in self.clusters:
-                pins[f"cluster:{cid}"] = {"bb": self.clusters[cid]}
+        for cid, bb in self._boxes(drawing, keys).items():
+            pins[f"cluster:{cid}"] = {"bb": bb}
         quoted = {_attr_list({"id": dot_string(x)})[1:-1]: attrs for x, attrs in pins.items()}
         dot.body[:] = [_pinned(line, quoted) for line in dot.body]
         from .dot import LAYOUT_TIMEOUT
@@ -132,6 +131,26 @@ class StableLayout:
         out = run_dot(dot.source, "svg", LAYOUT_TIMEOUT if timeout is None else timeout, PINNED)
         return out.decode("utf-8")
 
+
+    def _boxes(self, drawing: Graph, keys: dict) -> dict:
+        """Namespace id -> its box around what this drawing puts in it (the union's box would
+        hold every pass's nodes): its nodes' pinned boxes, a margin, room for its label."""
+        boxes: dict = {}
+        for nid, n in drawing.nodes.items():
+            x, y = (float(v) for v in self.nodes[keys[nid]]["pos"].rstrip("!").split(","))
+            w = float(self.nodes[keys[nid]]["width"]) * 36
+            h = float(self.nodes[keys[nid]]["height"]) * 36
+            path = drawing.cluster_path(n.group) if n.group in drawing.clusters else []
+            for depth, cid in enumerate(reversed(path)):
+                pad = _PAD * (depth + 1)
+                b = boxes.setdefault(cid, [x, y, x, y])
+                b[0], b[1] = min(b[0], x - w - pad), min(b[1], y - h - pad)
+                b[2], b[3] = max(b[2], x + w + pad), max(b[3], y + h + pad + _LABEL * (depth + 1))
+        return {cid: ",".join(f"{v:g}" for v in b) for cid, b in boxes.items()}
+
+
+# Points around a namespace's nodes, per level of nesting, and above them for its label.
+_PAD, _LABEL = 8, 14
 
 _ID = re.compile(r'\bid="(?:[^"\\]|\\.)*"')
 
