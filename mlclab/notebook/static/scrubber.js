@@ -4,7 +4,8 @@
 // stable layout (each view's `geometry.frame`): switching keeps the zoom, so a node that
 // stays stays on the same pixels.
 
-import { h } from "./dom.js";
+import { h, boxOf } from "./dom.js";
+import { keepInPlace } from "./vm.js";
 
 // The passes, in order: the model's `passes` ({view, name, changed, effect, seconds}), or one
 // per view when a viewer gives none.
@@ -65,6 +66,24 @@ export function anchorIn(anchors, view) {
     if (id) return { ...a, id };
   }
   return null;
+}
+
+// What a switch keeps (viewer.js): the drawing left and where its nodes were on screen.
+export function frameBefore(state) {
+  const { model, lastView, index, ui } = state;
+  if (!model.get("scrub") || !lastView) return null;
+  return { from: lastView, anchors: anchorsBefore(lastView, index.elements, model.get("selected_node"), ui.canvas.getBoundingClientRect()) };
+}
+
+// The zoom that puts the new drawing where the old one was (null: not the same layout).
+export function keptFrame(state, view) {
+  const { from, anchors } = state.frame || {};
+  state.frame = null;
+  if (!sameFrame(from, view)) return null;
+  const hit = anchorIn(anchors, view);
+  const els = hit && state.index.elements.get(hit.id);
+  const box = els && boxOf(els[0]);
+  return box ? keepInPlace(box, hit.sx, hit.sy, state.zoom.k) : { ...state.zoom };
 }
 
 // The marks a pass can make, as the drawing colours them (mlclab.viz.dot STATUS_STYLE).

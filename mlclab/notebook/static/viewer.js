@@ -12,7 +12,7 @@ import { h, parseSvg, boxOf, idIndex, fillLines, markLine, download, drawingBox,
   smallestFont } from "./dom.js";
 import { showDetails } from "./details.js";
 import { currentView, save, drawViewButtons } from "./switcher.js";
-import { sameFrame, anchorsBefore, anchorIn } from "./scrubber.js";
+import { frameBefore, keptFrame } from "./scrubber.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
   clickFold, collapsible, revealFolds, foldSummary, matchByValue, keepInPlace } from "./vm.js";
@@ -285,18 +285,11 @@ function placeKept(state) {
   return true;
 }
 
-// A pass drawn in the same stable layout as the one before (scrubber.js): the same zoom, and
-// one shared node put back where it was, so every node that stays is on the same pixels.
+// A pass drawn in the same stable layout (scrubber.js): same zoom, a shared node on its pixels.
 function frameKept(state) {
-  const { from, anchors } = state.frame || {};
-  state.frame = null;
-  const view = currentView(state.model);
-  if (!sameFrame(from, view)) return false;
-  const hit = anchorIn(anchors, view);
-  const els = hit && state.index.elements.get(hit.id);
-  const box = els && boxOf(els[0]);
-  if (box) { state.zoom = keepInPlace(box, hit.sx, hit.sy, state.zoom.k); state.userMoved = true; }
-  applyZoom(state);
+  const zoom = keptFrame(state, currentView(state.model));
+  if (!zoom) return false;
+  state.zoom = zoom; state.userMoved = true; applyZoom(state);
   return true;
 }
 
@@ -447,12 +440,7 @@ function bindModel(state) {
     else if (!(model.get("search") || "").trim()) fitView(state);
   };
   const redraw = () => { const v = currentView(model); draw(state); if (isViewModel(v)) state.lastView = v; };
-  const switchView = () => {
-    keepSelected(state);
-    state.frame = model.get("scrub") && state.lastView ? { from: state.lastView, anchors: anchorsBefore(state.lastView,
-      state.index.elements, model.get("selected_node"), ui.canvas.getBoundingClientRect()) } : null;
-    redraw();
-  };
+  const switchView = () => { keepSelected(state); state.frame = frameBefore(state); redraw(); };
   const marks = () => refreshMarks(state);
   // A comparison's other pane: its node put in the middle at the current scale.
   const centre = () => { const els = state.index.elements.get(model.get("centre")), box = els && boxOf(els[0]);
