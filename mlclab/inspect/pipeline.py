@@ -101,6 +101,7 @@ class Pipeline(HoldsPipelineIR):
         # Value tables and identities of the input and the steps so far, grown on demand.
         self._tables: list = []
         self._idents: list = []
+        self._parsed: dict = {}         # (step, view, options) -> its graph before shaping
         # The DSL origin of every value of the high-level IR, by value id: carried to later
         # steps by identity, since lowering drops spans and rewrites the vars.
         self.sources = {}
@@ -180,16 +181,23 @@ class Pipeline(HoldsPipelineIR):
     def _graph(self, index: int, view: str = "dataflow", **opts):
         collapse, depth = opts.pop("collapse", "auto"), opts.pop("depth", None)
         check_shape_options(collapse, depth)
-        mod = self.input if index < 0 else self.steps[index].mod
-        g = view_kind(view).parser(**opts).parse(self._subject(mod))
-        ident = self._identity(index)
-        for node in g.nodes.values():
-            orig = ident.get(node.value)
-            if orig is not None:
-                node.value = orig
-                if node.source is None:
-                    node.source = self.sources.get(orig)
-        return fitted_view(g, collapse=collapse, depth=depth)
+        # A step that changed nothing holds the module before it: parsed once for both (a
+        # diff, the scrubber and the fused view all ask again). Shaped from a copy each time.
+        while index >= 0 and not self.steps[index].changed:
+            index -= 1
+        key = (index, view, tuple(sorted(opts.items())))
+        if key not in self._parsed:
+            mod = self.input if index < 0 else self.steps[index].mod
+            g = view_kind(view).parser(**opts).parse(self._subject(mod))
+            ident = self._identity(index)
+            for node in g.nodes.values():
+                orig = ident.get(node.value)
+                if orig is not None:
+                    node.value = orig
+                    if node.source is None:
+                        node.source = self.sources.get(orig)
+            self._parsed[key] = g
+        return fitted_view(self._parsed[key].copy(), collapse=collapse, depth=depth)
 
     # ---------------------------------------------------------------- diffs
     def diff(self, after: int, before: Optional[int] = None) -> "Diff":

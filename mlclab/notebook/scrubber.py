@@ -29,7 +29,7 @@ import traitlets
 from ..viz.overview import overview
 from ..viz.views import GraphView
 from .graphs import TEXT_STYLES, draw_view
-from .viewer import PENDING, GraphViewer, svg_of
+from .viewer import PENDING, GraphViewer, _clean_view, svg_of
 
 INPUT = "0 · input"
 
@@ -155,9 +155,18 @@ class PassScrubber(GraphViewer):
             self.unfolded = list(self.views)
 
     def draw_all(self) -> None:
-        """Draw every pass now (a page or an export carries them all)."""
-        for name in list(self.views):
-            self.ensure_view(name)
+        """Draw every pass now (a page or an export carries them all), sent to the front end
+        at once (one ``views`` change, not one per pass)."""
+        pending = [name for name, v in self.views.items() if (v or {}).get("pending")]
+        if self._loader is None or not pending:
+            return
+        drawn = {}
+        for name in pending:
+            try:
+                drawn[name] = _clean_view(self._loader(name))
+            except Exception as err:  # noqa: BLE001 - shown in the canvas, as GraphViewer does
+                drawn[name] = {"error": f"{type(err).__name__}: {err}", "nodes": {}}
+        self.views = {**self.views, **drawn}
 
     def _twin(self) -> str:
         self.draw_all()
