@@ -77,9 +77,7 @@ def test_each_pass_marks_what_it_did(scrubber):
     merged = marks(tir, "merged")
     assert any(tir["nodes"][n]["kind"] == "fused" for n in merged)
     assert any(n.startswith("removed:") for n in merged)
-    # The pass list says what each pass marked; an unchanged pass marks nothing.
-    by_name = {p["name"]: p for p in scrubber.passes}
-    assert "grouped" in by_name["FuseOps"]["effect"] and "merged" in by_name["FuseTIR"]["effect"]
+    # An unchanged pass marks nothing.
     quiet = next(p for p in scrubber.passes if not p["changed"])
     assert not marks(check(scrubber.views[quiet["view"]]), "added")
 

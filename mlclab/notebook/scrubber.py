@@ -69,17 +69,34 @@ def step_view(pipe, index: int, **fold) -> dict:
     return draw_view(graph, texts, {"diff": diff_layer(graph, pipe.steps[index].name)}, **fold)
 
 
+class _Folding:
+    """The steps as drawn with one folding: their shown graphs, split into runs as far as
+    they have been read, and each run's stable layout once made."""
+
+    def __init__(self):
+        self.shown: list = []          # step -> its graph as drawn (folded)
+        self.runs: list = []           # [[step, ...], ...], the last one maybe still open
+        self.seen: set = set()         # node keys of the last run
+        self.layouts: dict = {}        # run index -> StableLayout
+
+
 class ScrubSteps:
-    """The scrubber's data: each step's marked graph and texts (made once), and the stable
-    layouts of the steps as drawn with one folding (made when first needed, then kept)."""
+    """The scrubber's data, made as the student gets to it: each step's marked graph and texts,
+    and per folding the runs of steps that share a layout and their layouts. The first look
+    reads only the steps of the input's run."""
 
     def __init__(self, pipe):
         self.pipe = pipe
         self.steps = step_names(pipe, changed_only=False)
-        self.graphs = [marked_graph(pipe, i) for _, i in self.steps]
+        self._graphs: dict = {}
         self._texts: dict = {}
-        self._layouts: dict = {}       # folding -> (runs, {run index: StableLayout})
+        self._foldings: dict = {}      # folding -> _Folding
         self.stable = True             # False once Graphviz could not pin a drawing
+
+    def graph(self, k: int):
+        if k not in self._graphs:
+            self._graphs[k] = marked_graph(self.pipe, self.steps[k][1])
+        return self._graphs[k]
 
     def texts(self, k: int) -> dict:
         if k not in self._texts:
@@ -93,29 +110,41 @@ class ScrubSteps:
 
     def passes(self) -> list:
         """What the front end lists: view name, pass name, whether it changed the program, its
-        effect in a line, its time in the build."""
-        out = []
-        for (view, index), graph in zip(self.steps, self.graphs):
-            step = self.pipe.steps[index] if index >= 0 else None
-            marks = sorted({n.status for n in graph.nodes.values() if n.status})
-            out.append({"view": view, "name": step.name if step else "input",
-                        "changed": step is None or bool(step.changed),
-                        "effect": ", ".join(marks), "seconds": step.seconds if step else 0.0})
-        return out
+        time in the build."""
+        return [{"view": view, "name": "input" if index < 0 else self.pipe.steps[index].name,
+                 "changed": index < 0 or bool(self.pipe.steps[index].changed),
+                 "seconds": 0.0 if index < 0 else self.pipe.steps[index].seconds}
+                for view, index in self.steps]
+
+    def _run_of(self, k: int, f: _Folding, fold: dict) -> int:
+        """The run holding step ``k``, read on until that run is complete."""
+        from ..viz.stable_layout import new_run, node_keys
+
+        while True:
+            done = len(f.shown) == len(self.steps)
+            run = next((r for r in range(len(f.runs)) if k in f.runs[r]), None)
+            if run is not None and (run < len(f.runs) - 1 or done):
+                return run
+            i = len(f.shown)
+            g = self.graph(i)
+            f.shown.append(g if fold["full"] else overview(g, open_modules=fold["open_modules"],
+                                                   folded=fold["folded"]))
+            keys = set(node_keys(f.shown[i]).values())
+            if new_run(keys, f.seen):
+                f.runs.append([])
+                f.seen = set()
+            f.runs[-1].append(i)
+            f.seen |= keys
 
     def view(self, k: int, full: bool = False, folded=(), open_modules=None) -> dict:
         """The view model of step ``k``, drawn at its place in the stable layout."""
-        from ..viz.stable_layout import lay_out, phases
+        from ..viz.stable_layout import lay_out
 
         key = (full, tuple(folded), None if open_modules is None else tuple(open_modules))
-        shown = None
-        if key not in self._layouts:
-            shown = [g if full else overview(g, open_modules=open_modules, folded=folded)
-                     for g in self.graphs]
-            self._layouts[key] = (phases(shown), {}, shown)
-        runs, made, shown = self._layouts[key]
-        run = next(r for r, members in enumerate(runs) if k in members)
-        graph = self.graphs[k]
+        fold = {"full": full, "folded": tuple(folded), "open_modules": open_modules}
+        f = self._foldings.setdefault(key, _Folding())
+        run = self._run_of(k, f, fold)
+        graph = self.graph(k)
         index = self.steps[k][1]
         layers = {} if index < 0 else {"diff": diff_layer(graph, self.pipe.steps[index].name)}
 
@@ -123,17 +152,17 @@ class ScrubSteps:
             import graphviz
 
             try:
-                if run not in made:
-                    made[run] = lay_out([shown[m] for m in runs[run]])
-                return made[run].svg(drawing)
+                if run not in f.layouts:
+                    f.layouts[run] = lay_out([f.shown[m] for m in f.runs[run]])
+                return f.layouts[run].svg(drawing)
             except (graphviz.ExecutableNotFound, graphviz.CalledProcessError, ValueError):
                 self.stable = False    # said in the scrubber's legend ("laid out pass by pass")
                 return svg_of(GraphView(drawing))
 
         vm = draw_view(graph, self.texts(k), layers, full=full, folded=folded,
                        open_modules=open_modules, draw=pinned)
-        if run in made and self.stable:
-            vm["geometry"]["frame"] = f"{made[run].frame}"
+        if run in f.layouts and self.stable:
+            vm["geometry"]["frame"] = f.layouts[run].frame
         return vm
 
 

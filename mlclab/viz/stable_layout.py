@@ -172,17 +172,22 @@ def _beside(reader: dict) -> dict:
     return {"pos": f"{x:g},{up:g}!", "width": "0.6", "height": "0.2"}
 
 
+def new_run(keys: set, seen: set, keep: float = 0.5) -> bool:
+    """Whether a drawing with node ``keys`` starts a new run after one holding ``seen``: less
+    than ``keep`` of its nodes were in the run so far, or it would fill less than ``keep`` of
+    the run's nodes (lowering to the VM's builtins replaces most of a program; one layout for
+    both would be wide and mostly empty)."""
+    return not seen or (bool(keys) and (len(keys & seen) < keep * len(keys)
+                                        or len(keys) < keep * len(keys | seen)))
+
+
 def phases(graphs: list, keep: float = 0.5) -> list:
-    """The drawings split into runs that share one layout: a drawing starts a new run when
-    less than ``keep`` of its nodes were in the run so far, or it would fill less than
-    ``keep`` of the run's nodes (lowering to the VM's builtins replaces most of a program; one
-    layout for both would be wide and mostly empty)."""
+    """The drawings split into runs that share one layout (:func:`new_run`): lists of indices."""
     runs: list = []
     seen: set = set()
     for i, g in enumerate(graphs):
         keys = set(node_keys(g).values())
-        if not runs or (keys and (len(keys & seen) < keep * len(keys)
-                                  or len(keys) < keep * len(keys | seen))):
+        if new_run(keys, seen, keep):
             runs.append([])
             seen = set()
         runs[-1].append(i)

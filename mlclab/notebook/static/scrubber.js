@@ -7,12 +7,12 @@
 import { h, boxOf } from "./dom.js";
 import { keepInPlace } from "./vm.js";
 
-// The passes, in order: the model's `passes` ({view, name, changed, effect, seconds}), or one
+// The passes, in order: the model's `passes` ({view, name, changed, seconds}), or one
 // per view when a viewer gives none.
 export function passesOf(model) {
   const given = model.get("passes");
   if (Array.isArray(given) && given.length) return given;
-  return Object.keys(model.get("views") || {}).map((view) => ({ view, name: view, changed: true, effect: "" }));
+  return Object.keys(model.get("views") || {}).map((view) => ({ view, name: view, changed: true }));
 }
 
 // The passes the slider and the arrow keys go through: all, or (skip) the input and those
@@ -175,7 +175,7 @@ export function drawScrubber(state, save) {
   const shown = findPasses(passes, find.value);
   list.replaceChildren(...shown.map((p) => {
     const b = h("button", { type: "button", class: "mlclab-pass-item", "data-view": p.view, role: "option",
-      title: p.changed ? (p.effect ? `marks: ${p.effect}` : "changed the program") : "changed nothing", text: p.view });
+      title: p.changed ? "changed the program" : "changed nothing", text: p.view });
     b.classList.toggle("mlclab-active", p.view === current);
     b.classList.toggle("mlclab-unchanged", !p.changed);
     b.setAttribute("aria-selected", String(p.view === current));
