@@ -144,3 +144,14 @@ def test_phases_split_where_a_pass_replaces_most_of_the_program(mlp):
     assert any(0 in r and fuse in r for r in runs)      # input to FuseOps: one layout
     keys = node_keys(graphs[0])
     assert all(k.startswith("v:") for k in keys.values())
+
+
+def test_drawing_one_pass_whole_draws_every_pass_whole_in_one_layout(mlp):
+    v = pass_scrubber(mlp)
+    v.view = next(n for n in v.views if n.endswith("· FuseOps"))
+    v.unfold()
+    assert v.unfolded == list(v.views)
+    assert v.views[INPUT] == {"pending": True} and "nodes" in v.current
+    frame = v.current["geometry"]["frame"]
+    v.view = INPUT
+    assert v.current["geometry"]["frame"] == frame

@@ -27,6 +27,7 @@ from typing import Optional
 import traitlets
 
 from ..viz.overview import overview
+from ..viz.stable_layout import lay_out, new_run, node_keys
 from ..viz.views import GraphView
 from .graphs import TEXT_STYLES, draw_view
 from .viewer import PENDING, GraphViewer, _clean_view, svg_of
@@ -118,8 +119,6 @@ class ScrubSteps:
 
     def _run_of(self, k: int, f: _Folding, fold: dict) -> int:
         """The run holding step ``k``, read on until that run is complete."""
-        from ..viz.stable_layout import new_run, node_keys
-
         while True:
             done = len(f.shown) == len(self.steps)
             run = next((r for r in range(len(f.runs)) if k in f.runs[r]), None)
@@ -138,8 +137,6 @@ class ScrubSteps:
 
     def view(self, k: int, full: bool = False, folded=(), open_modules=None) -> dict:
         """The view model of step ``k``, drawn at its place in the stable layout."""
-        from ..viz.stable_layout import lay_out
-
         key = (full, tuple(folded), None if open_modules is None else tuple(open_modules))
         fold = {"full": full, "folded": tuple(folded), "open_modules": open_modules}
         f = self._foldings.setdefault(key, _Folding())
@@ -178,10 +175,16 @@ class PassScrubber(GraphViewer):
     page_state = ("passes", "stable", "skip_unchanged")
 
     @traitlets.observe("unfolded")
-    def _draw_all_passes(self, change):
-        # "draw all" on one pass draws every pass whole: they share one layout.
-        if self._loader is not None and change["new"] and set(change["new"]) != set(self.views):
+    def _on_unfolded(self, change):
+        # "draw all" on one pass draws every pass whole (and "fold all" every one folded): they
+        # share one layout. The pass shown is drawn now, the others when shown.
+        if self._loader is None:
+            return
+        if change["new"] and set(change["new"]) != set(self.views):
             self.unfolded = list(self.views)
+            return
+        self.views = {name: v if name == self.view else dict(PENDING) for name, v in self.views.items()}
+        self._load(self.view)
 
     def draw_all(self) -> None:
         """Draw every pass now (a page or an export carries them all), sent to the front end
@@ -214,7 +217,7 @@ def pass_scrubber(fn, changed_only: bool = True, full: Optional[bool] = None) ->
     index = {name: k for k, (name, _) in enumerate(steps.steps)}
 
     def load(name: str, full: bool = False) -> dict:
-        vm = steps.view(index[name], full=full or bool(full_all), folded=viewer.folded,
+        vm = steps.view(index[name], full=full or full_all or bool(viewer.unfolded), folded=viewer.folded,
                         open_modules=viewer.open_modules or None)
         viewer.stable = steps.stable
         return vm
