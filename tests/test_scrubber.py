@@ -1,8 +1,13 @@
-"""The pass scrubber (mlclab.notebook.scrubber): one view model per pass over the same value ids."""
+"""The pass scrubber (mlclab.notebook.scrubber, mlclab.viz.stable_layout): every pass of the real
+build as a view model over the same value ids, what each pass did marked, one stable layout."""
+import json
+import re
+
 import pytest
 
 import mlclab
-from mlclab.notebook.scrubber import pass_scrubber, step_names
+from mlclab.notebook.scrubber import INPUT, pass_scrubber
+from mlclab.viz.stable_layout import node_keys, phases
 from mlclab.viz.view_model import check
 
 SOURCE = ("def mlp(x: Tensor[(2, 8), f32], w: Tensor[(4, 8), f32], b: Tensor[(4,), f32]):\n"
@@ -15,30 +20,138 @@ def mlp():
     return mlclab.compile(SOURCE)["mlp"]
 
 
-def test_the_scrubber_has_the_input_then_each_pass_that_changed_something(mlp):
+@pytest.fixture(scope="module")
+def scrubber(mlp):
+    v = pass_scrubber(mlp)
+    v.draw_all()
+    return v
+
+
+def view_of(v, name):
+    return check(v.views[next(n for n in v.views if n.endswith(f"· {name}"))])
+
+
+def marks(vm, change):
+    return {nid for nid, e in vm["overlays"].get("diff", {}).items() if e["change"] == change}
+
+
+def centre(vm, nid):
+    """The centre of node ``nid``'s shape in its SVG (Graphviz's drawing units)."""
+    svg = vm["geometry"]["svg"]
+    g = svg[svg.index(f'id="{nid}"'):]
+    g = g[:g.index("</g>")]
+    ellipse = re.search(r'<ellipse[^>]*\scx="([-\d.]+)" cy="([-\d.]+)"', g)
+    if ellipse:
+        return float(ellipse.group(1)), float(ellipse.group(2))
+    shape = re.search(r'<(?:polygon|path)[^>]*\s(?:points|d)="([^"]*)"', g).group(1)
+    nums = [float(x) for x in re.sub(r"[MC,]", " ", shape).split()]
+    xs, ys = nums[0::2], nums[1::2]
+    return (min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2
+
+
+def test_every_pass_of_the_build_is_a_step_and_unchanged_ones_are_skipped_by_default(mlp, scrubber):
     pipe = mlp.pipeline()
-    names = [n for n, _ in step_names(pipe)]
-    assert names[0] == "0 · input"
-    changed = [s for s in pipe.steps if s.changed]
-    assert len(names) == 1 + len(changed)
-    assert any("FuseOps" in n for n in names)
-    v = pass_scrubber(mlp)
-    assert v.scrub and list(v.views) == names and v.views[names[1]] == {"pending": True}
+    assert list(scrubber.views)[0] == INPUT and len(scrubber.views) == 1 + len(pipe.steps)
+    assert [p["name"] for p in scrubber.passes] == ["input", *pipe.names]
+    assert [p["changed"] for p in scrubber.passes[1:]] == [s.changed for s in pipe.steps]
+    assert any(not p["changed"] for p in scrubber.passes)
+    assert scrubber.skip_unchanged and scrubber.scrub
+    assert not pass_scrubber(mlp, changed_only=False).skip_unchanged
 
 
-def test_each_pass_is_a_view_model_marking_what_it_changed_as_its_diff_layer(mlp):
+def test_each_pass_marks_what_it_did(scrubber):
+    # FuseTransposeMatmul: permute_dims + matmul become one NT_matmul: the removed value is a ghost.
+    ftm = view_of(scrubber, "FuseTransposeMatmul")
+    removed = marks(ftm, "removed")
+    assert removed and all(ftm["nodes"][n]["status"] == "removed" and n.startswith("removed:") for n in removed)
+    # LegalizeOps rewrites every operator into a call_tir of a PrimFunc (same value, new op).
+    legal = view_of(scrubber, "LegalizeOps")
+    assert {legal["nodes"][n]["name"] for n in marks(legal, "rewritten")} >= {"h", "gv"}
+    # FuseOps puts values in a fused group, outlined as a namespace of kind "fused".
+    fuse = view_of(scrubber, "FuseOps")
+    grouped = marks(fuse, "grouped")
+    assert grouped and all(fuse["overlays"]["diff"][n]["text"] == "grouped by FuseOps" for n in grouped)
+    assert any(ns["kind"] == "fused" for ns in fuse["namespaces"].values())
+    # FuseTIR merges the group into one kernel; the absorbed values are shown as merged ghosts.
+    tir = view_of(scrubber, "FuseTIR")
+    merged = marks(tir, "merged")
+    assert any(tir["nodes"][n]["kind"] == "fused" for n in merged)
+    assert any(n.startswith("removed:") for n in merged)
+    # An unchanged pass marks nothing.
+    quiet = next(p for p in scrubber.passes if not p["changed"])
+    assert not marks(check(scrubber.views[quiet["view"]]), "added")
+
+
+def test_nodes_are_matched_by_value_and_keep_their_place_across_passes(scrubber):
+    first, fuse = check(scrubber.views[INPUT]), view_of(scrubber, "FuseOps")
+    assert first["geometry"]["frame"] and first["geometry"]["frame"] == fuse["geometry"]["frame"]
+    by_value = {n["value"]: nid for nid, n in fuse["nodes"].items() if n["value"]}
+    shared = [(nid, by_value[n["value"]]) for nid, n in first["nodes"].items() if n["value"] in by_value]
+    assert len(shared) >= 5
+    # Each drawing is cropped to what it holds: the offsets between shared nodes are the same.
+    (a0, a1), rest = shared[0], shared[1:]
+    for b0, b1 in rest:
+        before = [p - q for p, q in zip(centre(first, b0), centre(first, a0))]
+        after = [p - q for p, q in zip(centre(fuse, b1), centre(fuse, a1))]
+        assert max(abs(p - q) for p, q in zip(before, after)) < 1.5, (b0, before, after)
+
+
+def test_a_folding_lays_every_pass_out_again_in_one_layout(scrubber):
+    scrubber.view = next(n for n in scrubber.views if n.endswith("· FuseOps"))
+    group = next(cid for cid, ns in scrubber.current["namespaces"].items() if ns["kind"] == "fused")
+    scrubber.fold(group)
+    assert any(n["folded"] for n in scrubber.nodes.values())
+    frame = scrubber.current["geometry"]["frame"]
+    scrubber.view = INPUT
+    assert scrubber.current["geometry"]["frame"] == frame
+    scrubber.folded = []
+
+
+def test_the_twin_and_a_saved_file_carry_every_pass(mlp, tmp_path):
     v = pass_scrubber(mlp)
-    fuse = next(n for n in v.views if "FuseOps" in n)
-    v.view = fuse
-    vm = check(v.current)
-    grouped = {nid for nid, n in vm["nodes"].items() if n["status"] == "grouped"}
-    assert grouped and set(vm["overlays"]["diff"]) >= grouped
-    assert all(vm["overlays"]["diff"][nid]["text"] == "grouped by FuseOps" for nid in grouped)
-    # The same values across passes: the input's h is a node of every later pass.
-    first = v.views["0 · input"]
-    h = next(n["value"] for n in first["nodes"].values() if n["name"] == "h")
-    assert any(n["value"] == h for n in vm["nodes"].values())
-    # Folding works in the scrubber as anywhere.
-    group = next(cid for cid, ns in vm["namespaces"].items() if ns["kind"] == "fused")
-    v.fold(group)
-    assert any(n["folded"] for n in v.nodes.values())
+    twin = v._twin()
+    state = json.loads(re.search(r'class="mlclab-state">(.*?)</script>', twin, re.S).group(1))
+    assert list(state["views"]) == list(v.views) and all("nodes" in x for x in state["views"].values())
+    assert state["passes"] == v.passes and state["skip_unchanged"] is True and state["scrub"]
+    page = (tmp_path / "passes.html")
+    v.save(page)
+    assert page.read_text().count('"frame"') >= len(v.views)
+
+
+def test_a_small_torch_model_marks_the_folded_batch_norm_and_the_fused_kernels():
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                              torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 5)).eval()
+    fn = mlclab.from_torch(net, torch.randn(1, 3, 8, 8))
+    v = pass_scrubber(fn)
+    v.draw_all()
+    fold = view_of(v, "mlclab.FoldBatchNorm")
+    gone = {fold["nodes"][n]["label"] for n in marks(fold, "removed")}
+    assert any("batch_norm" in label for label in gone)
+    assert marks(view_of(v, "FuseOps"), "grouped") and marks(view_of(v, "FuseTIR"), "merged")
+    # The module of each value is kept across the passes (the search layer finds it).
+    assert any("1" in e["text"] or "0" in e["text"] for e in view_of(v, "FuseOps")["overlays"]["search"].values())
+
+
+def test_phases_split_where_a_pass_replaces_most_of_the_program(mlp):
+    pipe = mlp.pipeline()
+    from mlclab.notebook.scrubber import marked_graph
+
+    graphs = [marked_graph(pipe, i) for i in range(-1, len(pipe.steps))]
+    runs = phases(graphs)
+    assert sum(runs, []) == list(range(len(graphs)))
+    fuse = 1 + pipe.names.index("FuseOps")
+    assert any(0 in r and fuse in r for r in runs)      # input to FuseOps: one layout
+    keys = node_keys(graphs[0])
+    assert all(k.startswith("v:") for k in keys.values())
+
+
+def test_drawing_one_pass_whole_draws_every_pass_whole_in_one_layout(mlp):
+    v = pass_scrubber(mlp)
+    v.view = next(n for n in v.views if n.endswith("· FuseOps"))
+    v.unfold()
+    assert v.unfolded == list(v.views)
+    assert v.views[INPUT] == {"pending": True} and "nodes" in v.current
+    frame = v.current["geometry"]["frame"]
+    v.view = INPUT
+    assert v.current["geometry"]["frame"] == frame

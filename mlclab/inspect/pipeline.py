@@ -101,6 +101,7 @@ class Pipeline(HoldsPipelineIR):
         # Value tables and identities of the input and the steps so far, grown on demand.
         self._tables: list = []
         self._idents: list = []
+        self._parsed: dict = {}         # (step, view, options) -> its graph before shaping
         # The DSL origin of every value of the high-level IR, by value id: carried to later
         # steps by identity, since lowering drops spans and rewrites the vars.
         self.sources = {}
@@ -180,16 +181,23 @@ class Pipeline(HoldsPipelineIR):
     def _graph(self, index: int, view: str = "dataflow", **opts):
         collapse, depth = opts.pop("collapse", "auto"), opts.pop("depth", None)
         check_shape_options(collapse, depth)
-        mod = self.input if index < 0 else self.steps[index].mod
-        g = view_kind(view).parser(**opts).parse(self._subject(mod))
-        ident = self._identity(index)
-        for node in g.nodes.values():
-            orig = ident.get(node.value)
-            if orig is not None:
-                node.value = orig
-                if node.source is None:
-                    node.source = self.sources.get(orig)
-        return fitted_view(g, collapse=collapse, depth=depth)
+        # A step that changed nothing holds the module before it: parsed once for both (a
+        # diff, the scrubber and the fused view all ask again). Shaped from a copy each time.
+        while index >= 0 and not self.steps[index].changed:
+            index -= 1
+        key = (index, view, tuple(sorted(opts.items())))
+        if key not in self._parsed:
+            mod = self.input if index < 0 else self.steps[index].mod
+            g = view_kind(view).parser(**opts).parse(self._subject(mod))
+            ident = self._identity(index)
+            for node in g.nodes.values():
+                orig = ident.get(node.value)
+                if orig is not None:
+                    node.value = orig
+                    if node.source is None:
+                        node.source = self.sources.get(orig)
+            self._parsed[key] = g
+        return fitted_view(self._parsed[key].copy(), collapse=collapse, depth=depth)
 
     # ---------------------------------------------------------------- diffs
     def diff(self, after: int, before: Optional[int] = None) -> "Diff":
@@ -282,16 +290,19 @@ class Diff(HoldsPipelineIR):
         # Values that FuseOps put into a fused group (drawn as its cluster).
         self.grouped = [v for v in b_vals if v in a_vals and _fused_group(b, b_vals[v])
                         and _fused_group(b, b_vals[v]) != _fused_group(a, a_vals[v])]
-        # A fused kernel in ``b`` absorbs the values that sat in the cluster of the same name
-        # in ``a`` (FuseTIR turns the group FuseOps made into one PrimFunc call).
+        # A fused kernel in ``b`` absorbs the values of the group in ``a`` that computed its
+        # value (FuseTIR turns the group FuseOps made into one PrimFunc call). Found by value,
+        # not by name: groups of the same shape share one function (ResNet's blocks).
         self.merged: dict = {}
-        labels = {}
+        members: dict = {}
+        group_of = {}
         for n in a.nodes.values():
             if n.group and n.group in a.clusters and a.clusters[n.group].kind == "fused":
-                labels.setdefault(a.clusters[n.group].label, []).append(n.value)
+                members.setdefault(n.group, []).append(n.value)
+                group_of[n.value] = n.group
         for n in b.nodes.values():
-            if n.kind == "fused" and n.op in labels:
-                absorbed = [v for v in labels[n.op] if v != n.value]
+            if n.kind == "fused" and n.value in group_of:
+                absorbed = [v for v in members[group_of[n.value]] if v != n.value]
                 if absorbed:
                     self.merged[n.value] = absorbed
         merged_away = {v for vs in self.merged.values() for v in vs}
@@ -326,7 +337,8 @@ class Diff(HoldsPipelineIR):
         for v in self.merged:
             by_value[v].status = MERGED
             by_value[v].attrs["merged"] = ", ".join(short_name(x) for x in self.merged[v])
-        ghosts = self.removed + [v for vs in self.merged.values() for v in vs]
+        # Each once: a value two kernels absorbed (a group's input) is one ghost.
+        ghosts = list(dict.fromkeys(self.removed + [v for vs in self.merged.values() for v in vs]))
         a_by_value = {n.value: n for n in a.nodes.values()}
         for v in ghosts:
             old = a_by_value[v]

@@ -99,10 +99,11 @@ def view_payload(fn, view: str, full: bool = False, profile=None,
 
 def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] = None,
               full: bool = False, open_modules: Optional[Iterable[str]] = None,
-              folded: Iterable[str] = ()) -> dict:
+              folded: Iterable[str] = (), draw: Optional[Callable] = None) -> dict:
     """The view model of graph model ``whole`` (any ``mlclab.viz.Graph``, hand-made too),
     folded to an overview unless ``full``, with ``texts`` (style -> ``IRText``) and overlay
-    ``layers`` (name -> entries keyed by ``whole``'s node ids), laid out by Graphviz: here,
+    ``layers`` (name -> entries keyed by ``whole``'s node ids), laid out by Graphviz: here
+    (``draw(drawing)``: SVG of the drawing made another way, the scrubber's stable layout),
     or where no ``dot`` program exists, in the browser (``browser_layout.dot_geometry``)."""
     shown = whole if full else overview(whole, open_modules=open_modules, folded=folded)
     vm = build(shown, whole, texts, layers)
@@ -116,7 +117,7 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
         vm["geometry"].update(dot_geometry(GraphView(drawing, plotter)))
         return clean_json(vm)
     try:
-        vm["geometry"]["svg"] = svg_of(GraphView(drawing, plotter))
+        vm["geometry"]["svg"] = draw(drawing) if draw else svg_of(GraphView(drawing, plotter))
     except LayoutTimeout as err:
         vm["geometry"].update(svg="", text=GraphView(drawing).text,
                               note=f"{err}; the graph is shown as text instead.")

@@ -30,7 +30,8 @@ def script_json(value) -> str:
 
 def state_of(viewer) -> dict:
     """The viewer's traits a page draws from; views not drawn yet are left out."""
-    state = {name: getattr(viewer, name) for name in STATE}
+    # A viewer kind's own traits (the scrubber's passes) travel too: ``page_state``.
+    state = {name: getattr(viewer, name) for name in STATE + tuple(getattr(viewer, "page_state", ()))}
     state["views"] = {name: v for name, v in viewer.views.items() if not v.get("pending")}
     if state["view"] not in state["views"]:
         state["view"] = next(iter(state["views"]), "")

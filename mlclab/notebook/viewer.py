@@ -258,6 +258,11 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         if name not in self.unfolded:
             self.unfolded = [*self.unfolded, name]
 
+    def draw_all(self) -> None:
+        """Draw every view still pending (a saved page carries them all)."""
+        for name in list(self.views):
+            self.ensure_view(name)
+
     def _load(self, name: str, **how) -> None:
         try:
             payload = _clean_view(self._loader(name, **how))
@@ -329,8 +334,7 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         its data inside; opens from disk with no server and no network). Returns the path."""
         from .page import page
 
-        for name in list(self.views):
-            self.ensure_view(name)
+        self.draw_all()
         target = pathlib.Path(path)
         if target.suffix.lower() not in (".html", ".htm"):
             raise ValueError(f"path: save writes HTML, so the file should end in .html, got {str(path)!r}")

@@ -410,13 +410,15 @@ def _attr_list(attrs: dict) -> str:
     return "[" + " ".join(f"{k}={_quote(str(v))}" for k, v in attrs.items()) + "]"
 
 
-def run_dot(source: str, format: str = "svg", timeout: Optional[float] = None) -> bytes:
+def run_dot(source: str, format: str = "svg", timeout: Optional[float] = None,
+            args: tuple = ()) -> bytes:
     """Lay ``source`` out with Graphviz and return the output; ``dot`` is stopped after
     ``timeout`` seconds (``LayoutTimeout``; None: no limit). Raises ``graphviz.ExecutableNotFound`` without
-    Graphviz and ``graphviz.CalledProcessError`` when ``dot`` fails."""
+    Graphviz and ``graphviz.CalledProcessError`` when ``dot`` fails. ``args``: more options
+    (``-Kneato -n2``: draw at given positions, ``viz.stable_layout``)."""
     import graphviz
 
-    cmd = [DOT, f"-T{format}"]
+    cmd = [DOT, *args, f"-T{format}"]
     try:
         proc = subprocess.run(cmd, input=xml_text(source).encode("utf-8"), capture_output=True,
                               timeout=timeout)

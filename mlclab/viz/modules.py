@@ -106,14 +106,15 @@ def _unit_paths(graph: Graph, units: dict, own: dict) -> dict:
     for nid, unit in units.items():
         if unit[0] == "node" and nid in own:
             path_of[unit] = own[nid]
-    # A constant (a weight) belongs where its readers are.
+    # A constant (a weight) belongs where its readers are; so does a value a pass made
+    # (FuseTransposeMatmul's NT_matmul has no module of its own), or modules it sat in break up.
     readers = defaultdict(list)
     for e in graph.edges:
         if e.kind == "data":
             readers[e.src].append(units[e.dst])
     for nid, node in graph.nodes.items():
         unit = units[nid]
-        if unit not in path_of and node.kind == "const" and unit[0] == "node":
+        if unit not in path_of and unit[0] == "node" and (node.kind == "const" or nid not in own):
             paths = [path_of[r] for r in readers[nid] if r in path_of]
             if paths and len(paths) == len(readers[nid]):
                 path_of[unit] = _common(paths)

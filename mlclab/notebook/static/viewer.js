@@ -12,6 +12,7 @@ import { h, parseSvg, boxOf, idIndex, fillLines, markLine, download, drawingBox,
   smallestFont } from "./dom.js";
 import { showDetails } from "./details.js";
 import { currentView, save, drawViewButtons } from "./switcher.js";
+import { frameBefore, keptFrame } from "./scrubber.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
   clickFold, collapsible, revealFolds, foldSummary, matchByValue, keepInPlace } from "./vm.js";
@@ -261,7 +262,7 @@ function draw(state) {
   ui.collapseAll.textContent = (model.get("folded") || []).length ? "expand groups" : "collapse groups";
   refreshMarks(state);
   requestAnimationFrame(() => {
-    if (!placeKept(state)) fitView(state);
+    if (!placeKept(state) && !frameKept(state)) fitView(state);
     if (state.jump) finishJump(state);
   });
 }
@@ -288,6 +289,14 @@ function placeKept(state) {
   state.zoom = keepInPlace(box, keep.sx, keep.sy, keep.k);
   state.userMoved = true;
   applyZoom(state);
+  return true;
+}
+
+// A pass drawn in the same stable layout (scrubber.js): same zoom, a shared node on its pixels.
+function frameKept(state) {
+  const zoom = keptFrame(state, currentView(state.model));
+  if (!zoom) return false;
+  state.zoom = zoom; state.userMoved = true; applyZoom(state);
   return true;
 }
 
@@ -438,7 +447,7 @@ function bindModel(state) {
     else if (!(model.get("search") || "").trim()) fitView(state);
   };
   const redraw = () => { const v = currentView(model); draw(state); if (isViewModel(v)) state.lastView = v; };
-  const switchView = () => { keepSelected(state); redraw(); };
+  const switchView = () => { keepSelected(state); state.frame = frameBefore(state); redraw(); };
   const marks = () => refreshMarks(state);
   // A comparison's other pane: its node put in the middle at the current scale.
   const centre = () => { const els = state.index.elements.get(model.get("centre")), box = els && boxOf(els[0]);

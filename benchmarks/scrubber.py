@@ -1,0 +1,90 @@
+"""The pass scrubber at real size: Python time to prepare it (every pass's graph and diff), to
+draw every pass in its stable layout, and the browser time of one scrub step (slider input to
+the next pass drawn and placed), on ResNet-18 and a 12-layer BERT-base-sized encoder.
+
+    python benchmarks/scrubber.py [resnet18|bert]...
+
+The browser part opens the saved scrubber (``save()``: no kernel, so it times the front end
+alone) in Chromium and steps through every pass with the arrow key; the median and the worst
+step are printed. Needs /usr/bin/chromium and Playwright.
+"""
+import statistics
+import sys
+import tempfile
+import time
+
+import mlclab
+
+
+def resnet18():
+    mlclab.import_torchvision()
+    import torch
+    import torchvision
+
+    return mlclab.from_torch(torchvision.models.resnet18().eval(), torch.randn(1, 3, 224, 224))
+
+
+def bert():
+    mlclab.import_torchvision()
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    model = BertModel(BertConfig(num_hidden_layers=12, hidden_size=768, num_attention_heads=12,
+                                 intermediate_size=3072)).eval()
+    return mlclab.from_torch(model, torch.randint(0, 30000, (1, 128)))
+
+
+STEP = """async () => {
+  const v = document.querySelector('.mlclab-viewer'), c = v.querySelector('.mlclab-canvas');
+  c.focus();
+  const times = [];
+  for (let k = 0; k < 60; k++) {
+    const before = v.querySelector('.mlclab-pass').textContent;
+    const t0 = performance.now();
+    c.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+    if (v.querySelector('.mlclab-pass').textContent === before) break;
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    times.push(performance.now() - t0);
+  }
+  return times;
+}"""
+
+
+def browser_steps(path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        page = b.new_page(viewport={"width": 1100, "height": 900})
+        page.goto(f"file://{path}")
+        page.wait_for_selector("svg.mlclab-graph g.node")
+        times = page.evaluate(STEP)
+        b.close()
+    return times
+
+
+def main(names):
+    for name in names:
+        t = time.perf_counter()
+        fn = {"resnet18": resnet18, "bert": bert}[name]()
+        built = time.perf_counter() - t
+        from mlclab.notebook.scrubber import pass_scrubber
+
+        t = time.perf_counter()
+        s = pass_scrubber(fn)
+        prepare = time.perf_counter() - t
+        t = time.perf_counter()
+        s.draw_all()
+        drawn = time.perf_counter() - t
+        nodes = max(len(v["nodes"]) for v in s.views.values())
+        path = tempfile.mktemp(suffix=".html")
+        s.save(path)
+        steps = browser_steps(path)
+        print(f"{name}: build {built:.1f} s; scrubber prepared in {prepare:.2f} s (first pass drawn), "
+              f"all {len(s.views)} passes drawn in {drawn:.2f} s (largest {nodes} nodes); browser step "
+              f"median {statistics.median(steps):.1f} ms, worst {max(steps):.1f} ms over {len(steps)} steps")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["resnet18", "bert"])

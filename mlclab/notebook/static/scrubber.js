@@ -1,0 +1,189 @@
+// The pass scrubber's controls (mlclab.notebook.scrubber): a slider over the passes of one
+// build, step buttons and the arrow keys, "skip unchanged passes", a pass finder that filters
+// the pass list by name, and a legend of what the current pass did. The passes share one
+// stable layout (each view's `geometry.frame`): switching keeps the zoom, so a node that
+// stays stays on the same pixels.
+
+import { h, boxOf } from "./dom.js";
+import { keepInPlace } from "./vm.js";
+
+// The passes, in order: the model's `passes` ({view, name, changed, seconds}), or one
+// per view when a viewer gives none.
+export function passesOf(model) {
+  const given = model.get("passes");
+  if (Array.isArray(given) && given.length) return given;
+  return Object.keys(model.get("views") || {}).map((view) => ({ view, name: view, changed: true }));
+}
+
+// The passes the slider and the arrow keys go through: all, or (skip) the input and those
+// that changed the program, plus the one shown now.
+export function stops(passes, skip, current) {
+  return passes.filter((p, k) => !skip || k === 0 || p.changed || p.view === current);
+}
+
+// The view `d` stops before (-1) or after (+1) `current`, or null at either end.
+export function stepFrom(passes, skip, current, d) {
+  const list = stops(passes, skip, current).map((p) => p.view);
+  const at = list.indexOf(current);
+  const next = list[(at < 0 ? 0 : at) + d];
+  return next === undefined ? null : next;
+}
+
+// Passes whose name holds `query` (case-insensitive; every pass for an empty query).
+export function findPasses(passes, query) {
+  const q = (query || "").trim().toLowerCase();
+  return q ? passes.filter((p) => p.name.toLowerCase().includes(q) || p.view.toLowerCase().includes(q)) : passes;
+}
+
+// Whether two view models are drawn in the same stable layout.
+export function sameFrame(a, b) {
+  const fa = a && a.geometry && a.geometry.frame, fb = b && b.geometry && b.geometry.frame;
+  return !!fa && fa === fb;
+}
+
+// Before a switch: where some nodes of the drawing are on screen (the selected one first), to
+// line the next drawing up on one it shares. `elements`: node id -> its SVG elements.
+export function anchorsBefore(view, elements, selected, canvasRect, limit = 40) {
+  const ids = [...elements.keys()];
+  if (selected && elements.has(selected)) ids.unshift(selected);
+  const out = [];
+  for (const id of ids) {
+    const node = (view.nodes || {})[id];
+    if (!node || !node.value) continue;
+    const r = elements.get(id)[0].getBoundingClientRect();
+    out.push({ id, value: node.value, sx: r.left + r.width / 2 - canvasRect.left, sy: r.top + r.height / 2 - canvasRect.top });
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+// After it: the first anchor whose value the new drawing holds, with that node's id there.
+export function anchorIn(anchors, view) {
+  const byValue = new Map();
+  for (const [id, n] of Object.entries((view && view.nodes) || {})) if (n.value && !byValue.has(n.value)) byValue.set(n.value, id);
+  for (const a of anchors || []) {
+    const id = byValue.get(a.value);
+    if (id) return { ...a, id };
+  }
+  return null;
+}
+
+// What a switch keeps (viewer.js): the drawing left and where its nodes were on screen.
+export function frameBefore(state) {
+  const { model, lastView, index, ui } = state;
+  if (!model.get("scrub") || !lastView) return null;
+  return { from: lastView, anchors: anchorsBefore(lastView, index.elements, model.get("selected_node"), ui.canvas.getBoundingClientRect()) };
+}
+
+// The zoom that puts the new drawing where the old one was (null: not the same layout).
+export function keptFrame(state, view) {
+  const { from, anchors } = state.frame || {};
+  state.frame = null;
+  if (!sameFrame(from, view)) return null;
+  const hit = anchorIn(anchors, view);
+  const els = hit && state.index.elements.get(hit.id);
+  const box = els && boxOf(els[0]);
+  return box ? keepInPlace(box, hit.sx, hit.sy, state.zoom.k) : { ...state.zoom };
+}
+
+// The marks a pass can make, as the drawing colours them (mlclab.viz.dot STATUS_STYLE).
+export const MARKS = [
+  { change: "added", text: "added", color: "#15803d", fill: "#dcfce7" },
+  { change: "removed", text: "removed (ghost)", color: "#b91c1c", fill: "#fee2e2", dashed: true },
+  { change: "merged", text: "fused into one kernel", color: "#c2410c", fill: "#ffedd5" },
+  { change: "rewritten", text: "rewritten", color: "#1d4ed8", fill: "#ffffff" },
+  { change: "grouped", text: "put in a fused group", color: "#d97706", fill: "#ffffff" },
+];
+
+// How many nodes of `view` each mark holds (its `diff` layer).
+export function markCounts(view) {
+  const layer = ((view && view.overlays) || {}).diff || {};
+  const out = {};
+  for (const e of Object.values(layer)) if (e && e.change) out[e.change] = (out[e.change] || 0) + 1;
+  return out;
+}
+
+function legend(view, stable) {
+  const counts = markCounts(view);
+  const items = MARKS.map((m) => {
+    const swatch = h("span", { class: "mlclab-swatch" });
+    swatch.style.borderColor = m.color; swatch.style.background = m.fill;
+    if (m.dashed) swatch.style.borderStyle = "dashed";
+    const item = h("span", { class: "mlclab-legend-item", "data-change": m.change }, swatch,
+      h("span", { text: `${m.text} ${counts[m.change] || 0}` }));
+    item.classList.toggle("mlclab-none", !counts[m.change]);
+    return item;
+  });
+  const group = h("span", { class: "mlclab-swatch mlclab-swatch-group" });
+  items.push(h("span", { class: "mlclab-legend-item" }, group, h("span", { text: "fused group" })));
+  if (!stable) items.push(h("span", { class: "mlclab-muted", text: "laid out pass by pass (Graphviz could not pin the layout)" }));
+  return items;
+}
+
+// The first call builds the scrubber's row under the toolbar (its finder keeps focus across
+// redraws); every call redraws the slider, the pass list and the legend.
+export function drawScrubber(state, save) {
+  const { model, ui, el } = state;
+  const passes = passesOf(model), current = model.get("view");
+  const skip = !!model.get("skip_unchanged");
+  if (!ui.scrub) {
+    const find = h("input", { class: "mlclab-pass-find", type: "search", placeholder: "find a pass…", "aria-label": "find a pass by name" });
+    const skipBox = h("input", { type: "checkbox", class: "mlclab-skip" });
+    const list = h("div", { class: "mlclab-pass-list", role: "listbox", "aria-label": "passes" });
+    const marks = h("div", { class: "mlclab-legend" });
+    ui.scrub = { find, skipBox, list, marks };
+    const row = h("div", { class: "mlclab-scrubber" },
+      h("label", { class: "mlclab-skip-label" }, skipBox, h("span", { text: " skip unchanged passes" })),
+      find, list, marks);
+    el.querySelector(".mlclab-toolbar").after(row);
+    find.addEventListener("input", () => drawScrubber(state, save));
+    find.addEventListener("keydown", (e) => {
+      if (e.key !== "Enter") return;
+      const hit = findPasses(passesOf(model), find.value)[0];
+      if (hit) save(model, { view: hit.view });
+    });
+    skipBox.addEventListener("change", () => save(model, { skip_unchanged: skipBox.checked }));
+    model.on("change:skip_unchanged", () => drawScrubber(state, save));
+    // Left/right step through the passes wherever the viewer has focus but a text box.
+    el.addEventListener("keydown", (e) => {
+      if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+      const t = e.target;
+      if (t && t.tagName === "INPUT" && t.type !== "checkbox") return;
+      const next = stepFrom(passesOf(model), !!model.get("skip_unchanged"), model.get("view"), e.key === "ArrowLeft" ? -1 : 1);
+      e.preventDefault();
+      if (next) save(model, { view: next });
+    });
+  }
+  const { find, skipBox, list, marks } = ui.scrub;
+  skipBox.checked = skip;
+  // The slider and the step buttons.
+  const names = stops(passes, skip, current).map((p) => p.view);
+  const at = Math.max(0, names.indexOf(current));
+  const slider = h("input", { type: "range", class: "mlclab-scrub", min: "0", max: String(names.length - 1),
+    value: String(at), "aria-label": "pass" });
+  slider.addEventListener("input", () => save(model, { view: names[Number(slider.value)] }));
+  const step = (d, text, title) => {
+    const b = h("button", { type: "button", class: "mlclab-step", text, title });
+    b.disabled = at + d < 0 || at + d >= names.length;
+    b.addEventListener("click", () => save(model, { view: names[at + d] }));
+    return b;
+  };
+  const pass = passes.find((p) => p.view === current);
+  ui.viewButtons.replaceChildren(step(-1, "◀", "previous pass (←)"), slider, step(1, "▶", "next pass (→)"),
+    h("span", { class: "mlclab-pass", text: `${current} (${at + 1}/${names.length})${pass && !pass.changed ? " · no change" : ""}` }));
+  // The pass list, filtered by the finder.
+  const shown = findPasses(passes, find.value);
+  list.replaceChildren(...shown.map((p) => {
+    const b = h("button", { type: "button", class: "mlclab-pass-item", "data-view": p.view, role: "option",
+      title: p.changed ? "changed the program" : "changed nothing", text: p.view });
+    b.classList.toggle("mlclab-active", p.view === current);
+    b.classList.toggle("mlclab-unchanged", !p.changed);
+    b.setAttribute("aria-selected", String(p.view === current));
+    b.addEventListener("click", () => save(model, { view: p.view }));
+    return b;
+  }));
+  if (!shown.length) list.replaceChildren(h("span", { class: "mlclab-muted", text: "no pass by that name" }));
+  const active = list.querySelector(".mlclab-active");
+  if (active && list.scrollHeight > list.clientHeight) list.scrollTop = active.offsetTop - list.offsetTop - list.clientHeight / 2;
+  marks.replaceChildren(...legend((model.get("views") || {})[current], model.get("stable") !== false));
+}
