@@ -228,7 +228,9 @@ function draw(state) {
   drawViewButtons(state);
   const view = currentView(model);
   drawBanner(state, view);
-  fillLines(ui.letPane, (view.texts || {}).let || "");
+  // A fold redraws the same program: its let text (thousands of lines) is filled in once.
+  const letText = (view.texts || {}).let || "";
+  if (letText !== state.letText) { fillLines(ui.letPane, letText); state.letText = letText; }
   state.svg = isViewModel(view) ? parseSvg((view.geometry || {}).svg) : null;
   state.index = { elements: new Map(), copies: [], edges: [], namespaces: new Map() };
   ui.collapseAll.disabled = !model.get("live") || !isViewModel(view) || collapsible(view).length === 0 && !(model.get("folded") || []).length;
@@ -256,7 +258,14 @@ function draw(state) {
   requestAnimationFrame(() => {
     if (!placeKept(state)) fitView(state);
     if (state.jump) finishJump(state);
+    announceDrawn(model);
   });
+}
+
+// Tell the kernel a view is on screen: it lays out the next clicks' fold states meanwhile
+// (notebook/fold_layouts.py). A page without a kernel has no `send`.
+function announceDrawn(model) {
+  if (model.get("live") && typeof model.send === "function") model.send({ event: "drawn", view: model.get("view") });
 }
 
 // Switching views (a pass of the scrubber): remember where the selected node is on screen...
@@ -466,6 +475,7 @@ export function render({ model, el }) {
     jump: null,                                    // a node to select once it is drawn
     keep: null,                                    // a node to keep in place across views
     lastView: null,                                // the view model drawn last
+    letText: null,                                 // the let text the pane holds
   };
   bindPointer(state);
   bindToolbar(state);
