@@ -66,6 +66,7 @@ def standalone_fragment(state: dict, static: str, entry: str = ENTRY) -> str:
     boot = ("(function () {\n" + bundle(standalone=True, entry=entry) + "\n"
             "const root = document.currentScript.parentElement;\n"
             "const mount = root.querySelector('.mlclab-mount');\n"
+            "if (drawnLive(root)) { root.hidden = true; return; }\n"
             "unpackState(root.querySelector('script.mlclab-state')).then((data) => {\n"
             "  mount.replaceChildren();\n"
             "  mlclabViewer.render({ model: localModel(data), el: mount });\n"

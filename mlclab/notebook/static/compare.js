@@ -30,7 +30,7 @@ export function renderCompare({ model, el }) {
 
   cleanups.push(syncSelection(model, panes), syncFolding(model, panes));
   for (const side of SIDES) cleanups.push(render({ model: panes[side], el: panes[side].mount }));
-  hideTwin(model);
+  hideTwin(model, el);
   return () => { for (const c of cleanups) if (typeof c === "function") c(); };
 }
 

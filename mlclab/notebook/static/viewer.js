@@ -455,12 +455,18 @@ function bindModel(state) {
 }
 
 // A live viewer hides its text/html twin (mlclab.notebook.page), drawn in the output above it
-// for exports and pages without a kernel.
-export function hideTwin(model) {
+// for exports and pages without a kernel, so a front end that shows both outputs shows one
+// picture. It looks in the document and in its own root (an output in a shadow root), and
+// marks itself so that a twin drawn after it (host.js `drawnLive`) stands down too.
+export function hideTwin(model, el) {
   const uid = model.get("uid");
   if (!uid || !model.get("live") || typeof document === "undefined") return;
-  for (const twin of document.querySelectorAll(".mlclab-fallback[data-mlclab-for]")) {
-    if (twin.dataset.mlclabFor === uid) twin.hidden = true;
+  if (el) el.dataset.mlclabLive = uid;
+  const roots = new Set([document, el && el.getRootNode ? el.getRootNode() : document]);
+  for (const root of roots) {
+    for (const twin of root.querySelectorAll(".mlclab-fallback[data-mlclab-for]")) {
+      if (twin.dataset.mlclabFor === uid) twin.hidden = true;
+    }
   }
 }
 
@@ -486,7 +492,7 @@ export function render({ model, el }) {
   const resize = new ResizeObserver(() => { if (!state.userMoved) fitView(state); });
   resize.observe(state.ui.canvas);
 
-  hideTwin(model);
+  hideTwin(model, el);
   fillLines(state.ui.sourcePane, model.get("source"));
   state.ui.search.value = model.get("search") || "";
   draw(state);
