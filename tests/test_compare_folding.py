@@ -79,3 +79,21 @@ def test_without_a_kernel_layout_the_folding_stays_as_given(layer):
     before = fixed.left
     fixed.open_module("left", "self_attn")
     assert fixed.left is before
+
+
+def test_going_back_to_a_fold_state_already_drawn_lays_nothing_out(layer, monkeypatch):
+    import mlclab.notebook.compare as compare_module
+
+    c = mlclab.compare(layer, (layer, "FuseOps"))
+    calls = []
+    real = compare_module.side_view
+    monkeypatch.setattr(compare_module, "side_view", lambda *a, **k: (calls.append(k), real(*a, **k))[1])
+    first = c.left
+    c.open_module("left", "self_attn")
+    made = len(calls)
+    assert made >= 2                                           # both sides drawn
+    c.fold_left = {**c.fold_left, "open_modules": []}          # back to the first look
+    c.open_module("right", "self_attn")                        # and open again
+    assert len(calls) == made
+    c.fold_right = {**c.fold_right, "open_modules": []}
+    assert c.left["geometry"]["svg"] == first["geometry"]["svg"]

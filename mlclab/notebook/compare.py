@@ -34,7 +34,7 @@ import traitlets
 
 from ..viz.matching import METHODS, diff_entries, match, summary
 from .bundle import STATIC, bundle
-from .fold_layouts import with_ancestors
+from .fold_layouts import FoldLayouts, with_ancestors
 from .graphs import open_module_paths
 from .viewer import TwinDisplay, _clean_view
 
@@ -322,13 +322,26 @@ def compare(a, b, view: str = "dataflow", match: Optional[str] = None,
     by = match or ("value" if lkey is rkey else "structure")
     data = payload(lvm, rvm, by, (lname, rname))
 
-    def relayout(fold_left: Mapping, fold_right: Mapping) -> dict:
-        (lvm, *_), (rvm, *_) = (side_view(x, view, pipelined, **fold)
-                                for x, fold in ((a, fold_left), (b, fold_right)))
+    def draw(_name: str, folds: tuple) -> dict:
+        (lvm, *_), (rvm, *_) = (side_view(x, view, pipelined, **dict(fold))
+                                for x, fold in zip((a, b), folds))
         return payload(lvm, rvm, by, (lname, rname))
+
+    # Each pair of fold states is laid out and matched once: closing what was just opened, or
+    # going back to the first look, answers at once (laid out in the kernel's own thread: the
+    # sides' pipelines are not read from another).
+    layouts = FoldLayouts(draw)
+
+    def key(fold: Mapping) -> tuple:
+        return (("open_modules", frozenset(fold["open_modules"])),
+                ("folded", frozenset(fold["folded"])), ("full", bool(fold["full"])))
+
+    def relayout(fold_left: Mapping, fold_right: Mapping) -> dict:
+        return layouts.get("pair", (key(fold_left), key(fold_right)))
 
     folds = {f"fold_{side}": {"open_modules": open_module_paths(vm), "folded": [], "full": full}
              for side, vm in (("left", data["left"]), ("right", data["right"]))}
+    layouts.keep("pair", (key(folds["fold_left"]), key(folds["fold_right"])), data)
     return CompareViewer(data, relayout=relayout, left_name=lname, right_name=rname,
                          left_source=lsrc, right_source=rsrc, **folds)
 

@@ -98,6 +98,11 @@ class FoldLayouts:
             self._keep(key, payload)
         return payload
 
+    def keep(self, view: str, fold, payload: dict) -> None:
+        """Keep ``payload`` as the layout of ``view`` drawn with ``fold`` (one made elsewhere)."""
+        with self._cond:
+            self._keep((view, fold), payload)
+
     def cached(self, view: str, fold: Fold) -> bool:
         """Whether that layout is ready."""
         with self._cond:

@@ -5,7 +5,8 @@
 
 import { h } from "./dom.js";
 import { localModel } from "./host.js";
-import { render, hideTwin } from "./viewer.js";
+import { render } from "./viewer.js";
+import { hideTwin } from "./twin.js";
 import { SIDES, paneState, syncSelection, syncFolding } from "./pair.js";
 
 export function renderCompare({ model, el }) {

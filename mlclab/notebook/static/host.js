@@ -18,14 +18,3 @@ export function localModel(initial) {
     },
   };
 }
-
-// Whether a live widget already draws the display this twin (its `.mlclab-fallback` root)
-// stands for: then the twin stays hidden and draws nothing (viewer.js `hideTwin` marks it).
-export function drawnLive(root) {
-  const uid = root.dataset.mlclabFor;
-  if (!uid || typeof document === "undefined") return false;
-  for (const r of new Set([document, root.getRootNode()])) {
-    for (const el of r.querySelectorAll("[data-mlclab-live]")) if (el.dataset.mlclabLive === uid) return true;
-  }
-  return false;
-}

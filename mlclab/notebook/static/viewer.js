@@ -13,6 +13,7 @@ import { h, parseSvg, boxOf, idIndex, fillLines, markLine, download, drawingBox,
 import { showDetails } from "./details.js";
 import { currentView, save, drawViewButtons } from "./switcher.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
+import { hideTwin } from "./twin.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
   clickFold, collapsible, revealFolds, foldSummary, matchByValue, keepInPlace } from "./vm.js";
 
@@ -452,22 +453,6 @@ function bindModel(state) {
   };
   for (const [name, fn] of Object.entries(handlers)) model.on(`change:${name}`, fn);
   return () => { for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn); };
-}
-
-// A live viewer hides its text/html twin (mlclab.notebook.page), drawn in the output above it
-// for exports and pages without a kernel, so a front end that shows both outputs shows one
-// picture. It looks in the document and in its own root (an output in a shadow root), and
-// marks itself so that a twin drawn after it (host.js `drawnLive`) stands down too.
-export function hideTwin(model, el) {
-  const uid = model.get("uid");
-  if (!uid || !model.get("live") || typeof document === "undefined") return;
-  if (el) el.dataset.mlclabLive = uid;
-  const roots = new Set([document, el && el.getRootNode ? el.getRootNode() : document]);
-  for (const root of roots) {
-    for (const twin of root.querySelectorAll(".mlclab-fallback[data-mlclab-for]")) {
-      if (twin.dataset.mlclabFor === uid) twin.hidden = true;
-    }
-  }
 }
 
 export function render({ model, el }) {
