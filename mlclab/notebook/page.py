@@ -68,6 +68,7 @@ def standalone_fragment(state: dict, static: str, entry: str = ENTRY) -> str:
             "const mount = root.querySelector('.mlclab-mount');\n"
             "if (drawnLive(root)) { root.hidden = true; return; }\n"
             "unpackState(root.querySelector('script.mlclab-state')).then((data) => {\n"
+            "  if (root.hidden || drawnLive(root)) return;  // its widget drew meanwhile\n"
             "  mount.replaceChildren();\n"
             "  mlclabViewer.render({ model: localModel(data), el: mount });\n"
             "}, (err) => unpackFailed(mount, err));\n"
