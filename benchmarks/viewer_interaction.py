@@ -11,6 +11,10 @@ encoder over 128 tokens; not timed), then measures, median of --repeat runs:
   a search that zooms to its matches, selecting a node (details and text lines), fit.
 
     python benchmarks/viewer_interaction.py [--repeat 3] [--model resnet18|encoder12]
+    python benchmarks/viewer_interaction.py --lab resnet50|bert
+
+``--lab``: ResNet-50 or a BERT-base (transformers ``BertConfig()``, random weights) in a real
+JupyterLab: first display, and opening/closing modules by clicks (``viewer_lab.py``).
 
 Issue 20's targets: interactions under 100 ms, first display under 1 s.
 """
@@ -97,7 +101,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--model", choices=sorted(MODELS), default="resnet18")
+    ap.add_argument("--lab", choices=("resnet50", "bert"),
+                    help="time first display and module folding in a real JupyterLab instead")
     args = ap.parse_args(argv)
+    if args.lab:
+        from viewer_lab import run
+
+        for key, value in run(args.lab, args.repeat).items():
+            print(f"{key:55s} {value:.0f} ms" if isinstance(value, (int, float)) else f"{key:55s} {value}")
+        return
     fn = MODELS[args.model]()
     import mlclab.notebook  # noqa: F401  (IPython and anywidget: loaded in any notebook already)
 

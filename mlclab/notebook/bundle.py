@@ -15,6 +15,8 @@ import re
 
 STATIC = pathlib.Path(__file__).parent / "static"
 ENTRY = "viewer.js"
+# Modules only a page (no kernel) runs; their own imports are already in every entry's bundle.
+_PAGE_ONLY = ("host.js", "unpack.js")
 
 _IMPORT = re.compile(r'^import\s+\{[^}]*\}\s+from\s+"\./([\w-]+\.js)";[ \t]*\n', re.M)
 _EXPORT = re.compile(r"^export\s+(?=(?:async\s+)?function|const|let|class)", re.M)
@@ -48,8 +50,9 @@ def bundle(standalone: bool = False, entry: str = ENTRY) -> str:
         elif standalone:
             text = _DEFAULT.sub(r"const mlclabViewer = \1;", text)
         parts.append(f"// ---- {name}\n{text}")
-    if standalone and "host.js" not in order:
-        # host.js is not imported by the widget; the page needs its local model too.
-        host = _EXPORT.sub("", (STATIC / "host.js").read_text(encoding="utf-8"))
-        parts.append(f"// ---- host.js\n{host}")
+    # The widget imports neither; a page needs its local model and its state unpacked.
+    for extra in _PAGE_ONLY if standalone else ():
+        if extra not in order:
+            text = _EXPORT.sub("", _IMPORT.sub("", (STATIC / extra).read_text(encoding="utf-8")))
+            parts.append(f"// ---- {extra}\n{text}")
     return "\n".join(parts)

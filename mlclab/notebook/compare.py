@@ -14,6 +14,12 @@ Each pane is the ordinary viewer (``static/viewer.js``) over its own view model;
 front end (``static/compare.js``) only joins the two: a click in one pane selects its match in
 the other and centres it there. The display works as a widget, as the ``text/html`` twin an
 export keeps, and as one file (``save("x.html")``).
+
+Folding: both sides start folded as the viewer first draws them (an imported model's modules).
+With a kernel, opening a module on one side opens the matching module on the other (the same
+module path, else the module of the folded node matched to it) and closing it closes both;
+"collapse groups" and "draw all" act on their own side. The kernel lays both sides out again
+and matches them anew; a saved file keeps the folding it was saved with.
 """
 from __future__ import annotations
 
@@ -29,6 +35,8 @@ import traitlets
 from ..viz.matching import METHODS, diff_entries, match, summary
 from .browser_layout import graphviz_module, needs_module
 from .bundle import STATIC, bundle
+from .fold_layouts import FoldLayouts, with_ancestors
+from .graphs import open_module_paths
 from .viewer import TwinDisplay, _clean_view
 
 # How a node with no match is drawn, in the SVG itself (so the static twin shows it too).
@@ -37,16 +45,19 @@ _SHAPES = {"polygon", "ellipse", "path", "rect"}
 
 
 # ---------------------------------------------------------------------- the two sides
-def side_view(x: Any, view: str = "dataflow", pipelined: bool = False, full: bool = False) -> tuple:
+def side_view(x: Any, view: str = "dataflow", pipelined: bool = False, full: bool = False,
+              open_modules=None, folded=()) -> tuple:
     """``(view model, build key, title, DSL source)`` of one side (see the module docstring).
     The build key is the same object for two sides of one build; ``pipelined``: a plain
-    function stands for its build's input; ``full``: the whole graph, not its overview."""
+    function stands for its build's input; ``full``: the whole graph, not its overview;
+    ``open_modules`` (None: the first look's) and ``folded``: how it is folded."""
     from ..inspect.pipeline import Step
     from .graphs import view_payload
     from .scrubber import step_view
 
     if isinstance(x, Step):
-        return (step_view(x.pipeline, x.index, full=full), x.pipeline.record,
+        return (step_view(x.pipeline, x.index, full=full, open_modules=open_modules,
+                          folded=folded), x.pipeline.record,
                 f"after {x.index + 1} · {x.name}", _source(x.pipeline.subject))
     if isinstance(x, tuple):
         if len(x) != 2 or not isinstance(x[1], (str, type(None))):
@@ -58,15 +69,18 @@ def side_view(x: Any, view: str = "dataflow", pipelined: bool = False, full: boo
                             f"{type(fn).__name__}")
         pipe = fn.pipeline()
         if name in (None, "input"):
-            return (step_view(pipe, -1, full=full), pipe.record, f"{pipe.name} · input",
-                    _source(pipe.subject))
-        return side_view(pipe.step(name), view, full=full)
+            return (step_view(pipe, -1, full=full, open_modules=open_modules, folded=folded),
+                    pipe.record, f"{pipe.name} · input", _source(pipe.subject))
+        return side_view(pipe.step(name), view, full=full, open_modules=open_modules,
+                         folded=folded)
     if callable(getattr(x, "pipeline", None)) and callable(getattr(x, "graph", None)):
         if pipelined:
             pipe = x.pipeline()
-            return step_view(pipe, -1, full=full), pipe.record, f"{pipe.name} · input", _source(x)
+            return (step_view(pipe, -1, full=full, open_modules=open_modules, folded=folded),
+                    pipe.record, f"{pipe.name} · input", _source(x))
         key = getattr(x, "build_record", None) or x
-        return view_payload(x, view, full=full), key, f"{getattr(x, 'name', 'function')} · {view}", _source(x)
+        return (view_payload(x, view, full=full, open_modules=open_modules, folded=folded), key,
+                f"{getattr(x, 'name', 'function')} · {view}", _source(x))
     raise TypeError(f"compare: a side is a compiled function, a pipeline step "
                     f"(fn.pipeline().step('FuseOps')) or (fn, 'FuseOps'); got {type(x).__name__}")
 
@@ -157,17 +171,81 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
     selected_left = traitlets.Unicode("").tag(sync=True)
     selected_right = traitlets.Unicode("").tag(sync=True)
     uid = traitlets.Unicode("").tag(sync=True)
-    # A live widget hides its text/html twin (False in a page: localModel says so).
+    # How each side is drawn: {"open_modules": [paths], "folded": [namespace ids], "full": bool}.
+    fold_left = traitlets.Dict().tag(sync=True)
+    fold_right = traitlets.Dict().tag(sync=True)
+    # A live widget hides its text/html twin and lays folds out (False in a page: localModel
+    # says so; False too without ``relayout``).
     live = traitlets.Bool(True).tag(sync=True)
     # The WebAssembly Graphviz, sent only when the panes are laid out in the browser (no dot).
     graphviz_wasm = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, data: Mapping, **kwargs: Any) -> None:
+    def __init__(self, data: Mapping, relayout=None, **kwargs: Any) -> None:
+        """``relayout(fold_left, fold_right)``: the comparison's data (as :func:`payload`)
+        with each side drawn so; without it the folding stays as given."""
         kwargs.setdefault("uid", uuid.uuid4().hex)
+        kwargs.setdefault("live", relayout is not None)
         self._syncing = False
+        self._relayout = relayout
         super().__init__(**dict(data), **kwargs)
         if needs_module({"left": self.left, "right": self.right}):
             self.graphviz_wasm = graphviz_module()
+        for side in ("left", "right"):
+            if not getattr(self, f"fold_{side}"):
+                vm = getattr(self, side)
+                setattr(self, f"fold_{side}", {"open_modules": open_module_paths(vm),
+                                               "folded": [], "full": False})
+        self.observe(self._on_fold, ["fold_left", "fold_right"])
+
+    # ----------------------------------------------------------------- folding
+    def open_module(self, side: str, path: str) -> None:
+        """Open module ``path`` on ``side`` ("left" or "right"); the other side follows."""
+        if side not in ("left", "right"):
+            raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+        fold = getattr(self, f"fold_{side}")
+        setattr(self, f"fold_{side}", {**fold, "open_modules": [*fold["open_modules"], path]})
+
+    def _on_fold(self, change):
+        if self._syncing or self._relayout is None:
+            return
+        side = change["name"].split("_")[1]
+        other = "right" if side == "left" else "left"
+        old, new = set(change["old"].get("open_modules", ())), set(change["new"].get("open_modules", ()))
+        there = getattr(self, f"fold_{other}")
+        opened = list(there.get("open_modules", ()))
+        for path in sorted(new - old):
+            match = counterpart_module(getattr(self, side), getattr(self, other),
+                                       self.matches if side == "left" else self.reverse, path)
+            if match and match not in opened:
+                opened = with_ancestors([*opened, match])
+        for path in sorted(old - new):
+            match = counterpart_module(getattr(self, side), getattr(self, other),
+                                       self.matches if side == "left" else self.reverse, path)
+            if match:
+                opened = [p for p in opened if p != match and not p.startswith(match + ".")]
+        self._syncing = True
+        try:
+            setattr(self, f"fold_{other}", {**there, "open_modules": opened})
+            data = self._relayout(self.fold_left, self.fold_right)
+            with self.hold_sync():
+                for name in ("left", "right", "matches", "summary"):
+                    setattr(self, name, data[name])
+                # A selected node may be folded away: keep it only where it is still drawn.
+                for s in ("left", "right"):
+                    if getattr(self, f"selected_{s}") not in getattr(self, s).get("nodes", {}):
+                        setattr(self, f"selected_{s}", "")
+        finally:
+            self._syncing = False
+
+    @traitlets.validate("fold_left", "fold_right")
+    def _check_fold(self, proposal):
+        fold = dict(proposal["value"])
+        paths = fold.get("open_modules", [])
+        if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+            raise traitlets.TraitError(f"{proposal['trait'].name}: open_modules must be a list of "
+                                       f"module paths such as 'layer1', got {paths!r}")
+        return {"open_modules": with_ancestors(paths), "folded": list(fold.get("folded", [])),
+                "full": bool(fold.get("full", False))}
 
     @property
     def reverse(self) -> dict:
@@ -206,7 +284,8 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
     # ----------------------------------------------------------------- without a kernel
     def state(self) -> dict:
         names = ("left", "right", "left_name", "right_name", "left_source", "right_source", "matches", "summary", "method",
-                 "selected_left", "selected_right", "uid", "graphviz_wasm")
+                 "selected_left", "selected_right", "uid", "fold_left", "fold_right",
+                 "graphviz_wasm")
         return {n: getattr(self, n) for n in names}
 
     def static_html(self) -> str:
@@ -262,5 +341,44 @@ def compare(a, b, view: str = "dataflow", match: Optional[str] = None,
         lname, rname = f"left: {lname}", f"right: {rname}"
     by = match or ("value" if lkey is rkey else "structure")
     data = payload(lvm, rvm, by, (lname, rname))
-    return CompareViewer(data, left_name=lname, right_name=rname, left_source=lsrc,
-                         right_source=rsrc)
+
+    def draw(_name: str, folds: tuple) -> dict:
+        (lvm, *_), (rvm, *_) = (side_view(x, view, pipelined, **dict(fold))
+                                for x, fold in zip((a, b), folds))
+        return payload(lvm, rvm, by, (lname, rname))
+
+    # Each pair of fold states is laid out and matched once: closing what was just opened, or
+    # going back to the first look, answers at once (laid out in the kernel's own thread: the
+    # sides' pipelines are not read from another).
+    layouts = FoldLayouts(draw)
+
+    def key(fold: Mapping) -> tuple:
+        return (("open_modules", frozenset(fold["open_modules"])),
+                ("folded", frozenset(fold["folded"])), ("full", bool(fold["full"])))
+
+    def relayout(fold_left: Mapping, fold_right: Mapping) -> dict:
+        return layouts.get("pair", (key(fold_left), key(fold_right)))
+
+    folds = {f"fold_{side}": {"open_modules": open_module_paths(vm), "folded": [], "full": full}
+             for side, vm in (("left", data["left"]), ("right", data["right"]))}
+    layouts.keep("pair", (key(folds["fold_left"]), key(folds["fold_right"])), data)
+    return CompareViewer(data, relayout=relayout, left_name=lname, right_name=rname,
+                         left_source=lsrc, right_source=rsrc, **folds)
+
+
+def counterpart_module(here: Mapping, there: Mapping, matches: Mapping, path: str) -> str:
+    """The module of view model ``there`` that matches module ``path`` of ``here``: the same
+    path when ``there`` has it, else the module of the node matched to ``path``'s folded node
+    ("" for none)."""
+    def modules(vm):
+        spaces = {ns.get("path") for ns in (vm.get("namespaces") or {}).values()
+                  if ns.get("kind") == "module"}
+        return spaces | {(n.get("folded") or {}).get("path") for n in (vm.get("nodes") or {}).values()
+                         if (n.get("folded") or {}).get("kind") == "module"}
+    if path in modules(there):
+        return path
+    node = next((nid for nid, n in (here.get("nodes") or {}).items()
+                 if (n.get("folded") or {}).get("path") == path), None)
+    other = (there.get("nodes") or {}).get(matches.get(node, "")) if node else None
+    f = (other or {}).get("folded") or {}
+    return f.get("path", "") if f.get("kind") == "module" else ""

@@ -11,6 +11,7 @@ Folding is one mechanism: ``mlclab.viz.overview.overview`` folds namespaces with
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ..viz.dot import DotPlotter, LayoutTimeout, dot_available, xml_text
@@ -19,10 +20,15 @@ from ..viz.registry import view_kind, view_names
 from ..viz.view_model import build
 from ..viz.views import GraphView
 from .browser_layout import dot_geometry
-from .viewer import PENDING, GraphViewer, svg_of
+from .fold_layouts import Fold, FoldLayouts
+from .viewer import PENDING, GraphViewer, _clean_view, svg_of
 
 # The texts a view model anchors its nodes in: the let pane and the details' TVMScript line.
 TEXT_STYLES = ("let", "relax")
+
+# Parsing a view and printing its texts happen once per viewer, from the kernel's thread or a
+# viewer's background layouts (notebook/fold_layouts.py): one at a time.
+_SOURCES_LOCK = threading.Lock()
 
 
 def viewer_views() -> tuple:
@@ -83,9 +89,10 @@ def view_payload(fn, view: str, full: bool = False, profile=None,
     if sources is None:
         drawn, texts = _source(fn, view)
     else:                                  # a viewer's cache: parse and print each view once
-        if view not in sources:
-            sources[view] = _source(fn, view)
-        drawn, texts = sources[view]
+        with _SOURCES_LOCK:              # a viewer's background layouts read it too
+            if view not in sources:
+                sources[view] = _source(fn, view)
+            drawn, texts = sources[view]
     layers = {}
     if profile is not None:
         from ..inspect.profile import overlay_entries
@@ -159,22 +166,13 @@ def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] =
     annotations, wanted = dict(annotations or {}), set(highlight_bindings)
     sources: dict = {}                     # view -> (whole graph, texts), made once
 
-    def first_look(name: str) -> dict:
-        if draw is not None and not annotations and profile is None:
-            return draw(name)
-        return view_payload(fn, name, profile=profile, annotations=annotations, sources=sources)
-
-    def load(name: str, full: bool = False) -> dict:
-        # Called by the viewer (defined below, before any view switch can happen).
-        if full or viewer.open_modules != first_open or viewer.folded:
-            data = view_payload(fn, name, full=full, profile=profile, annotations=annotations,
-                                sources=sources,
-                                open_modules=viewer.open_modules if viewer.open_modules != first_open
-                                else None, folded=viewer.folded)
-        else:
-            data = first_look(name)
-        viewer.highlight = list(dict.fromkeys([*viewer.highlight, *marked(data)]))
-        return data
+    def layout(name: str, fold: Fold) -> dict:
+        # A pure function of the fold state: FoldLayouts may call it from its thread.
+        if fold == Fold() and draw is not None and not annotations and profile is None:
+            return _clean_view(draw(name))
+        return _clean_view(view_payload(fn, name, full=fold.full, profile=profile,
+                                        annotations=annotations, sources=sources,
+                                        open_modules=fold.open_modules, folded=fold.folded))
 
     def marked(data: dict) -> list:
         nodes = data.get("nodes", {})
@@ -183,11 +181,18 @@ def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] =
                 if n.get("name") in wanted
                 or (n.get("folded") and wanted & set(search.get(nid, {}).get("text", "").split()))]
 
-    first = first_look(view)
-    first_open = open_module_paths(first)
+    layouts = FoldLayouts(layout)
+    # The whole graph and texts of the first view are made here, before any thread reads them.
+    first = layouts.get(view, Fold())
     viewer = GraphViewer({name: first if name == view else PENDING for name in views},
-                         loader=load, view=view, source=xml_text(fn.source),
-                         highlight=marked(first), open_modules=first_open, **kwargs)
+                         layouts=layouts, view=view, source=xml_text(fn.source),
+                         highlight=marked(first), open_modules=open_module_paths(first), **kwargs)
+    if wanted:
+        def mark_new(change):
+            new = [v for k, v in change["new"].items() if v is not change["old"].get(k)]
+            viewer.highlight = list(dict.fromkeys([*viewer.highlight,
+                                                   *(nid for v in new for nid in marked(v))]))
+        viewer.observe(mark_new, "views")
     return viewer
 
 
@@ -196,17 +201,15 @@ def graph_viewer(graphs: Mapping[str, Any], texts: Optional[Mapping] = None,
     """A :class:`GraphViewer` of graph models made any way (``{view name: Graph}``), with
     ``texts`` (style -> ``IRText``) and overlay ``layers`` shared by all views; folding and
     "draw all" lay the graphs out again here."""
-    def load(name: str, full: bool = False) -> dict:
-        return draw_view(graphs[name], texts, layers, full=full, folded=viewer.folded,
-                         open_modules=viewer.open_modules if viewer.open_modules != first_open
-                         else None)
+    def layout(name: str, fold: Fold) -> dict:
+        return _clean_view(draw_view(graphs[name], texts, layers, full=fold.full,
+                                     folded=fold.folded, open_modules=fold.open_modules))
 
     names = list(graphs)
-    first = draw_view(graphs[names[0]], texts, layers)
-    first_open = open_module_paths(first)
-    viewer = GraphViewer({n: first if i == 0 else PENDING for i, n in enumerate(names)},
-                         loader=load, open_modules=first_open, **kwargs)
-    return viewer
+    layouts = FoldLayouts(layout)
+    first = layouts.get(names[0], Fold())
+    return GraphViewer({n: first if i == 0 else PENDING for i, n in enumerate(names)},
+                       layouts=layouts, open_modules=open_module_paths(first), **kwargs)
 
 
 def open_module_paths(vm: Mapping) -> list:

@@ -1,7 +1,9 @@
 """The graph viewer widget: view models (``mlclab.viz.view_model``) made interactive.
 
 Layout stays on the Python side (the ``dot`` binary through the ``graphviz`` package), and so
-does folding: the loader lays a view out again when the student folds or opens a namespace.
+does folding: the loader lays a view out again when the student folds or opens a namespace
+(with ``layouts``, a ``fold_layouts.FoldLayouts``: each fold state once, the next clicks' ahead
+of time, in the background once the front end says the view is drawn).
 The front end (``static/*.js``, joined by ``bundle.py``, shipped inside the package, no CDN)
 adds pan/zoom, selection, hover links to the DSL source and the let binding, view switching,
 search that zooms to its matches and the overlays. The selected node comes back to Python as
@@ -24,6 +26,7 @@ import traitlets
 from ..viz.view_model import check
 from .browser_layout import graphviz_module, needs_module
 from .bundle import bundle
+from .fold_layouts import FoldLayouts, fold_of, next_folds, with_ancestors
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
@@ -143,6 +146,10 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
     either redraws the views that depend on them. ``annotations`` adds validation entries
     (node id -> ``{"status", "text"}``) to the views' own ``validation`` layer;
     ``highlight`` marks node ids. The selected node comes back as ``selected_node``.
+
+    ``layouts`` (a :class:`~mlclab.notebook.fold_layouts.FoldLayouts`) replaces ``loader``
+    with a layout that is a pure function of the fold state: each state is drawn once, and
+    the states one click away are drawn in the background after the front end shows a view.
     """
 
     _esm = bundle()
@@ -169,21 +176,29 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
     graphviz_wasm = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, views: Optional[Mapping[str, Mapping]] = None,
-                 loader: Optional[Callable[[str], Mapping]] = None, **kwargs: Any) -> None:
+                 loader: Optional[Callable[[str], Mapping]] = None,
+                 layouts: Optional[FoldLayouts] = None, **kwargs: Any) -> None:
         self._loader = loader           # set first: setting ``view`` below may already need it
+        self._layouts = layouts
         self._ready = False             # the first open_modules describes the views given
+        self._first_open = with_ancestors(kwargs.get("open_modules") or ())
         clean = {name: _clean_view(v) for name, v in (views or {}).items()}
         kwargs.setdefault("view", next(iter(clean), ""))
-        kwargs.setdefault("live", loader is not None)
+        kwargs.setdefault("live", self._lays_out)
         kwargs.setdefault("uid", uuid.uuid4().hex)
         super().__init__(views=clean, **kwargs)
         self._ready = True
+        self.on_msg(self._on_front_end)
         self.ensure_view(self.view)
 
     @traitlets.observe("views")
     def _send_graphviz(self, change):
         if not self.graphviz_wasm and needs_module(change["new"]):
             self.graphviz_wasm = graphviz_module()
+
+    @property
+    def _lays_out(self) -> bool:
+        return self._loader is not None or self._layouts is not None
 
     @traitlets.validate("view")
     def _check_view(self, proposal):
@@ -194,13 +209,8 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
 
     @traitlets.validate("open_modules")
     def _with_ancestors(self, proposal):
-        # Opening "layer2.1" opens "layer2" too: the one place that rule lives (the browser
-        # sends the path it was asked for).
-        out = []
-        for path in proposal["value"]:
-            parts = path.split(".")
-            out += [".".join(parts[:k]) for k in range(1, len(parts) + 1)]
-        return list(dict.fromkeys(out))
+        # Opening "layer2.1" opens "layer2" too (the browser sends the path it was asked for).
+        return with_ancestors(proposal["value"])
 
     @traitlets.observe("view")
     def _on_view(self, change):
@@ -208,25 +218,25 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
 
     def ensure_view(self, name: str) -> None:
         """Draw view ``name`` now if it is still pending."""
-        if not (self.views.get(name) or {}).get("pending") or self._loader is None:
+        if not (self.views.get(name) or {}).get("pending") or not self._lays_out:
             return
         self._load(name)
 
     @traitlets.observe("unfolded")
     def _on_unfolded(self, change):
         for name in change["new"]:
-            if self._loader is not None and (self.views.get(name) or {}).get("overview"):
+            if self._lays_out and (self.views.get(name) or {}).get("overview"):
                 self._load(name, full=True)
         # A view taken back out ("fold all" after "draw all"): its overview again.
         for name in set(change["old"]) - set(change["new"]):
-            if self._loader is not None:
+            if self._lays_out:
                 self._load(name)
 
     @traitlets.observe("open_modules", "folded")
     def _on_folding(self, change):
         # Every view drawn folded is redrawn with the new choice: the current one now, the
         # others when next shown. Views drawn whole stay so.
-        if self._loader is None or not self._ready:
+        if not self._lays_out or not self._ready:
             return
         stale = [name for name, v in self.views.items()
                  if not (v or {}).get("pending") and name not in self.unfolded]
@@ -263,13 +273,40 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         for name in list(self.views):
             self.ensure_view(name)
 
+    def _fold(self, name: str, full: bool = False):
+        return fold_of(full or name in self.unfolded, self.open_modules, self.folded,
+                       self._first_open)
+
     def _load(self, name: str, **how) -> None:
         try:
-            payload = _clean_view(self._loader(name, **how))
+            if self._layouts is not None:
+                payload = self._layouts.get(name, self._fold(name, how.get("full", False)))
+            else:
+                payload = _clean_view(self._loader(name, **how))
         except Exception as err:  # noqa: BLE001 - shown in the canvas instead of a dead widget
             payload = {"error": f"{type(err).__name__}: {err}", "nodes": {}}
         # A new dict, so traitlets sees the change and syncs it.
         self.views = {**self.views, name: payload}
+
+    def _on_front_end(self, _widget, content, _buffers) -> None:
+        # The front end drew a view: lay out the next clicks' states while the student looks.
+        if isinstance(content, dict) and content.get("event") == "drawn":
+            self.prefetch(str(content.get("view", "")))
+
+    def prefetch(self, name: Optional[str] = None) -> None:
+        """Lay out, in the background, view ``name`` (default: the current one) as each
+        click on a module would draw it next (nothing without ``layouts``)."""
+        name = name or self.view
+        vm = self.views.get(name) or {}
+        if self._layouts is None or vm.get("pending") or vm.get("error") or not vm.get("nodes"):
+            return
+        fold = self._fold(name)
+        self._layouts.prefetch(name, next_folds(vm, fold, self._first_open))
+
+    def wait_for_layouts(self, timeout: float = 60.0) -> bool:
+        """Block until the background layouts of :meth:`prefetch` are made (tests and
+        benchmarks); False on timeout."""
+        return True if self._layouts is None else self._layouts.wait_idle(timeout)
 
     @traitlets.validate("selected_node")
     def _check_selected(self, proposal):

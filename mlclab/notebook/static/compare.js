@@ -5,8 +5,9 @@
 
 import { h } from "./dom.js";
 import { localModel } from "./host.js";
-import { render, hideTwin } from "./viewer.js";
-import { SIDES, paneState, syncSelection } from "./pair.js";
+import { render } from "./viewer.js";
+import { hideTwin } from "./twin.js";
+import { SIDES, paneState, syncSelection, syncFolding } from "./pair.js";
 
 export function renderCompare({ model, el }) {
   const panes = {}, cleanups = [];
@@ -17,6 +18,8 @@ export function renderCompare({ model, el }) {
       h("div", { class: "mlclab-compare-title", text: model.get(`${side}_name`) || side }), mount);
     row.append(box);
     panes[side] = localModel(paneState((name) => model.get(name), side));
+    // A pane folds where the comparison has a kernel to lay it out (localModel says no).
+    panes[side].set("live", !!model.get("live"));
     panes[side].mount = mount;
   }
   const summary = h("div", { class: "mlclab-compare-summary", text: `${model.get("summary") || ""} · matched by ${model.get("method") || "value"}` });
@@ -26,9 +29,9 @@ export function renderCompare({ model, el }) {
     h("span", { class: "mlclab-compare-changed", text: "changed" }));
   el.replaceChildren(h("div", { class: "mlclab-compare" }, summary, legend, row));
 
-  cleanups.push(syncSelection(model, panes));
+  cleanups.push(syncSelection(model, panes), syncFolding(model, panes));
   for (const side of SIDES) cleanups.push(render({ model: panes[side], el: panes[side].mount }));
-  hideTwin(model);
+  hideTwin(model, el);
   return () => { for (const c of cleanups) if (typeof c === "function") c(); };
 }
 

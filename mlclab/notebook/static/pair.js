@@ -13,16 +13,28 @@ export function counterpart(matches, side, id) {
   return "";
 }
 
-// The traits of one pane's viewer (static/viewer.js): its one view model, nothing folded
-// (folding would need the kernel to lay both panes out again), its node selected.
+// The traits of one pane's viewer (static/viewer.js): its one view model, folded as the
+// comparison's `fold_<side>` says, its node selected.
 export function paneState(get, side) {
   const vm = get(side) || {};
   const name = get(`${side}_name`) || side;
   return {
     views: { [name]: vm }, view: name, source: get(`${side}_source`) || "", highlight: [], annotations: {},
-    selected_node: get(`selected_${side}`) || "", search: "", unfolded: [], open_modules: [],
-    folded: [], uid: "", scrub: false, centre: "", graphviz_wasm: get("graphviz_wasm") || "",
+    selected_node: get(`selected_${side}`) || "", search: "", uid: "", scrub: false, centre: "",
+    graphviz_wasm: get("graphviz_wasm") || "", ...paneFolding(get(`fold_${side}`), name),
   };
+}
+
+// A side's `fold_<side>` ({open_modules, folded, full}) as a pane viewer's folding traits...
+export function paneFolding(fold, name) {
+  const f = fold || {};
+  return { open_modules: f.open_modules || [], folded: f.folded || [], unfolded: f.full ? [name] : [] };
+}
+
+// ...and back: what a pane's folding clicks ask of the comparison.
+export function foldOfPane(pane) {
+  return { open_modules: pane.get("open_modules") || [], folded: pane.get("folded") || [],
+    full: (pane.get("unfolded") || []).includes(pane.get("view")) };
 }
 
 // What selecting `id` in pane `side` asks of the comparison: the selection of both sides
@@ -35,6 +47,36 @@ export function selectIn(matches, side, id) {
 function set(model, changes) {
   for (const [name, value] of Object.entries(changes)) model.set(name, value);
   model.save_changes();
+}
+
+// Folding in a comparison: a pane's fold clicks go to the comparison's `fold_<side>` (the
+// kernel opens the matching module on the other side and lays both out again); the kernel's
+// new drawings and folds come back into the panes. Returns the function that unjoins them.
+export function syncFolding(model, panes) {
+  const off = [];
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  for (const side of SIDES) {
+    const pane = panes[side];
+    const onPane = () => {
+      const want = foldOfPane(pane);
+      if (!same(want, model.get(`fold_${side}`))) set(model, { [`fold_${side}`]: want });
+    };
+    const onModel = () => {
+      const name = pane.get("view");
+      const changes = paneFolding(model.get(`fold_${side}`), name);
+      const vm = model.get(side) || {};
+      if (vm !== (pane.get("views") || {})[name]) changes.views = { [name]: vm };
+      for (const k of Object.keys(changes)) if (same(changes[k], pane.get(k))) delete changes[k];
+      if (Object.keys(changes).length) set(pane, changes);
+    };
+    for (const ev of ["open_modules", "folded", "unfolded"]) pane.on(`change:${ev}`, onPane);
+    for (const ev of [side, `fold_${side}`]) model.on(`change:${ev}`, onModel);
+    off.push(() => {
+      for (const ev of ["open_modules", "folded", "unfolded"]) pane.off(`change:${ev}`, onPane);
+      for (const ev of [side, `fold_${side}`]) model.off(`change:${ev}`, onModel);
+    });
+  }
+  return () => { for (const f of off) f(); };
 }
 
 // Join the comparison's `model` (selected_left/right, matches) and the two panes' models

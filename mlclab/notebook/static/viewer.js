@@ -15,6 +15,7 @@ import { currentView, save, drawViewButtons } from "./switcher.js";
 import { frameBefore } from "./scrubber.js";
 import { applyZoom, keepSelected, placeKept, frameKept } from "./place.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
+import { hideTwin } from "./twin.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
   clickFold, collapsible, revealFolds, foldSummary, keepInPlace } from "./vm.js";
 import { awaitingLayout, layOutView, layoutBadge } from "./layout.js";
@@ -222,7 +223,9 @@ function draw(state) {
   drawViewButtons(state);
   const view = currentView(model);
   drawBanner(state, view);
-  fillLines(ui.letPane, (view.texts || {}).let || "");
+  // A fold redraws the same program: its let text (thousands of lines) is filled in once.
+  const letText = (view.texts || {}).let || "";
+  if (letText !== state.letText) { fillLines(ui.letPane, letText); state.letText = letText; }
   state.svg = isViewModel(view) ? parseSvg((view.geometry || {}).svg) : null;
   state.index = { elements: new Map(), copies: [], edges: [], namespaces: new Map() };
   ui.collapseAll.disabled = !model.get("live") || !isViewModel(view) || collapsible(view).length === 0 && !(model.get("folded") || []).length;
@@ -255,7 +258,14 @@ function draw(state) {
   requestAnimationFrame(() => {
     if (!placeKept(state) && !frameKept(state)) fitView(state);
     if (state.jump) finishJump(state);
+    announceDrawn(model);
   });
+}
+
+// Tell the kernel a view is on screen: it lays out the next clicks' fold states meanwhile
+// (notebook/fold_layouts.py). A page without a kernel has no `send`.
+function announceDrawn(model) {
+  if (model.get("live") && typeof model.send === "function") model.send({ event: "drawn", view: model.get("view") });
 }
 
 // ------------------------------------------------------------------- the viewer's parts
@@ -419,16 +429,6 @@ function bindModel(state) {
   return () => { for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn); };
 }
 
-// A live viewer hides its text/html twin (mlclab.notebook.page), drawn in the output above it
-// for exports and pages without a kernel.
-export function hideTwin(model) {
-  const uid = model.get("uid");
-  if (!uid || !model.get("live") || typeof document === "undefined") return;
-  for (const twin of document.querySelectorAll(".mlclab-fallback[data-mlclab-for]")) {
-    if (twin.dataset.mlclabFor === uid) twin.hidden = true;
-  }
-}
-
 export function render({ model, el }) {
   const state = {
     model, el, ui: buildLayout(el),
@@ -440,6 +440,7 @@ export function render({ model, el }) {
     jump: null,                                    // a node to select once it is drawn
     keep: null,                                    // a node to keep in place across views
     lastView: null,                                // the view model drawn last
+    letText: null,                                 // the let text the pane holds
   };
   bindPointer(state);
   bindToolbar(state);
@@ -450,7 +451,7 @@ export function render({ model, el }) {
   const resize = new ResizeObserver(() => { if (!state.userMoved) fitView(state); });
   resize.observe(state.ui.canvas);
 
-  hideTwin(model);
+  hideTwin(model, el);
   fillLines(state.ui.sourcePane, model.get("source"));
   state.ui.search.value = model.get("search") || "";
   draw(state);

@@ -1,0 +1,155 @@
+"""The viewer's first display and module folding timed in a real JupyterLab (issue 20).
+
+Starts an isolated JupyterLab (the browser tests' harness, tests/browser/conftest.py) and drives
+Chromium through Playwright. A notebook builds the model (not timed), then, each timed in the
+page with ``performance.now()``:
+
+- first display: from running the ``fn.viewer()`` cell until the widget's graph is drawn
+  (kernel: view model and Graphviz; comm; browser: parse and draw);
+- open a folded module by a click until its drawing (the module as a box with its children)
+  is on screen, and close it again by its label; "cold" right after the first display, "warm"
+  once the kernel's background layouts of the next unfolds are ready.
+
+    python benchmarks/viewer_lab.py resnet50|bert     (or viewer_interaction.py --lab)
+
+Needs /usr/bin/chromium. Issue 20's targets: interactions under 100 ms, first display under 1 s.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+BUILD = {
+    "resnet50": (
+        "tv = mlclab.import_torchvision()\ntorch.manual_seed(0)\n"
+        "fn = mlclab.from_torch(tv.models.resnet50(weights=None).eval(), torch.randn(1, 3, 224, 224))"),
+    "bert": (
+        "mlclab.import_torchvision()\nfrom transformers import BertConfig, BertModel\n"
+        "torch.manual_seed(0)\n"
+        "m = BertModel(BertConfig(attn_implementation='eager')).eval()\n"
+        "fn = mlclab.from_torch(m, torch.randint(0, 30522, (1, 128)))"),
+}
+
+
+def notebook(model: str) -> dict:
+    def cell(src):
+        return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                "source": src}
+    return {"nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                        "language": "python"}},
+            "cells": [cell("import torch\nimport mlclab\nimport mlclab.notebook\n" + BUILD[model]),
+                      cell("viewer = fn.viewer()\nviewer")]}
+
+
+# In the page: run cell `index`, resolve with ms until the live widget's graph is drawn.
+FIRST_DISPLAY = """async (index) => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  nb.activeCellIndex = index;
+  const t0 = performance.now();
+  window.jupyterapp.commands.execute('notebook:run-cell');
+  const drawn = () => [...document.querySelectorAll('.mlclab-viewer')].some(
+      (v) => !v.closest('.mlclab-fallback') && v.querySelector('svg.mlclab-graph g.node'));
+  while (!drawn()) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  return performance.now() - t0;
+}"""
+
+# In the page: click what `selector` finds in the live widget; resolve with ms until `done`
+# (a selector) is there and `selector` is gone, painted.
+CLICK_UNTIL = """async ([selector, done]) => {
+  const v = [...document.querySelectorAll('.mlclab-viewer')].find((x) => !x.closest('.mlclab-fallback'));
+  const target = v.querySelector(selector);
+  if (!target) throw new Error('nothing to click: ' + selector);
+  const t0 = performance.now();
+  target.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0}));
+  target.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, button: 0}));
+  target.dispatchEvent(new MouseEvent('click', {bubbles: true, button: 0}));
+  while (!(v.querySelector(done) && !v.querySelector(selector)))
+    await new Promise((r) => setTimeout(r, 2));
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  return performance.now() - t0;
+}"""
+
+
+# What a student clicks, per model: module paths opened (and closed again) in turn.
+CLICKS = {"resnet50": ["layer1", "layer3", "layer3.2", "layer4"],
+          "bert": ["encoder", "encoder.layer.5", "encoder.layer.5.attention", "embeddings"]}
+
+
+def run(model: str, repeat: int = 3, think: float = 1.5) -> dict:
+    """Timings in ms (medians of ``repeat``), see the module docstring. ``think``: seconds a
+    student looks at a drawing before the next click."""
+    sys.path.insert(0, str(REPO))
+    from playwright.sync_api import sync_playwright
+    from tests.browser.conftest import CHROMIUM, _run_all, _serve
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        server = _serve(pathlib.Path(tmp), "jupyterlab", "LabApp", "lab/tree",
+                        "--LabApp.news_url=None",
+                        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
+        lab = next(server)
+        try:
+            (lab.root / "bench.ipynb").write_text(json.dumps(notebook(model)))
+            with sync_playwright() as p:
+                b = p.chromium.launch(executable_path=str(CHROMIUM), args=[
+                    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run"])
+                page = b.new_page(viewport={"width": 1100, "height": 900})
+                _run_all(page, lab, "bench.ipynb")
+                firsts = []
+                for _ in range(repeat):
+                    # The previous display's background layouts finish first: a student's
+                    # first look does not race another viewer's.
+                    time.sleep(2 * think)
+                    firsts.append(page.evaluate(FIRST_DISPLAY, 1))
+                out["first display: run cell -> graph drawn"] = statistics.median(firsts)
+                out.update(fold_times(page, CLICKS[model], think, f"viewer-lab-{model}"))
+                b.close()
+        finally:
+            next(server, None)
+    return out
+
+
+def _selectors(path: str) -> tuple:
+    node = f'g.node[id$={json.dumps("/module:" + path)}][id^="collapsed:"]'
+    cluster = f'g.cluster[id$={json.dumps("/module:" + path)}]'
+    return node, cluster
+
+
+def fold_times(page, paths, think: float, shot: str = "") -> dict:
+    """Open each module of ``paths`` by a click on its folded node (the first right after the
+    first display, then after ``think`` seconds each), keep the nested ones open on the way
+    down, and close each by its label at the end (innermost first). ``shot``: the name of a
+    screenshot (test-artifacts/) taken with everything open."""
+    opens, closes = [], []
+    for k, path in enumerate(paths):
+        if k:
+            time.sleep(think)
+        node, cluster = _selectors(path)
+        opens.append(page.evaluate(CLICK_UNTIL, [node, cluster]))
+    if shot:
+        (REPO / "test-artifacts").mkdir(exist_ok=True)
+        page.screenshot(path=str(REPO / "test-artifacts" / f"{shot}.png"))
+    for path in reversed(paths):
+        time.sleep(think)
+        node, cluster = _selectors(path)
+        closes.append(page.evaluate(CLICK_UNTIL, [f"{cluster} .mlclab-cluster-handle", node]))
+    return {"open a module, right after first display": opens[0],
+            "open a module, after looking": statistics.median(opens[1:]),
+            "close a module by its label": statistics.median(closes),
+            "every open (" + ", ".join(paths) + ")": [round(x) for x in opens],
+            "every close (reverse order)": [round(x) for x in reversed(closes)]}
+
+
+if __name__ == "__main__":
+    model = sys.argv[1] if len(sys.argv) > 1 else "resnet50"
+    for k, v in run(model).items():
+        print(f"{k:55s} {v:.0f} ms" if isinstance(v, (int, float)) else f"{k:55s} {v}")
