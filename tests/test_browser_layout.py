@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from mlclab.notebook.page import unpacked_state
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "js"))
 import vendor_graphviz  # noqa: E402  (js/ is not a package)
@@ -131,10 +133,12 @@ def test_without_dot_the_viewer_and_graph_send_dot_for_the_browser(tmp_path):
     assert 'id="g:y"' in geometry["dot"] and geometry["note"].startswith(out["in_browser"])
     assert out["sent"] > 100_000
     # Twin and saved page carry the module and the DOT, and no user text unescaped.
+    # (a twin and a saved page carry their state packed: notebook/page.py)
     for page in (out["twin"], out["saved"], html):
-        assert "/*! mlclab vendored @hpcc-js/wasm-graphviz" in page
         assert "</script><b>bold" not in page and "<b>bold</b>" not in page
-    assert "\\u003c/script\\u003e\\u003cb\\u003ebold" in out["saved"]
+        state = unpacked_state(page)
+        assert state["graphviz_wasm"].startswith("/*! mlclab vendored @hpcc-js/wasm-graphviz")
+        assert "</script><b>bold" in json.dumps(state, ensure_ascii=False)
     # Without script: the graph as text, and why.
     assert "laid out in your browser" in out["static"] and "Call log" in out["static"]
     assert "&lt;/script&gt;" in out["static"] or "</script>" not in out["static"]

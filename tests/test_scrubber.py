@@ -1,11 +1,11 @@
 """The pass scrubber (mlclab.notebook.scrubber, mlclab.viz.stable_layout): every pass of the real
 build as a view model over the same value ids, what each pass did marked, one stable layout."""
-import json
 import re
 
 import pytest
 
 import mlclab
+from mlclab.notebook.page import unpacked_state
 from mlclab.notebook.scrubber import INPUT, pass_scrubber
 from mlclab.viz.stable_layout import node_keys, phases
 from mlclab.viz.view_model import check
@@ -109,13 +109,14 @@ def test_a_folding_lays_every_pass_out_again_in_one_layout(scrubber):
 
 def test_the_twin_and_a_saved_file_carry_every_pass(mlp, tmp_path):
     v = pass_scrubber(mlp)
-    twin = v._twin()
-    state = json.loads(re.search(r'class="mlclab-state">(.*?)</script>', twin, re.S).group(1))
+    state = unpacked_state(v._twin())
     assert list(state["views"]) == list(v.views) and all("nodes" in x for x in state["views"].values())
     assert state["passes"] == v.passes and state["skip_unchanged"] is True and state["scrub"]
     page = (tmp_path / "passes.html")
     v.save(page)
-    assert page.read_text().count('"frame"') >= len(v.views)
+    saved = unpacked_state(page.read_text())
+    assert all("frame" in view["geometry"] for view in saved["views"].values())
+    assert len(saved["views"]) == len(v.views)
 
 
 def test_a_small_torch_model_marks_the_folded_batch_norm_and_the_fused_kernels():

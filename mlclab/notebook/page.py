@@ -42,6 +42,17 @@ def packed(value) -> str:
     return base64.b64encode(zlib.compress(text.encode("utf-8"), 9)).decode("ascii")
 
 
+def unpacked_state(html: str) -> dict:
+    """The state a page or twin carries (``packed``), read back from its HTML: what a saved
+    file holds, for tools and tests that open one without a browser."""
+    import re
+
+    found = re.search(r'class="mlclab-state"[^>]*>(.*?)</script>', html, re.S)
+    if found is None:
+        raise ValueError("html: no mlclab viewer state in this page")
+    return json.loads(zlib.decompress(base64.b64decode(found.group(1).strip())))
+
+
 def state_of(viewer) -> dict:
     """The viewer's traits a page draws from; views not drawn yet are left out."""
     # A viewer kind's own traits (the scrubber's passes) travel too: ``page_state``.
