@@ -184,6 +184,31 @@ def test_without_recorded_decisions_nothing_is_claimed(monkeypatch):
     assert kernel.rule is None and kernel.declined == ()
 
 
+def test_a_pass_that_raises_inside_a_pass_and_is_caught_there_leaves_the_record_whole(
+        monkeypatch):
+    # A schedule rule may run a TVM pass as a probe and catch its failure (inline.py asks
+    # LowerIntrin how an intrinsic lowers): TVM calls no run_after_pass for that pass, and
+    # the passes after the schedule step must still be recorded, at the pipeline's level.
+    import mlclab.backend.schedules as schedules
+
+    def raising(mod, ctx):
+        raise RuntimeError("probe refused")
+
+    def probe(name, func):
+        try:
+            tvm.transform.module_pass(raising, opt_level=0, name="Probe")(
+                tvm.IRModule({"probe": func}))
+        except RuntimeError:
+            pass
+        return func
+
+    monkeypatch.setattr(schedules, "schedule_cpu", _schedule_then(probe))
+    fn = mlclab.compile(SRC.replace("mm", "mm_probed"), force=True)["mm_probed"]
+    record = fn.build_record
+    assert record.names == [p.info.name for p in build_passes("llvm")]
+    assert record.optimized and "Probe" not in record.names
+
+
 # ------------------------------------------------------------------ forced failures
 def _run(code: str) -> dict:
     """Run ``code`` (which prints one JSON line last) in a fresh interpreter on this checkout."""
