@@ -181,6 +181,7 @@ def _llvm_passes(target, optimized: bool) -> list:
     from .alignment import relax_param_alignment
     from .conv_layout import block_conv_layout
     from .fold_batchnorm import fold_batchnorm
+    from .fold_kernels import fold_constants
     from .record import own_pass
     from .schedules import schedule_cpu, vector_lanes
 
@@ -189,9 +190,11 @@ def _llvm_passes(target, optimized: bool) -> list:
         # mlclab's own passes, and TVM's it configures, are guarded: one that fails is
         # skipped (or TVM's own runs instead) and the build goes on, recording it.
         plain = {p.info.name: p for p in _legalize_passes(target, False)}
-        legalize = [own_pass(_bounded_fuse_ops(), plain["FuseOps"])
-                    if p.info.name == "FuseOps" else
-                    own_pass(p, plain["LegalizeOps"]) if p.info.name == "LegalizeOps" else p
+        # FoldConstant builds one LLVM module per constant kernel; mlclab's builds one for
+        # them all, then runs TVM's on what is left (fold_kernels.py).
+        ours = {"FuseOps": _bounded_fuse_ops(), "FoldConstant": fold_constants()}
+        legalize = [own_pass(ours.get(p.info.name, p), plain[p.info.name])
+                    if p.info.name in ("LegalizeOps", "FoldConstant", "FuseOps") else p
                     for p in legalize]
     def mlclab(p) -> list:   # an addition of mlclab's: in the optimized pipeline only, guarded
         return [own_pass(p)] if optimized else []
