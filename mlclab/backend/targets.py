@@ -227,6 +227,7 @@ def _legalize_passes(target, optimized: bool = False) -> list:
     from tvm.relax.backend import cpu_generic
 
     from ..ops.lowering import LEGALIZE
+    from .concat import legalize_concat
     from .conv_layout import legalize_conv2d, legalize_max_pool2d
     from .fast_math import legalize_gelu, legalize_softmax
 
@@ -234,7 +235,9 @@ def _legalize_passes(target, optimized: bool = False) -> list:
     assert first.info.name == "LegalizeOps", first.info.name
     blocked = {"relax.nn.conv2d": legalize_conv2d, "relax.nn.max_pool2d": legalize_max_pool2d,
                # a vectorizable erf and exp (fast_math.py)
-               "relax.nn.gelu": legalize_gelu, "relax.nn.softmax": legalize_softmax}
+               "relax.nn.gelu": legalize_gelu, "relax.nn.softmax": legalize_softmax,
+               # one copy per input, not a choice per element (concat.py)
+               "relax.concat": legalize_concat}
     rules = {**LEGALIZE, **blocked} if optimized else LEGALIZE
     return [relax.transform.LegalizeOps(customize_legalize_map=rules), *rest]
 
