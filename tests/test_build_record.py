@@ -114,6 +114,18 @@ def test_the_target_s_device_is_used(fn):
     assert fn._marshaller.device == fn.program.built.device
 
 
+def test_kernels_carry_no_argument_checks_and_the_function_still_checks_its_inputs(fn):
+    # The kernels' own argument checks (half of LLVM's work on DenseNet-121) are left out of the
+    # build: only the VM calls kernels, with tensors the function's entry checks already verified.
+    (library,) = fn.program.built.executable.mod.imports
+    code = library.inspect_source("ll")
+    assert "define" in code and 'c"Expected ' not in code and 'c"TypeError' not in code
+    a = np.ones((64, 64), "float32")
+    with pytest.raises(ValueError, match="argument a must have shape .64, 64., got .3, 3."):
+        fn(np.ones((3, 3), "float32"), a)
+    np.testing.assert_allclose(fn(a, a), np.maximum(a @ a, 0))
+
+
 def _schedule_then(change):
     """The real schedule pass, then ``change(name, primfunc)`` applied to each PrimFunc."""
     import mlclab.backend.schedules as schedules

@@ -224,15 +224,16 @@ def _instrument(recorder: _Recorder):
 
 
 @contextlib.contextmanager
-def recording():
-    """Record the passes of ``PIPELINE`` run in the body (the current PassContext's options kept)."""
+def recording(config=None):
+    """Record the passes of ``PIPELINE`` run in the body (the current PassContext's options kept,
+    ``config`` added to its config)."""
     import tvm
 
     recorder = _Recorder()
     current = tvm.transform.PassContext.current()
     context = tvm.transform.PassContext(
         opt_level=current.opt_level, required_pass=list(current.required_pass),
-        disabled_pass=list(current.disabled_pass), config=dict(current.config),
+        disabled_pass=list(current.disabled_pass), config={**current.config, **(config or {})},
         instruments=[*current.instruments, _instrument(recorder)])
     token = _ACTIVE.set(recorder)
     try:
