@@ -90,10 +90,11 @@ def _instrument(clock: _Clock):
     try_schedule = CPURule.try_schedule
 
     def attempt(self, func, lanes):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         sch, reason = try_schedule(self, func, lanes)
         kept = "kept" if sch is not None else "thrown away"
         clock.seconds[f"schedule attempts {kept}"] += time.perf_counter() - start
+        clock.cpu[f"schedule attempts {kept}"] += time.process_time() - cpu
         clock.calls[f"schedule attempts {kept}"] += 1
         return sch, reason
 
