@@ -3,6 +3,7 @@ Runtime, at 1 and 2 threads (issue 21).
 
     python benchmarks/zoo.py [--quick] [--models resnet50,bert-2] [--threads 1,2] [--rounds N]
     python benchmarks/zoo.py --list
+    python benchmarks/zoo.py --compile-only [--models densenet121,bert-base]
 
 Every model is built from its library's config with random weights (seed 0; nothing is
 downloaded), in eval mode, batch 1.  Each (model, thread count) runs in a process of its own
@@ -268,6 +269,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 15, quick 5)")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     parser.add_argument("--list", action="store_true", help="the models, and exit")
+    parser.add_argument("--compile-only", action="store_true",
+                        help="only mlclab's compile time, stage by stage "
+                        "(benchmarks/compile_stages.py; default: its five models)")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a child process's model
     args = parser.parse_args(argv)
     rounds = args.rounds or (5 if args.quick else 15)
@@ -287,6 +291,11 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         parser.error(f"--models: unknown {', '.join(unknown)} (see --list)")
+    if args.compile_only:
+        import compile_stages
+
+        compile_stages.main(args.models.split(",") if args.models else [])
+        return 0
     threads = [int(t) for t in (args.threads or ("1" if args.quick else "1,2")).split(",")]
     print(f"model zoo, batch 1, random weights; {rounds} interleaved rounds; "
           f"{os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")

@@ -172,6 +172,11 @@ class _Recorder:
         self.stack.append((info.name, time.perf_counter()))
 
     def after(self, mod, info) -> None:
+        # A pass run inside another that raised, caught there (a schedule rule probing TVM's
+        # lowering of an intrinsic), got no ``run_after_pass``: its frame is dropped here, or
+        # every later pass would be filed one level too deep and the record lose them.
+        while len(self.stack) > 1 and self.stack[-1][0] != info.name:
+            self.stack.pop()
         name, start = self.stack.pop()
         if len(self.stack) == 1 and self.stack[0][0] == PIPELINE:
             seconds = time.perf_counter() - start
@@ -219,15 +224,16 @@ def _instrument(recorder: _Recorder):
 
 
 @contextlib.contextmanager
-def recording():
-    """Record the passes of ``PIPELINE`` run in the body (the current PassContext's options kept)."""
+def recording(config=None):
+    """Record the passes of ``PIPELINE`` run in the body (the current PassContext's options kept,
+    ``config`` added to its config)."""
     import tvm
 
     recorder = _Recorder()
     current = tvm.transform.PassContext.current()
     context = tvm.transform.PassContext(
         opt_level=current.opt_level, required_pass=list(current.required_pass),
-        disabled_pass=list(current.disabled_pass), config=dict(current.config),
+        disabled_pass=list(current.disabled_pass), config={**current.config, **(config or {})},
         instruments=[*current.instruments, _instrument(recorder)])
     token = _ACTIVE.set(recorder)
     try:

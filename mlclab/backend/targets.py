@@ -182,6 +182,7 @@ def _llvm_passes(target, optimized: bool) -> list:
     from .conv_layout import block_conv_layout
     from .empty_constants import make_empty_constants_at_run_time
     from .fold_batchnorm import fold_batchnorm
+    from .fold_kernels import fold_constants
     from .record import own_pass
     from .schedules import schedule_cpu, vector_lanes
 
@@ -190,9 +191,11 @@ def _llvm_passes(target, optimized: bool) -> list:
         # mlclab's own passes, and TVM's it configures, are guarded: one that fails is
         # skipped (or TVM's own runs instead) and the build goes on, recording it.
         plain = {p.info.name: p for p in _legalize_passes(target, False)}
-        legalize = [own_pass(_bounded_fuse_ops(), plain["FuseOps"])
-                    if p.info.name == "FuseOps" else
-                    own_pass(p, plain["LegalizeOps"]) if p.info.name == "LegalizeOps" else p
+        # FoldConstant builds one LLVM module per constant kernel; mlclab's builds one for
+        # them all, then runs TVM's on what is left (fold_kernels.py).
+        ours = {"FuseOps": _bounded_fuse_ops(), "FoldConstant": fold_constants()}
+        legalize = [own_pass(ours.get(p.info.name, p), plain[p.info.name])
+                    if p.info.name in ("LegalizeOps", "FoldConstant", "FuseOps") else p
                     for p in legalize]
     def mlclab(p) -> list:   # an addition of mlclab's: in the optimized pipeline only, guarded
         return [own_pass(p)] if optimized else []
@@ -227,6 +230,7 @@ def _legalize_passes(target, optimized: bool = False) -> list:
     from tvm.relax.backend import cpu_generic
 
     from ..ops.lowering import LEGALIZE
+    from .concat import legalize_concat
     from .conv_layout import legalize_conv2d, legalize_max_pool2d
     from .fast_math import legalize_gelu, legalize_softmax
 
@@ -234,7 +238,9 @@ def _legalize_passes(target, optimized: bool = False) -> list:
     assert first.info.name == "LegalizeOps", first.info.name
     blocked = {"relax.nn.conv2d": legalize_conv2d, "relax.nn.max_pool2d": legalize_max_pool2d,
                # a vectorizable erf and exp (fast_math.py)
-               "relax.nn.gelu": legalize_gelu, "relax.nn.softmax": legalize_softmax}
+               "relax.nn.gelu": legalize_gelu, "relax.nn.softmax": legalize_softmax,
+               # one copy per input, not a choice per element (concat.py)
+               "relax.concat": legalize_concat}
     rules = {**LEGALIZE, **blocked} if optimized else LEGALIZE
     return [relax.transform.LegalizeOps(customize_legalize_map=rules), *rest]
 
