@@ -16,7 +16,8 @@ output pixels held in registers (see ``schedules.blocked``).
   weight that is a parameter gets a ``layout_transform`` of its own;
 * the operators between convolutions that do not care about the layout -- activations
   (``ELEMENTWISE``), an add or multiply of two blocked tensors (a residual) or of a
-  per-channel vector (a bias), max pooling -- stay in the blocked layout, so a ResNet is transformed once at its input
+  per-channel vector (a bias), max pooling (``ceil_mode`` too), a concatenation of
+  channels -- stay in the blocked layout, so a ResNet is transformed once at its input
   and once before the classifier;
 * every value keeps its NCHW binding (a ``layout_transform`` back) for any other user;
   those no one uses are dead code and removed, so the transforms are only at the edges.
@@ -269,6 +270,7 @@ def _make_blocker():
                     "relax.subtract": self._binary,
                     "relax.multiply": self._binary,
                     "relax.nn.max_pool2d": self._max_pool2d,
+                    "relax.concat": self._concat,
                 }.get(name) or (self._unary if name in ELEMENTWISE else None))
             if rewrite is None or not rewrite(binding, value):
                 super().visit_var_binding_(binding)
@@ -326,11 +328,29 @@ def _make_blocker():
             self._bind(binding, out, block)
             return True
 
+        def _concat(self, binding, call) -> bool:
+            """Blocked tensors joined along the channels (SqueezeNet's Fire modules): the
+            channel blocks are joined along the block axis when every part, and the
+            result, use the same block -- then channel ``c`` is where it would be."""
+            parts = call.args[0]
+            parts = self.tuples.get(parts, parts)
+            shape = _static_shape(binding.var)
+            if not isinstance(parts, relax.Tuple) or shape is None or len(shape) != 4 \
+                    or int(call.attrs.axis) % 4 != 1 or \
+                    any(p not in self.blocked for p in parts.fields):
+                return False
+            block = channel_block(shape[1], self.lanes)
+            if any(self.blocked[p][1] != block for p in parts.fields):
+                return False
+            blocked = relax.Tuple([self.blocked[p][0] for p in parts.fields])
+            self._bind(binding, R.concat(blocked, axis=1), block)
+            return True
+
         def _max_pool2d(self, binding, call) -> bool:
             (x,) = call.args
             a = call.attrs
             if x not in self.blocked or (a.layout, a.out_layout) != ("NCHW", "NCHW") \
-                    or a.ceil_mode or any(int(d) != 1 for d in a.dilation):
+                    or any(int(d) != 1 for d in a.dilation):
                 return False
             xb, block = self.blocked[x]
             layout = f"NCHW{block}c"
@@ -378,13 +398,15 @@ def legalize_max_pool2d(bb, call):
     from ..ops.lowering import LEGALIZE
 
     a = call.attrs
-    if not (_is_blocked(a.layout) and a.out_layout == a.layout and not a.ceil_mode
+    out = _static_shape(call)
+    if not (_is_blocked(a.layout) and a.out_layout == a.layout and out is not None
             and all(int(d) == 1 for d in a.dilation) and _dtype(call.args[0]) == "float32"):
         return LEGALIZE["relax.nn.max_pool2d"](bb, call)
     return bb.call_te(_max_pool2d_nchwc, call.args[0],
                       pool_size=[int(k) for k in a.pool_size],
                       strides=[int(s) for s in a.strides],
-                      padding=[int(p) for p in a.padding], primfunc_name_hint="max_pool2d")
+                      padding=[int(p) for p in a.padding], out_hw=out[2:4],
+                      primfunc_name_hint="max_pool2d")
 
 
 def _is_blocked(layout) -> bool:
@@ -392,17 +414,22 @@ def _is_blocked(layout) -> bool:
     return layout.startswith("NCHW") and layout.endswith("c") and len(layout) > 4
 
 
-def _max_pool2d_nchwc(data, pool_size, strides, padding):
+def _max_pool2d_nchwc(data, pool_size, strides, padding, out_hw):
+    """``out_hw`` is Relax's output size: with ``ceil_mode`` the last window of a row may
+    run past the padded input (PyTorch's rule: it starts inside the input or the left
+    padding), so the bottom and right padding grow by what it overhangs.  -inf padding is
+    the identity of ``max``, so the ragged window's maximum is that of its real part."""
     from tvm import te, tirx, topi
 
     n, cc, ih, iw, cb = data.shape
     top, left, bottom, right = padding
     (kh, kw), (sh, sw) = pool_size, strides
-    if any(padding):
+    oh, ow = out_hw
+    bottom = max(bottom, (oh - 1) * sh + kh - int(ih) - top)
+    right = max(right, (ow - 1) * sw + kw - int(iw) - left)
+    if top or left or bottom or right:
         data = topi.nn.pad(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0],
                            pad_value=float("-inf"), name=POOL_PAD_NAME)
-    oh = (ih + top + bottom - kh) // sh + 1
-    ow = (iw + left + right - kw) // sw + 1
     nan_max = te.comm_reducer(
         lambda acc, v: tirx.Select(tirx.Or(tirx.isnan(v), v > acc), v, acc),
         lambda dtype: tirx.const(float("-inf"), dtype), name="nan_max")
