@@ -224,7 +224,8 @@ def _legalize_passes(target, optimized: bool = False) -> list:
     from tvm.relax.backend import cpu_generic
 
     from ..ops.lowering import LEGALIZE
-    from .conv_layout import legalize_conv2d, legalize_max_pool2d
+    from .blocked_pool import legalize_max_pool2d
+    from .conv_layout import legalize_conv2d
     from .fast_math import legalize_gelu, legalize_sigmoid, legalize_silu, legalize_softmax
 
     first, *rest = cpu_generic.legalize_passes(target)

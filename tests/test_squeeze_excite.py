@@ -1,0 +1,109 @@
+"""Squeeze-excite (EfficientNet, MobileNetV3, RegNetY) and the global average pool in the
+blocked layout: the mean over the image stays blocked (no transform back to NCHW around
+it) and is one vectorized reduction (``outer_axes_reduction``), a whole SE block imported
+with ``mlclab.from_torch`` matches PyTorch, and the new rule records what it takes and
+what it declines."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import mlclab  # noqa: E402
+
+F = torch.nn.functional
+
+
+class SqueezeExcite(torch.nn.Module):
+    """A 1x1 convolution with SiLU, then squeeze-excite (pool, 1x1 conv, SiLU, 1x1 conv,
+    sigmoid, scale) and the projection that reads the scaled activation."""
+
+    def __init__(self, channels=64, squeezed=16):
+        super().__init__()
+        self.expand = torch.nn.Conv2d(channels, channels, 1)
+        self.reduce = torch.nn.Conv2d(channels, squeezed, 1)
+        self.excite = torch.nn.Conv2d(squeezed, channels, 1)
+        self.project = torch.nn.Conv2d(channels, channels, 1)
+
+    def forward(self, x):
+        x = F.silu(self.expand(x))
+        gate = torch.sigmoid(self.excite(F.silu(self.reduce(x.mean((2, 3), keepdim=True)))))
+        return self.project(x * gate)
+
+
+class PoolThenClassify(torch.nn.Module):
+    """A convolution, the mean over the image without ``keepdim`` and a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(8, 32, 3, padding=1)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.conv(x)).mean((2, 3)))
+
+
+def _elements(func) -> int:
+    """The elements of a PrimFunc's first parameter, read from its signature."""
+    shape = func.script().split("T.Buffer((", 1)[1].split('"float32"', 1)[0]
+    return int(np.prod([int(d) for d in re.findall(r"T\.int64\((\d+)\)", shape)]))
+
+
+def _compiled(model, *shape):
+    torch.manual_seed(0)
+    model = model.eval()
+    x = torch.randn(*shape)
+    fn = mlclab.from_torch(model, x)
+    assert fn.program.optimized
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(fn(x.numpy()), want, rtol=1e-5, atol=1e-5)
+    return fn, fn.build_record.schedule_decisions()
+
+
+def test_squeeze_excite_block_matches_pytorch_with_a_blocked_vector_pool():
+    fn, decisions = _compiled(SqueezeExcite(), 1, 64, 14, 14)
+    (mean,) = [n for n in decisions if n.startswith("mean")]
+    assert decisions[mean][0] == "outer_axes_reduction"
+    assert "T.vectorized" in fn.program.build_record.final[mean].script()
+    # The activation goes into the blocked layout once and comes out once; the pool, the
+    # gate's multiply and the projection read it blocked.  The only other transform is
+    # the pooled (1, 64, 1, 1) vector going to the two small convolutions, which are
+    # below the blocked layout's size (MIN_MACS).
+    sizes = sorted(_elements(fn.program.build_record.final[n])
+                   for n in decisions if n.startswith("te_layout_transform"))
+    assert sizes == [64, 64 * 14 * 14, 64 * 14 * 14]
+
+
+def test_mean_without_keepdim_is_a_reshape_of_the_blocked_mean():
+    _, decisions = _compiled(PoolThenClassify(), 2, 8, 12, 12)
+    (mean,) = [n for n in decisions if n.startswith("mean")]
+    assert decisions[mean][0] == "outer_axes_reduction"
+    # only the image's transform into the blocked layout: the activation never goes back
+    assert sum(n.startswith("te_layout_transform") for n in decisions) == 1
+
+
+def _sum_kernel(axis: int):
+    """(a function summing a (37, 48) matrix over ``axis``, its kernel's decision)."""
+    fn = mlclab.compile(f"""
+def sums(x: Tensor[(37, 48), f32]):
+    return sum(x, axis={axis})
+""")["sums"]
+    ((decision),) = fn.build_record.schedule_decisions().values()
+    return fn, decision
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_column_sum_takes_the_rule_and_a_row_sum_declines_it(axis):
+    fn, (rule, declined) = _sum_kernel(axis)
+    x = np.random.default_rng(1).standard_normal((37, 48)).astype(np.float32)
+    np.testing.assert_allclose(fn(x), x.astype(np.float64).sum(axis), rtol=1e-5, atol=1e-5)
+    if axis == 0:  # 48 columns: three vectors of 16 (or six of 8) summed down the rows
+        assert rule == "outer_axes_reduction"
+    else:
+        assert rule != "outer_axes_reduction"
+        assert ("outer_axes_reduction: the innermost axis is reduced, or not every access "
+                "is contiguous along it") in declined
