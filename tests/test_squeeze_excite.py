@@ -107,3 +107,60 @@ def test_column_sum_takes_the_rule_and_a_row_sum_declines_it(axis):
         assert rule != "outer_axes_reduction"
         assert ("outer_axes_reduction: the innermost axis is reduced, or not every access "
                 "is contiguous along it") in declined
+
+
+@pytest.mark.parametrize("shape,gate", [((1, 240, 14, 14), (1, 240, 1, 1)),   # 196: 4 x 49
+                                        ((1, 64, 8, 8), (1, 64, 1, 1)),       # whole vectors
+                                        ((2, 24, 5, 7), (1, 24, 1, 1)),       # odd sizes
+                                        ((64, 48), (64, 1))])
+def test_nchw_gate_multiply_vectorizes_without_dividing_indices(shape, gate):
+    """Squeeze-excite's scale in NCHW (when its producer is not blocked): vectors along the
+    pixels of one channel, so the gate is one broadcast value per vector -- not an index
+    divided lane by lane, which LLVM does in scalar code."""
+    fn = mlclab.compile(f"""
+def scale(x: Tensor[{shape}, f32], g: Tensor[{gate}, f32]):
+    return x * sigmoid(g)
+""")["scale"]
+    rng = np.random.default_rng(2)
+    x, g = rng.standard_normal(shape).astype(np.float32), rng.standard_normal(gate)
+    g = g.astype(np.float32)
+    np.testing.assert_allclose(fn(x, g), x * (1 / (1 + np.exp(-g.astype(np.float64)))),
+                               rtol=1e-5, atol=1e-6)
+    (name,) = [n for n in fn.build_record.schedule_decisions() if "multiply" in n]
+    vector, gate_bindings = _vector_loop_and_gate_bindings(fn.build_record.final[name], "g")
+    assert vector is not None
+    # the gate's indices do not move within a vector: one broadcast value per vector
+    assert not any(_uses(binding, vector) for binding in gate_bindings), gate_bindings
+
+
+def _vector_loop_and_gate_bindings(func, gate: str):
+    """The vectorized loop's variable, and the loop expressions bound to the block
+    iterators that index the parameter ``gate``."""
+    from tvm import tirx
+    from tvm.s_tir import SBlockRealize
+
+    vector, bindings, pending = None, [], [func.body]
+    while pending:  # a walk over the statements (this TIR has no Python visitor)
+        node = pending.pop()
+        if isinstance(node, tirx.SeqStmt):
+            pending.extend(node.seq)
+            continue
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.VECTORIZED:
+            vector = node.loop_var
+        if isinstance(node, SBlockRealize):
+            block = node.block
+            values = dict(zip([iv.var for iv in block.iter_vars], node.iter_values))
+            for region in block.reads:
+                if region.source.name.startswith(gate):
+                    bindings += [value for var, value in values.items()
+                                 if any(_uses(r.min, var) for r in region.region)]
+            node = block
+        if getattr(node, "body", None) is not None:
+            pending.append(node.body)
+    return vector, bindings
+
+
+def _uses(expr, var) -> bool:
+    from tvm import tirx
+
+    return any(v.same_as(var) for v in tirx.analysis.undefined_vars(expr, []))
