@@ -133,6 +133,24 @@ def scale(x: Tensor[{shape}, f32], g: Tensor[{gate}, f32]):
     assert not any(_uses(binding, vector) for binding in gate_bindings), gate_bindings
 
 
+@pytest.mark.parametrize("shape", [(0, 4, 3, 3), ("n", 24, 5, 5)])
+def test_empty_and_symbolic_gate_multiplies_take_the_optimized_pipeline(shape):
+    """An empty tensor (no vector of 0 lanes, which LLVM refuses) and a symbolic batch."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mlclab.FallbackWarning)
+        fn = mlclab.compile(f"""
+def scale(x: Tensor[{shape}, f32], g: Tensor[(1, {shape[1]}, 1, 1), f32]):
+    return x * g
+""")["scale"]
+    assert fn.program.optimized
+    for n in ((0,) if shape[0] == 0 else (1, 3)):
+        x = np.ones((n, *shape[1:]), np.float32)
+        g = np.arange(shape[1], dtype=np.float32).reshape(1, -1, 1, 1)
+        np.testing.assert_array_equal(fn(x, g), x * g)
+
+
 def _vector_loop_and_gate_bindings(func, gate: str):
     """The vectorized loop's variable, and the loop expressions bound to the block
     iterators that index the parameter ``gate``."""

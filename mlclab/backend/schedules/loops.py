@@ -141,8 +141,9 @@ def _tile_transpose(sch, block, loops, extents, lanes: int) -> bool:
 
 
 def vector_factor(extent, lanes: int):
-    """The widest whole number of vectors (one or two) that divides ``extent``."""
-    if extent is None:
+    """The widest whole number of vectors (one or two) that divides ``extent``; None for a
+    symbolic or empty loop (LLVM's code generation refuses a vector of 0 lanes)."""
+    if not extent:
         return None
     for factor in (2 * lanes, lanes):
         if extent % factor == 0:
