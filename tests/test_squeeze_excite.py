@@ -96,6 +96,29 @@ def sums(x: Tensor[(37, 48), f32]):
     return fn, decision
 
 
+class HardSwishExcite(torch.nn.Module):
+    """MobileNetV3's block: a convolution with hard-swish (``x * relu6(x + 3) / 6``) and
+    squeeze-excite gated by hard-sigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(16, 32, 3, padding=1)
+        self.reduce = torch.nn.Conv2d(32, 8, 1)
+        self.excite = torch.nn.Conv2d(8, 32, 1)
+
+    def forward(self, x):
+        x = F.hardswish(self.conv(x))
+        gate = F.hardsigmoid(self.excite(torch.relu(self.reduce(x.mean((2, 3), keepdim=True)))))
+        return x * gate
+
+
+def test_hard_swish_divide_stays_in_the_convolutions_kernel():
+    _, decisions = _compiled(HardSwishExcite(), 1, 16, 20, 20)
+    (conv,) = [n for n in decisions if n.startswith("fused_conv2d_NCHWc")]
+    assert conv.endswith("_divide")    # hard-swish's / 6 fused into the convolution
+    assert not [n for n in decisions if n.startswith("divide")]
+
+
 @pytest.mark.parametrize("axis", [0, 1])
 def test_column_sum_takes_the_rule_and_a_row_sum_declines_it(axis):
     fn, (rule, declined) = _sum_kernel(axis)

@@ -15,7 +15,7 @@ output pixels held in registers (see ``schedules.blocked``).
   out_layout="NCHW{y}c")``; a constant weight is re-laid out here with numpy, once, and a
   weight that is a parameter gets a ``layout_transform`` of its own;
 * the operators between convolutions that do not care about the layout -- activations
-  (``ELEMENTWISE``), an add or multiply of two blocked tensors (a residual) or of a
+  (``ELEMENTWISE``), an add, multiply or divide of two blocked tensors (a residual) or of a
   per-channel vector (a bias), max pooling (``ceil_mode`` too), a concatenation of
   channels, the mean over the image (squeeze-excite's pool) -- stay in the blocked
   layout, so a ResNet is transformed once at its input and once before the classifier;
@@ -267,6 +267,7 @@ def _make_blocker():
                     "relax.add": self._binary,
                     "relax.subtract": self._binary,
                     "relax.multiply": self._binary,
+                    "relax.divide": self._binary,   # hard-swish's / 6
                     "relax.nn.max_pool2d": self._max_pool2d,
                     "relax.concat": self._concat,
                     "relax.mean": self._global_mean,
