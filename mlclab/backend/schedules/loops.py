@@ -64,16 +64,13 @@ def _vectorize_below_broadcast(sch, block, loops, extents, k: int, lanes: int) -
     inner = loops[start:]
     size = math.prod(extents[start:])
     factor = vector_factor(size, lanes)
-    outer = loops[:start]
     if factor is None:  # vectors of the innermost loop alone (14 pixels: one masked vector)
         if extents[-1] < 4:
             return False
-        outer, inner = loops[:-1], loops[-1:]
-        vec = inner[0]
+        vec = loops[-1]
     else:
         fused = sch.fuse(*inner) if len(inner) > 1 else inner[0]
-        rest, vec = sch.split(fused, factors=[None, factor]) if size > factor else (None, fused)
-        outer = outer + ([rest] if rest is not None else [])
+        vec = sch.split(fused, factors=[None, factor])[1] if size > factor else fused
     sch.vectorize(vec)
     if worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
         rows = loops[:start]

@@ -42,10 +42,12 @@ class OuterAxesReduction(CPURule):
         if kinds[:n_spatial] != [IterVar.DataPar] * n_spatial or n_spatial == len(loops) \
                 or any(k != IterVar.CommReduce for k in kinds[n_spatial:]):
             raise Declined("not spatial loops above reduction loops")
-        factor = vector_factor(extents[n_spatial - 1], lanes) or \
-            (extents[n_spatial - 1] if extents[n_spatial - 1] in (lanes // 2, lanes) else None)
+        width = extents[n_spatial - 1]
+        # whole vectors, or one partial vector (a channel block of 12 for 24 channels)
+        factor = vector_factor(width, lanes) or \
+            (width if width is not None and 4 <= width <= lanes else None)
         if factor is None:
-            raise Declined(f"an innermost axis of {extents[n_spatial - 1]}: not whole vectors")
+            raise Declined(f"an innermost axis of {width}: not whole vectors")
         inner = loops[n_spatial - 1]
         outer, vector = sch.split(inner, factors=[None, factor])
         rows = loops[:n_spatial - 1] + [outer]
