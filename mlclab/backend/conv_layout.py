@@ -15,9 +15,10 @@ output pixels held in registers (see ``schedules.blocked``).
   out_layout="NCHW{y}c")``; a constant weight is re-laid out here with numpy, once, and a
   weight that is a parameter gets a ``layout_transform`` of its own;
 * the operators between convolutions that do not care about the layout -- activations
-  (``ELEMENTWISE``), an add or multiply of two blocked tensors (a residual) or of a
-  per-channel vector (a bias), max pooling -- stay in the blocked layout, so a ResNet is transformed once at its input
-  and once before the classifier;
+  (``ELEMENTWISE``), an add, multiply or divide of two blocked tensors (a residual) or of a
+  per-channel vector (a bias), max pooling (``ceil_mode`` too), a concatenation of
+  channels, the mean over the image (squeeze-excite's pool) -- stay in the blocked
+  layout, so a ResNet is transformed once at its input and once before the classifier;
 * every value keeps its NCHW binding (a ``layout_transform`` back) for any other user;
   those no one uses are dead code and removed, so the transforms are only at the edges.
 
@@ -37,8 +38,6 @@ import math
 # taken by any other operator.
 BLOCK_NAME = "conv2d_NCHWc"
 PAD_NAME = "conv2d_NCHWc_pad"
-POOL_NAME = "max_pool2d_NCHWc"
-POOL_PAD_NAME = "max_pool2d_NCHWc_pad"
 # The block annotation naming the blocked-layout operator a reduction block computes.
 BLOCKED_OP = "mlclab.blocked_op"
 CONV2D, MAX_POOL2D = "conv2d_NCHWc", "max_pool2d_NCHWc"
@@ -268,7 +267,10 @@ def _make_blocker():
                     "relax.add": self._binary,
                     "relax.subtract": self._binary,
                     "relax.multiply": self._binary,
+                    "relax.divide": self._binary,   # hard-swish's / 6
                     "relax.nn.max_pool2d": self._max_pool2d,
+                    "relax.concat": self._concat,
+                    "relax.mean": self._global_mean,
                 }.get(name) or (self._unary if name in ELEMENTWISE else None))
             if rewrite is None or not rewrite(binding, value):
                 super().visit_var_binding_(binding)
@@ -326,11 +328,49 @@ def _make_blocker():
             self._bind(binding, out, block)
             return True
 
+        def _concat(self, binding, call) -> bool:
+            """Blocked tensors joined along the channels (SqueezeNet's Fire modules): the
+            channel blocks are joined along the block axis when every part, and the
+            result, use the same block -- then channel ``c`` is where it would be."""
+            parts = call.args[0]
+            parts = self.tuples.get(parts, parts)
+            shape = _static_shape(binding.var)
+            if not isinstance(parts, relax.Tuple) or shape is None or len(shape) != 4 \
+                    or int(call.attrs.axis) % 4 != 1 or \
+                    any(p not in self.blocked for p in parts.fields):
+                return False
+            block = channel_block(shape[1], self.lanes)
+            if any(self.blocked[p][1] != block for p in parts.fields):
+                return False
+            blocked = relax.Tuple([self.blocked[p][0] for p in parts.fields])
+            self._bind(binding, R.concat(blocked, axis=1), block)
+            return True
+
+        def _global_mean(self, binding, call) -> bool:
+            """The mean over the image (a global average pool: squeeze-excite's first
+            step, the pool before a classifier) of a blocked tensor, taken over the
+            blocked tensor's ``h, w``: with ``keepdims`` it stays blocked; without, the
+            ``(n, C/x, x)`` result is the ``(n, C)`` one in order, a reshape away."""
+            (x,) = call.args
+            axes = call.attrs.axis
+            if x not in self.blocked or axes is None or \
+                    sorted(int(a) % 4 for a in axes) != [2, 3]:
+                return False
+            xb, block = self.blocked[x]
+            if call.attrs.keepdims:
+                self._bind(binding, R.mean(xb, axis=[2, 3], keepdims=True), block)
+                return True
+            mean = self.builder_.emit(R.mean(xb, axis=[2, 3]))
+            flat = self.builder_.normalize(R.reshape(mean, _static_shape(binding.var)))
+            self.builder_.emit_normalized(relax.VarBinding(binding.var, flat))
+            self.changed = True
+            return True
+
         def _max_pool2d(self, binding, call) -> bool:
             (x,) = call.args
             a = call.attrs
             if x not in self.blocked or (a.layout, a.out_layout) != ("NCHW", "NCHW") \
-                    or a.ceil_mode or any(int(d) != 1 for d in a.dilation):
+                    or any(int(d) != 1 for d in a.dilation):
                 return False
             xb, block = self.blocked[x]
             layout = f"NCHW{block}c"
@@ -370,48 +410,9 @@ def legalize_conv2d(bb, call):
                       padding=padding, primfunc_name_hint="conv2d_NCHWc")
 
 
-def legalize_max_pool2d(bb, call):
-    """LegalizeOps' rule for ``relax.nn.max_pool2d``: in a blocked layout, one reduction
-    whose combiner lets NaN win (numpy's ``max``) over the padded window, which the CPU
-    schedule vectorizes along the channel block; any other pooling the operator table's
-    way (``ops.lowering``)."""
-    from ..ops.lowering import LEGALIZE
-
-    a = call.attrs
-    if not (_is_blocked(a.layout) and a.out_layout == a.layout and not a.ceil_mode
-            and all(int(d) == 1 for d in a.dilation) and _dtype(call.args[0]) == "float32"):
-        return LEGALIZE["relax.nn.max_pool2d"](bb, call)
-    return bb.call_te(_max_pool2d_nchwc, call.args[0],
-                      pool_size=[int(k) for k in a.pool_size],
-                      strides=[int(s) for s in a.strides],
-                      padding=[int(p) for p in a.padding], primfunc_name_hint="max_pool2d")
-
-
 def _is_blocked(layout) -> bool:
     layout = str(layout)
     return layout.startswith("NCHW") and layout.endswith("c") and len(layout) > 4
-
-
-def _max_pool2d_nchwc(data, pool_size, strides, padding):
-    from tvm import te, tirx, topi
-
-    n, cc, ih, iw, cb = data.shape
-    top, left, bottom, right = padding
-    (kh, kw), (sh, sw) = pool_size, strides
-    if any(padding):
-        data = topi.nn.pad(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0],
-                           pad_value=float("-inf"), name=POOL_PAD_NAME)
-    oh = (ih + top + bottom - kh) // sh + 1
-    ow = (iw + left + right - kw) // sw + 1
-    nan_max = te.comm_reducer(
-        lambda acc, v: tirx.Select(tirx.Or(tirx.isnan(v), v > acc), v, acc),
-        lambda dtype: tirx.const(float("-inf"), dtype), name="nan_max")
-    ry = te.reduce_axis((0, kh), name="ky")
-    rx = te.reduce_axis((0, kw), name="kx")
-    return te.compute(
-        (n, cc, oh, ow, cb),
-        lambda b, c, y, x, i: nan_max(data[b, c, y * sh + ry, x * sw + rx, i], axis=[ry, rx]),
-        name=POOL_NAME, attrs={BLOCKED_OP: MAX_POOL2D})
 
 
 def _conv2d_nchwc(data, kernel, strides, padding):

@@ -70,3 +70,101 @@ def legalize_softmax(bb, call):
 
     return bb.call_te(compute, x, primfunc_name_hint="softmax")
 
+
+
+# ----------------------------------------------------------------------------- sigmoid
+# exp(t) for t <= 0 as Cephes' expf does it (the polynomial TVM's ``topi.fast_exp`` uses):
+# t = n*ln2 + f with n = round(t / ln2) and |f| <= ln2/2, exp(f) by a degree-7 polynomial,
+# 2**n built in the exponent bits.  Within ~2 ulp of libm's expf wherever exp(t) is a normal
+# float32; t is clamped at -88, where n reaches -127 and 2**n's exponent bits are 0: exp of
+# t below ~-87.7 is exactly 0 (the true value is a denormal, under 1.2e-38).
+_LOG2E = 1.44269504088896341
+_LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4   # ln 2 in two parts (Cody-Waite)
+_EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+             1.6666665459e-1, 5.0000001201e-1)
+_EXP_FLOOR = -88.0
+
+
+def exp_nonpositive(t):
+    """``exp(t)`` of a float32 TIR expression ``t <= 0`` (or -inf) in multiply-adds, a floor
+    and integer bit operations, all of which vectorize (see the constants above).  Every
+    intermediate is a ``Let``, so ``t`` is read once and the expression stays small."""
+    from tvm import tirx
+
+    def f32(value):
+        return tirx.const(value, "float32")
+
+    def let(name, value, body):
+        var = tirx.Var(name, "float32")
+        return tirx.Let(var, value, body(var))
+
+    def with_n(c):
+        def with_f(n):
+            def poly(f):
+                y = f32(_EXP_POLY[0])
+                for p in _EXP_POLY[1:]:
+                    y = y * f + f32(p)
+                y = y * f * f + f + f32(1.0)
+                exponent = tirx.Cast("int32", n) + tirx.const(127, "int32")
+                two_n = tirx.reinterpret("float32", exponent << tirx.const(23, "int32"))
+                return y * two_n
+            return let("exp_f", c - n * f32(_LN2_HI) - n * f32(_LN2_LO), poly)
+        return let("exp_n", tirx.floor(c * f32(_LOG2E) + f32(0.5)), with_f)
+
+    return let("exp_t", tirx.Max(t, f32(_EXP_FLOOR)), with_n)
+
+
+def sigmoid_expr(x):
+    """``sigmoid(x)`` of a float32 TIR expression, read once: with ``e = exp(-|x|)`` (which
+    never overflows), ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below, so small
+    results keep their relative accuracy.  NaN stays NaN, +-inf give 1 and 0."""
+    from tvm import tirx
+
+    v = tirx.Var("sigmoid_x", "float32")
+    one = tirx.const(1.0, "float32")
+    e = tirx.Var("sigmoid_e", "float32")
+    s = tirx.Var("sigmoid_s", "float32")
+    result = tirx.Select(v >= tirx.const(0.0, "float32"), s, e * s)
+    body = tirx.Let(e, exp_nonpositive(-tirx.abs(v)),
+                    tirx.Let(s, one / (one + e), tirx.Select(tirx.isnan(v), v, result)))
+    return tirx.Let(v, x, body)
+
+
+def _float32(call) -> bool:
+    return str(getattr(call.args[0].ty, "dtype", "")) == "float32"
+
+
+def _tvm_legalize(op_name: str):
+    import tvm
+
+    return tvm.ir.Op.get(op_name).get_attr("FLegalize")
+
+
+def legalize_sigmoid(bb, call):
+    """``relax.sigmoid`` without a libm ``expf`` call per element (``sigmoid_expr``): the
+    sigmoid of EfficientNet's SiLU and of squeeze-excite's gate.  TVM's own sigmoid keeps
+    the scalar call, which LLVM cannot vectorize."""
+    from tvm import te
+
+    if not _float32(call):
+        return _tvm_legalize("relax.sigmoid")(bb, call)
+    return bb.call_te(lambda t: te.compute(t.shape, lambda *i: sigmoid_expr(t(*i)),
+                                           name="T_sigmoid", tag="elemwise"),
+                      call.args[0], primfunc_name_hint="tir_sigmoid")
+
+
+def legalize_silu(bb, call):
+    """``relax.nn.silu`` as ``x * sigmoid(x)`` with ``sigmoid_expr``: one element-wise
+    block, ``x`` read once."""
+    from tvm import te, tirx
+
+    if not _float32(call):
+        return _tvm_legalize("relax.nn.silu")(bb, call)
+
+    def silu(t):
+        def at(*i):
+            v = tirx.Var("silu_x", "float32")
+            return tirx.Let(v, t(*i), v * sigmoid_expr(v))
+        return te.compute(t.shape, at, name="T_silu", tag="elemwise")
+
+    return bb.call_te(silu, call.args[0], primfunc_name_hint="silu")

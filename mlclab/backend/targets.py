@@ -230,15 +230,17 @@ def _legalize_passes(target, optimized: bool = False) -> list:
     from tvm.relax.backend import cpu_generic
 
     from ..ops.lowering import LEGALIZE
+    from .blocked_pool import legalize_max_pool2d
     from .concat import legalize_concat
-    from .conv_layout import legalize_conv2d, legalize_max_pool2d
-    from .fast_math import legalize_gelu, legalize_softmax
+    from .conv_layout import legalize_conv2d
+    from .fast_math import legalize_gelu, legalize_sigmoid, legalize_silu, legalize_softmax
 
     first, *rest = cpu_generic.legalize_passes(target)
     assert first.info.name == "LegalizeOps", first.info.name
     blocked = {"relax.nn.conv2d": legalize_conv2d, "relax.nn.max_pool2d": legalize_max_pool2d,
                # a vectorizable erf and exp (fast_math.py)
                "relax.nn.gelu": legalize_gelu, "relax.nn.softmax": legalize_softmax,
+               "relax.sigmoid": legalize_sigmoid, "relax.nn.silu": legalize_silu,
                # one copy per input, not a choice per element (concat.py)
                "relax.concat": legalize_concat}
     rules = {**LEGALIZE, **blocked} if optimized else LEGALIZE

@@ -10,6 +10,9 @@ the function which rule that was and why the earlier ones declined (``apply.py``
   ``conv_layout`` makes -- NCHW <-> NCHW{x}c copies, and convolutions and max pooling in the
   blocked layout (register tiles of output pixels times channel-block vectors, the fused
   epilogue per tile, rows in parallel; ``blocked.py``);
+* ``outer_axes_reduction``: a reduction that keeps the innermost axis of its input and
+  output (the blocked global average pool of squeeze-excite, a column sum): vector
+  accumulators along that axis (``outer_reduction.py``);
 * ``register_tile_packed``, ``register_tile``: one reduction whose innermost output axis is
   contiguous in memory (matmul, linear, batched matmul, conv2d with unit stride): a register
   tile of ``ROWS x (2 * lanes)`` outputs accumulated in a tile-sized buffer that LLVM keeps

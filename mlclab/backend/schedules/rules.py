@@ -10,6 +10,7 @@ from __future__ import annotations
 from .blocked import (blocked_ops, is_channel_blocking, schedule_blocked_conv,
                       schedule_blocked_pool, schedule_channel_blocking)
 from .loops import schedule_each_block
+from .outer_reduction import OuterAxesReduction
 from .padded_tile import awkward_extents, pad_and_tile
 from .register_tile import tile_single_reduction
 from .rule import CPURule
@@ -109,6 +110,8 @@ CPU_RULES = (
     BlockedLayoutTransform(),
     BlockedMaxPool(),
     BlockedConv2d(),
+    # before the register tiles, which would take a blocked global pool as a matmul
+    OuterAxesReduction(),
     PaddedRegisterTile(),
     RegisterTile(pack=True),
     RegisterTile(pack=False),

@@ -1,0 +1,160 @@
+"""Max pooling with ``ceil_mode=True`` and channel concatenation in the blocked NCHW[x]c
+layout (mlclab/backend/conv_layout.py): SqueezeNet's pools and Fire modules.  The ragged
+last window of a ceil-mode pool must give PyTorch's answer on every size, stride and
+padding, the pool must take the vectorized rule, and a concatenation of blocked channels
+must keep the graph blocked -- or leave it when the blocks do not line up."""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from mlclab.backend.conv_layout import channel_block  # noqa: E402
+from mlclab.backend.passes import build_passes, resolve_target  # noqa: E402
+from mlclab.backend.schedules import schedule_decision, vector_lanes  # noqa: E402
+from mlclab.tvm_setup import tvm  # noqa: E402
+
+
+def _import(model, shape):
+    from tvm.relax.frontend.torch import from_exported_program
+
+    torch.manual_seed(0)
+    x = torch.randn(*shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.no_grad():
+            mod = from_exported_program(torch.export.export(model.eval(), (x,)))
+    return mod, x
+
+
+def _run(mod, x):
+    from tvm import relax
+
+    from mlclab.api.build import build_executable
+
+    executable, record = build_executable(mod, "llvm")
+    out = relax.VirtualMachine(executable, tvm().cpu())["main"](tvm().runtime.tensor(x.numpy()))
+    while not hasattr(out, "numpy"):   # the frontend returns a 1-tuple
+        out = out[0]
+    assert record.optimized, "mlclab's pipeline fell back to TVM's plain one"
+    return out.numpy()
+
+
+def _scheduled(mod):
+    from tvm import tirx
+
+    passes = build_passes("llvm")
+    names = [p.info.name for p in passes]
+    with resolve_target("llvm"):
+        mod = tvm().transform.Sequential(passes[:names.index("mlclab.ScheduleCPU") + 1])(mod)
+    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
+
+
+class ConvPool(torch.nn.Module):
+    """A convolution (which puts the graph in the blocked layout), relu and a max pool."""
+
+    def __init__(self, kernel, stride, padding, ceil_mode=True, channels=16):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(8, channels, 3, padding=1)
+        self.pool = torch.nn.MaxPool2d(kernel, stride, padding, ceil_mode=ceil_mode)
+
+    def forward(self, x):
+        return self.pool(torch.relu(self.conv(x)))
+
+
+# Sizes where ceil mode adds a ragged last window (odd sizes against stride 2), where the
+# extra window would start in the padding and PyTorch drops it (5 with kernel 2, stride 2,
+# padding 1), and where ceil and floor agree.
+POOLS = [(h, k, s, p) for h, k, s, p in itertools.product((7, 8, 13, 27), (2, 3), (1, 2, 3),
+                                                           (0, 1))
+         if p <= k // 2] + [(5, 2, 2, 1), (111, 3, 2, 0), (6, 3, 3, 1)]
+
+
+@pytest.mark.parametrize("h,kernel,stride,padding", POOLS)
+def test_ceil_mode_max_pool_matches_pytorch(h, kernel, stride, padding):
+    model = ConvPool(kernel, stride, padding)
+    mod, x = _import(model, (1, 8, h, h + 2))      # a non-square image: both axes ragged
+    with torch.no_grad():
+        want = model(x).numpy()
+    got = _run(mod, x)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_ceil_mode_pool_is_blocked_and_vectorized():
+    mod, _ = _import(ConvPool(3, 2, 0), (1, 8, 26, 26))   # (26 - 3) / 2: a ragged window
+    kernels = _scheduled(mod)
+    (pool,) = [f for name, f in kernels.items() if "max_pool2d" in name]
+    assert schedule_decision(pool)[0] == "blocked_max_pool2d"
+    text = pool.script()
+    assert "T.vectorized" in text
+    # the ragged last window (rows and columns 24-26 of 26) padded with max's identity
+    assert 'T.float32("-inf")' in text and "T.int64(27), T.int64(27), T.int64(16)" in text
+
+
+def test_ceil_mode_pool_keeps_nan():
+    model = ConvPool(3, 2, 0)
+    mod, x = _import(model, (1, 8, 9, 9))
+    with torch.no_grad():
+        model.conv.bias[3] = float("nan")   # one channel entirely NaN
+        want = model(x).numpy()
+    from mlclab.api.torch_model import from_torch
+    got = from_torch(model, x)(x.numpy())
+    assert np.isnan(got[0, 3]).all() and not np.isnan(np.delete(got, 3, axis=1)).any()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+class Fire(torch.nn.Module):
+    """SqueezeNet's Fire module: squeeze 1x1, expand 1x1 and 3x3, concatenated, then a
+    ceil-mode max pool."""
+
+    def __init__(self, cin, squeeze, e1, e3):
+        super().__init__()
+        self.squeeze = torch.nn.Conv2d(cin, squeeze, 1)
+        self.e1 = torch.nn.Conv2d(squeeze, e1, 1)
+        self.e3 = torch.nn.Conv2d(squeeze, e3, 3, padding=1)
+        self.pool = torch.nn.MaxPool2d(3, 2, ceil_mode=True)
+
+    def forward(self, x):
+        s = torch.relu(self.squeeze(x))
+        y = torch.cat([torch.relu(self.e1(s)), torch.relu(self.e3(s))], 1)
+        return self.pool(y)
+
+
+def test_fire_module_concatenates_in_the_blocked_layout():
+    lanes = vector_lanes(resolve_target("llvm"))
+    model = Fire(32, 16, 32, 32)
+    mod, x = _import(model, (1, 32, 15, 15))
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(_run(mod, x), want, rtol=1e-5, atol=1e-5)
+    kernels = _scheduled(mod)
+    (concat,) = [f for name, f in kernels.items() if "concat" in name]
+    block = channel_block(64, lanes)
+    blocked = ", ".join(f"T.int64({d})" for d in (1, 64 // block, 15, 15, block))
+    assert f"T.Buffer(({blocked})" in concat.script()   # its output is blocked
+    # one transform in (the image) and one out (after the pool): none around the concat
+    assert sum("layout_transform" in name for name in kernels) == 2
+
+
+def test_concat_of_mismatched_blocks_stays_in_nchw():
+    """12 + 8 channels: blocks of 12 and 8 (AVX-512) against 20's block of 10 -- no common
+    block, so the concatenation is done in NCHW, and the result still matches."""
+    class Mixed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(8, 12, 3, padding=1)
+            self.b = torch.nn.Conv2d(8, 8, 3, padding=1)
+
+        def forward(self, x):
+            return torch.relu(torch.cat([self.a(x), self.b(x)], 1))
+
+    model = Mixed()
+    mod, x = _import(model, (1, 8, 16, 16))
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(_run(mod, x), want, rtol=1e-5, atol=1e-5)
