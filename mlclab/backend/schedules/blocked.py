@@ -19,7 +19,7 @@ from .tir_util import (PARALLEL_MIN_ELEMENTS, PARALLEL_MIN_MACS, blocks_of, exte
 STACK_BYTES = 1024
 
 
-def _accumulators(lanes: int) -> int:
+def max_accumulators(lanes: int) -> int:
     registers = 32 if lanes >= 16 else 16
     return min(registers - 4, (STACK_BYTES - 1) // (lanes * 4))
 
@@ -34,7 +34,7 @@ OC_TILE = 2
 def conv_tile(out_chunks: int, width: int, lanes: int):
     """(output-channel blocks, output pixels) of a register tile: the most accumulators
     within the budget, each count dividing its loop; two channel blocks on a tie."""
-    budget = _accumulators(lanes)
+    budget = max_accumulators(lanes)
     best = None
     for oc_tile in (OC_TILE, 1):
         if out_chunks % oc_tile:

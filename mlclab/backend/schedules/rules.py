@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .blocked import (blocked_ops, is_channel_blocking, schedule_blocked_conv,
                       schedule_blocked_pool, schedule_channel_blocking)
+from .depthwise import BlockedDepthwiseConv2d
 from .loops import schedule_each_block
 from .padded_tile import awkward_extents, pad_and_tile
 from .register_tile import tile_single_reduction
@@ -109,6 +110,7 @@ CPU_RULES = (
     BlockedLayoutTransform(),
     BlockedMaxPool(),
     BlockedConv2d(),
+    BlockedDepthwiseConv2d(),
     PaddedRegisterTile(),
     RegisterTile(pack=True),
     RegisterTile(pack=False),
