@@ -13,7 +13,7 @@ from mlclab.backend.grouped_conv import ConvBlocks, blocks_of_grouped
 from mlclab.backend.schedules import schedule_decision
 from mlclab.backend.schedules.depthwise import BlockedDepthwiseConv2d, depthwise_pixels
 from mlclab.backend.schedules.rules import CPU_RULES
-from tests.test_conv_schedules import TOL, _check_against_torch, _kernels, _until
+from tests.test_conv_schedules import TOL, ConvBnRelu, _check_against_torch, _kernels, _until
 
 torch = pytest.importorskip("torch")
 
@@ -28,18 +28,13 @@ def _relax_text(mod):
     return _until(mod, "mlclab.BlockConvLayout")["main"].script()
 
 
-class ConvBnAct(torch.nn.Module):
+class ConvBnAct(ConvBnRelu):
+    """Conv, batch norm (with statistics that are not the identity), then ``act``."""
+
     def __init__(self, cin, cout, kernel, stride=1, groups=1, act=torch.nn.ReLU6, padding=None):
-        super().__init__()
-        padding = kernel // 2 if padding is None else padding
-        self.conv = torch.nn.Conv2d(cin, cout, kernel, stride, padding, groups=groups, bias=False)
-        self.bn = torch.nn.BatchNorm2d(cout)
+        super().__init__(cin, cout, kernel, stride, kernel // 2 if padding is None else padding,
+                         groups=groups)
         self.act = act()
-        with torch.no_grad():  # statistics that are not the identity
-            self.bn.running_mean.uniform_(-1, 1)
-            self.bn.running_var.uniform_(0.5, 2)
-            self.bn.weight.uniform_(0.5, 1.5)
-            self.bn.bias.uniform_(-1, 1)
 
     def forward(self, x):
         return self.act(self.bn(self.conv(x)))

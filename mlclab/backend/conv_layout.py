@@ -34,14 +34,15 @@ import math
 
 from .channel_blocks import (BLOCKED_OP, CONV2D, MAX_POOL2D, MIN_BLOCK,  # noqa: F401
                              channel_block, is_blocked)
-from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped,
-                           legalize_grouped)
+from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
+                           legalize_depthwise)
 
 # The blocks' names (what the TIR view shows).  The schedules recognise the reductions by
 # the annotation ``BLOCKED_OP`` instead, which FuseTIR keeps with the block: a name could be
 # taken by any other operator.
 BLOCK_NAME = "conv2d_NCHWc"
 PAD_NAME = "conv2d_NCHWc_pad"
+GROUPED_NAME = "group_conv2d_NCHWc"
 POOL_NAME = "max_pool2d_NCHWc"
 POOL_PAD_NAME = "max_pool2d_NCHWc_pad"
 # The fewest multiply-adds a convolution needs to be worth the blocked layout.  Below, the
@@ -382,10 +383,12 @@ def legalize_conv2d(bb, call):
         return default(bb, call)
     strides = [int(s) for s in a.strides]
     padding = [int(p) for p in a.padding]
-    if int(a.groups) != 1:
-        return legalize_grouped(bb, call, strides, padding)
+    groups = int(a.groups)
+    if groups != 1 and is_depthwise(call):
+        return legalize_depthwise(bb, call, strides, padding)
     return bb.call_te(_conv2d_nchwc, call.args[0], call.args[1], strides=strides,
-                      padding=padding, primfunc_name_hint="conv2d_NCHWc")
+                      padding=padding, groups=groups,
+                      primfunc_name_hint=BLOCK_NAME if groups == 1 else GROUPED_NAME)
 
 
 def legalize_max_pool2d(bb, call):
@@ -427,13 +430,15 @@ def _max_pool2d_nchwc(data, pool_size, strides, padding):
         name=POOL_NAME, attrs={BLOCKED_OP: MAX_POOL2D})
 
 
-def _conv2d_nchwc(data, kernel, strides, padding):
+def _conv2d_nchwc(data, kernel, strides, padding, groups=1):
     """``out[n, oc, y, x, o] = sum(pad(data)[n, ic, y*sh+ky, x*sw+kx, i] *
-    kernel[oc, ic, ky, kx, i, o])`` over ``ic, ky, kx, i`` in that order."""
+    kernel[oc, ic, ky, kx, i, o])`` over ``ic, ky, kx, i`` in that order.  Grouped
+    (``grouped_conv``): output block ``oc`` reads input block ``g(oc) * group_icc + ic`` of
+    its own group ``g(oc)``, ``group_icc`` being a group's input blocks (the kernel's)."""
     from tvm import te, topi
 
-    n, icc, ih, iw, ib = data.shape
-    occ, _, kh, kw, _, ob = kernel.shape
+    n, _, ih, iw, ib = data.shape
+    occ, group_icc, kh, kw, _, ob = kernel.shape
     top, left, bottom, right = padding
     sh, sw = strides
     if any(padding):
@@ -441,13 +446,18 @@ def _conv2d_nchwc(data, kernel, strides, padding):
                            name=PAD_NAME)
     oh = (ih + top + bottom - kh) // sh + 1
     ow = (iw + left + right - kw) // sw + 1
-    rc = te.reduce_axis((0, icc), name="ic_chunk")
+    out_blocks_per_group = occ // groups
+
+    def chunk(oc, rc):
+        return rc if groups == 1 else oc // out_blocks_per_group * group_icc + rc
+
+    rc = te.reduce_axis((0, group_icc), name="ic_chunk")
     ry = te.reduce_axis((0, kh), name="ky")
     rx = te.reduce_axis((0, kw), name="kx")
     ri = te.reduce_axis((0, ib), name="ic_block")
     return te.compute(
         (n, occ, oh, ow, ob),
         lambda b, oc, y, x, o: te.sum(
-            data[b, rc, y * sh + ry, x * sw + rx, ri] * kernel[oc, rc, ry, rx, ri, o],
+            data[b, chunk(oc, rc), y * sh + ry, x * sw + rx, ri] * kernel[oc, rc, ry, rx, ri, o],
             axis=[rc, ry, rx, ri]),
-        name=BLOCK_NAME, attrs={BLOCKED_OP: CONV2D})
+        name=BLOCK_NAME if groups == 1 else GROUPED_NAME, attrs={BLOCKED_OP: CONV2D})

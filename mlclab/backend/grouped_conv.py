@@ -10,26 +10,23 @@ order of the NCHW loop nest, ``ky`` then ``kx``, so results change only by FMA c
 
 A grouped convolution (RegNet, ResNeXt) is a dense blocked convolution within each group:
 with input and output blocks that divide the group's channels, output block ``oc`` reads
-the input blocks of its own group only, ``(oc // out_blocks) * in_blocks + ic_chunk``.  The
-loop nest is the dense one (``conv_layout._conv2d_nchwc``) with that offset, so the dense
-convolution's register tile (``schedules.blocked``) takes it unchanged.  When the channel
+the input blocks of its own group only, ``(oc // out_blocks) * in_blocks + ic_chunk``: the
+dense loop nest with that offset (``conv_layout._conv2d_nchwc`` with ``groups``), so the
+dense convolution's register tile (``schedules.blocked``) takes it unchanged.  When the channel
 block its neighbours use does not divide the group (RegNetY's groups of 8 in 48 channels,
 blocked by 16), the convolution uses the widest block that does; the layout pass re-blocks
 its input (one copy) and the convolution after it reads the narrower block directly.
 
-``blocks_of_grouped`` decides; ``legalize_grouped`` makes the loop nests.
+``blocks_of_grouped`` decides; ``legalize_depthwise`` makes the depthwise loop nest.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .channel_blocks import (BLOCKED_OP, CONV2D, DEPTHWISE_CONV2D, MIN_BLOCK,
-                             channel_block)
+from .channel_blocks import BLOCKED_OP, DEPTHWISE_CONV2D, MIN_BLOCK, channel_block
 
-# The blocks' names (what the TIR view shows); the schedules read the annotation instead.
+# The block's name (what the TIR view shows); the schedules read the annotation instead.
 DEPTHWISE_NAME = "depthwise_conv2d_NCHWc"
-GROUPED_NAME = "group_conv2d_NCHWc"
-GROUPED_PAD_NAME = "group_conv2d_NCHWc_pad"
 
 
 @dataclass(frozen=True)
@@ -94,25 +91,20 @@ def blocked_weight_value(value, blocks: ConvBlocks):
 
 
 # --------------------------------------------------------------------------- lowering
-def legalize_grouped(bb, call, strides, padding):
-    """The loop nest of a blocked convolution with ``groups > 1`` (``call``'s layouts are
-    blocked): the depthwise one, or the dense one with each output block reading its own
-    group's input blocks."""
-    from .channel_blocks import is_blocked
+def is_depthwise(call) -> bool:
+    """Whether a blocked ``R.nn.conv2d`` is depthwise: one input and one output channel per
+    group, its weight ``(C / x, 1, kh, kw, 1, x)``."""
+    data = [int(d) for d in call.args[0].ty.shape]
+    kernel = [int(d) for d in call.args[1].ty.shape]
+    channels = data[1] * data[4]
+    return (int(call.attrs.groups) == channels and kernel[1] == 1 and kernel[4] == 1
+            and kernel[0] * kernel[5] == channels)
 
-    a = call.attrs
-    assert is_blocked(a.data_layout), a.data_layout
-    groups = int(a.groups)
-    kernel_shape = [int(d) for d in call.args[1].ty.shape]
-    data_shape = [int(d) for d in call.args[0].ty.shape]
-    channels = data_shape[1] * data_shape[4]
-    if kernel_shape[1] == 1 and kernel_shape[4] == 1 and groups == channels \
-            and kernel_shape[0] * kernel_shape[5] == channels:
-        return bb.call_te(_depthwise_nchwc, call.args[0], call.args[1], strides=strides,
-                          padding=padding, primfunc_name_hint="depthwise_conv2d_NCHWc")
-    return bb.call_te(_grouped_nchwc, call.args[0], call.args[1], groups=groups,
-                      strides=strides, padding=padding,
-                      primfunc_name_hint="group_conv2d_NCHWc")
+
+def legalize_depthwise(bb, call, strides, padding):
+    """The loop nest of a blocked depthwise ``call`` (``is_depthwise``)."""
+    return bb.call_te(_depthwise_nchwc, call.args[0], call.args[1], strides=strides,
+                      padding=padding, primfunc_name_hint=DEPTHWISE_NAME)
 
 
 def _padded(data, padding, name):
@@ -147,30 +139,3 @@ def _depthwise_nchwc(data, kernel, strides, padding):
             data[b, c, y * sh + ry, x * sw + rx, i] * kernel[c, 0, ry, rx, 0, i],
             axis=[ry, rx]),
         name=DEPTHWISE_NAME, attrs={BLOCKED_OP: DEPTHWISE_CONV2D})
-
-
-def _grouped_nchwc(data, kernel, groups, strides, padding):
-    """``out[n, oc, y, x, o] = sum(pad(data)[n, g(oc) * icg + ic, y*sh+ky, x*sw+kx, i] *
-    kernel[oc, ic, ky, kx, i, o])`` over ``ic, ky, kx, i``, where ``icg`` input blocks
-    make a group and ``g(oc)`` is output block ``oc``'s group: the dense blocked loop nest,
-    annotated as one, so its register tile schedules it."""
-    from tvm import te
-
-    n, _, ih, iw, _ = data.shape
-    occ, icg, kh, kw, ib, ob = kernel.shape
-    out_blocks_per_group = occ // groups
-    top, left, bottom, right = padding
-    sh, sw = strides
-    data = _padded(data, padding, GROUPED_PAD_NAME)
-    oh, ow = _out_size(ih, top, bottom, kh, sh), _out_size(iw, left, right, kw, sw)
-    rc = te.reduce_axis((0, icg), name="ic_chunk")
-    ry = te.reduce_axis((0, kh), name="ky")
-    rx = te.reduce_axis((0, kw), name="kx")
-    ri = te.reduce_axis((0, ib), name="ic_block")
-    return te.compute(
-        (n, occ, oh, ow, ob),
-        lambda b, oc, y, x, o: te.sum(
-            data[b, oc // out_blocks_per_group * icg + rc, y * sh + ry, x * sw + rx, ri]
-            * kernel[oc, rc, ry, rx, ri, o],
-            axis=[rc, ry, rx, ri]),
-        name=GROUPED_NAME, attrs={BLOCKED_OP: CONV2D})

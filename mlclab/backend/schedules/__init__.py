@@ -6,10 +6,11 @@ instructions, a 512x512 matmul walking B column by column (~100x slower than num
 with the first rule of an ordered list (``rules.CPU_RULES``) that applies, and records on
 the function which rule that was and why the earlier ones declined (``apply.py``):
 
-* ``blocked_layout_transform``, ``blocked_max_pool2d``, ``blocked_conv2d``: the functions
-  ``conv_layout`` makes -- NCHW <-> NCHW{x}c copies, and convolutions and max pooling in the
-  blocked layout (register tiles of output pixels times channel-block vectors, the fused
-  epilogue per tile, rows in parallel; ``blocked.py``);
+* ``blocked_layout_transform``, ``blocked_max_pool2d``, ``blocked_conv2d``,
+  ``blocked_depthwise_conv2d``: the functions ``conv_layout`` makes -- NCHW <-> NCHW{x}c
+  copies, and convolutions (dense, grouped, depthwise) and max pooling in the blocked layout
+  (register tiles of output pixels times channel-block vectors, the fused epilogue per tile,
+  rows in parallel; ``blocked.py``, ``depthwise.py``);
 * ``register_tile_packed``, ``register_tile``: one reduction whose innermost output axis is
   contiguous in memory (matmul, linear, batched matmul, conv2d with unit stride): a register
   tile of ``ROWS x (2 * lanes)`` outputs accumulated in a tile-sized buffer that LLVM keeps

@@ -9,11 +9,9 @@ convolutions ran one float at a time, at 0.1-4 GFLOP/s, 70 % of the model's time
 """
 from __future__ import annotations
 
-from .blocked import blocked_op, blocked_ops, max_accumulators
-from .loops import vectorize_spatial
-from .register_tile import epilogue_per_tile
+from .blocked import blocked_ops, finish_blocked_tile, max_accumulators, one_blocked_reduction
 from .rule import CPURule, Declined
-from .tir_util import PARALLEL_MIN_MACS, extents_of, is_reduction, work, worth_parallel
+from .tir_util import extents_of
 
 
 class BlockedDepthwiseConv2d(CPURule):
@@ -49,14 +47,8 @@ def schedule_blocked_depthwise(sch, blocks, lanes: int) -> None:
     depthwise reductions, another reduction fused in, symbolic sizes."""
     from ..channel_blocks import DEPTHWISE_CONV2D
 
-    convs = [b for b in blocks if blocked_op(sch.get(b)) == DEPTHWISE_CONV2D]
-    if len(convs) != 1:
-        raise Declined(f"{len(convs)} blocked depthwise convolutions, not one")
-    conv = convs[0]
-    index = blocks.index(conv)
-    prologue, epilogue = blocks[:index], blocks[index + 1:]
-    if any(is_reduction(sch, b) for b in prologue + epilogue):
-        raise Declined("a depthwise convolution fused with another reduction")
+    conv, prologue, epilogue = one_blocked_reduction(sch, blocks, DEPTHWISE_CONV2D,
+                                                     "depthwise convolution")
     loops = list(sch.get_loops(conv))
     extents = extents_of(sch, loops)
     if len(loops) != 7:
@@ -67,16 +59,5 @@ def schedule_blocked_depthwise(sch, blocks, lanes: int) -> None:
     pixels = depthwise_pixels(extents[3], lanes)
     ow_outer, ow_inner = sch.split(ow, factors=[None, pixels])
     sch.reorder(n, c_chunk, oh, ow_outer, ky, kx, ow_inner, c_block)
-    if not epilogue:
-        # Accumulate into a tile-sized buffer that LLVM keeps in registers.
-        epilogue = [sch.cache_write(conv, 0, "global")]
-    rows = sch.fuse(n, c_chunk, oh)
-    if worth_parallel([work(sch, conv)], PARALLEL_MIN_MACS):
-        sch.parallel(rows)
-    for block in epilogue:
-        epilogue_per_tile(sch, block, ow_outer)
-    sch.vectorize(c_block)
-    sch.unroll(ow_inner)
-    sch.decompose_reduction(conv, ky)
-    for b in prologue:  # the padding: a copy, vectorized along the channel block
-        vectorize_spatial(sch, b, lanes)
+    finish_blocked_tile(sch, conv, prologue, epilogue, rows=(n, c_chunk, oh), tile=ow_outer,
+                        vector=c_block, unrolled=(ow_inner,), first_reduction=ky, lanes=lanes)

@@ -36,7 +36,7 @@ class BlockedMaxPool(CPURule):
     name = "blocked_max_pool2d"
 
     def is_applicable(self, func):
-        from ..conv_layout import MAX_POOL2D
+        from ..channel_blocks import MAX_POOL2D
 
         return None if MAX_POOL2D in blocked_ops(func) else "no blocked max_pool2d"
 
@@ -50,7 +50,7 @@ class BlockedConv2d(CPURule):
     name = "blocked_conv2d"
 
     def is_applicable(self, func):
-        from ..conv_layout import CONV2D
+        from ..channel_blocks import CONV2D
 
         return None if CONV2D in blocked_ops(func) else "no blocked conv2d"
 
