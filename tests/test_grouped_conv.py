@@ -150,7 +150,7 @@ def test_a_dsl_depthwise_conv_with_its_weight_as_a_parameter_matches_numpy():
 
 
 # -------------------------------------------------------------------- the rule declines
-def _te_depthwise(width, then_reduce=False):
+def _te_depthwise(width, then_reduce=False, kernel_size=3, stride=1):
     """A blocked depthwise PrimFunc made by the lowering itself (``width`` may be a
     symbolic var), optionally followed by another reduction in the same function."""
     from tvm import te
@@ -158,8 +158,9 @@ def _te_depthwise(width, then_reduce=False):
     from mlclab.backend.grouped_conv import _depthwise_nchwc
 
     data = te.placeholder((1, 2, 10, width, 16), name="data")
-    kernel = te.placeholder((2, 1, 3, 3, 1, 16), name="kernel")
-    out = _depthwise_nchwc(data, kernel, strides=(1, 1), padding=(1, 1, 1, 1))
+    kernel = te.placeholder((2, 1, kernel_size, kernel_size, 1, 16), name="kernel")
+    pad = kernel_size // 2
+    out = _depthwise_nchwc(data, kernel, strides=(stride, stride), padding=(pad,) * 4)
     if then_reduce:
         r = te.reduce_axis((0, 16), name="r")
         out = te.compute((1, 2, 10, width), lambda n, c, y, x: te.sum(out[n, c, y, x, r], axis=r))
@@ -185,6 +186,20 @@ def test_the_depthwise_rule_declines_what_it_does_not_handle_with_a_reason():
     # ... and the one it handles it schedules
     sch, reason = rule.try_schedule(_te_depthwise(12), 16)
     assert reason is None and "T.vectorized" in sch.mod["main"].script()
+
+
+@pytest.mark.parametrize("kernel_size, stride, per_row", [
+    (3, 1, True), (3, 2, True), (5, 2, True),   # each padded row made at most 3 times
+    (5, 1, False), (7, 1, False),               # 5 and 7 times: one pass over the plane
+])
+def test_the_padding_is_made_per_output_row_unless_that_redoes_it_too_often(
+        kernel_size, stride, per_row):
+    sch, reason = BlockedDepthwiseConv2d().try_schedule(
+        _te_depthwise(12, kernel_size=kernel_size, stride=stride), 16)
+    assert reason is None
+    pad_loops = sch.get_loops(sch.get_sblock("depthwise_conv2d_NCHWc_pad"))
+    conv_loops = sch.get_loops(sch.get_sblock("depthwise_conv2d_NCHWc_update"))
+    assert sch.get(pad_loops[0]).same_as(sch.get(conv_loops[0])) == per_row
 
 
 def test_a_declined_depthwise_conv_falls_to_the_general_rules():

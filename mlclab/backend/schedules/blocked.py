@@ -111,6 +111,7 @@ def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrol
     sch.decompose_reduction(conv, first_reduction)
     for b in prologue:
         vectorize_spatial(sch, b, lanes)
+    return fused
 
 
 def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
