@@ -5,6 +5,11 @@ rule schedules them (and declines, with a reason, what it does not handle), that
 round trip appears between blocks, and that every result matches PyTorch or numpy."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -186,6 +191,34 @@ def test_the_depthwise_rule_declines_what_it_does_not_handle_with_a_reason():
     # ... and the one it handles it schedules
     sch, reason = rule.try_schedule(_te_depthwise(12), 16)
     assert reason is None and "T.vectorized" in sch.mod["main"].script()
+
+
+def test_parallel_depthwise_rows_on_two_threads_in_a_subprocess():
+    """Big enough to run its rows in parallel, each with the padded rows it makes; on two
+    threads, misaligned input included.  A crash would kill the test process."""
+    code = textwrap.dedent('''
+        import numpy as np, mlclab
+        src = """
+        def f(x: Tensor[(1, 64, 96, 96), f32], w: Tensor[(64, 1, 3, 3), f32]):
+            return relu(conv2d(x, w, strides=%d, padding=1, groups=64))
+        """
+        rng = np.random.default_rng(0)
+        for stride in (1, 2):
+            fn = mlclab.compile(src % stride)["f"]
+            assert "T.parallel" in str(fn.text("tir"))
+            raw = np.empty(64 * 96 * 96 + 4, np.float32)
+            x = raw[1:1 + 64 * 96 * 96].reshape(1, 64, 96, 96)   # 4 bytes off alignment
+            x[...] = rng.standard_normal(x.shape)
+            w = rng.standard_normal((64, 1, 3, 3)).astype("float32")
+            for _ in range(5):
+                assert np.allclose(fn(x, w), fn.reference(x, w), atol=1e-4), stride
+        print("ok")
+    ''')
+    env = {**os.environ, "TVM_NUM_THREADS": "2"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("ok")
 
 
 @pytest.mark.parametrize("kernel_size, stride, per_row", [
