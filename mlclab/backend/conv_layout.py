@@ -11,19 +11,22 @@ output pixels held in registers (see ``schedules.blocked``).
 ``block_conv_layout`` rewrites the Relax graph before legalization:
 
 * every convolution it can handle (NCHW/OIHW, no dilation, static float32 shapes; grouped
-  and depthwise ones as ``grouped_conv`` decides) becomes ``R.nn.conv2d(data_layout="NCHW{x}c", kernel_layout="OIHW{x}i{y}o",
-  out_layout="NCHW{y}c")``; a constant weight is re-laid out here with numpy, once, and a
-  weight that is a parameter gets a ``layout_transform`` of its own;
+  and depthwise ones as ``grouped_conv`` decides) becomes
+  ``R.nn.conv2d(data_layout="NCHW{x}c", kernel_layout="OIHW{x}i{y}o", out_layout="NCHW{y}c")``;
+  a constant weight is re-laid out here with numpy, once, and a weight that is a parameter
+  gets a ``layout_transform`` of its own;
 * the operators between convolutions that do not care about the layout -- activations
-  (``ELEMENTWISE``), an add or multiply of two blocked tensors (a residual) or of a
-  per-channel vector (a bias), max pooling -- stay in the blocked layout, so a ResNet is transformed once at its input
-  and once before the classifier;
+  (``ELEMENTWISE``), an add, subtract, multiply or divide of two blocked tensors (a
+  residual) or of a per-channel vector (a bias) or a scalar, max pooling -- stay in the
+  blocked layout, so a ResNet is transformed once at its input and once before the
+  classifier; a value a convolution needs in another block is re-blocked by one copy;
 * every value keeps its NCHW binding (a ``layout_transform`` back) for any other user;
   those no one uses are dead code and removed, so the transforms are only at the edges.
 
-Anything else -- dilated convolutions, depthwise ones with a channel multiplier, symbolic sizes, other dtypes, channel
-counts with no block of at least ``MIN_BLOCK``, convolutions too small to pay for the
-transforms (``MIN_MACS``) -- is left exactly as it was, for the general schedules.
+Anything else -- dilated convolutions, depthwise ones with a channel multiplier, symbolic
+sizes, other dtypes, channel counts with no block of at least ``MIN_BLOCK``, convolutions
+too small to pay for the transforms (``MIN_MACS``) -- is left exactly as it was, for the
+general schedules.
 ``legalize_conv2d`` lowers the blocked convolution to one loop nest whose reduction block
 the CPU schedule recognises by its annotation (``BLOCKED_OP``).
 """

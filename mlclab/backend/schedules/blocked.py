@@ -47,7 +47,7 @@ def conv_tile(out_chunks: int, width: int, lanes: int):
 
 
 def blocked_op(block):
-    """The blocked-layout operator (``conv_layout.CONV2D``, ``MAX_POOL2D``) that ``block``
+    """The blocked-layout operator (``channel_blocks.CONV2D``, ``MAX_POOL2D``, ...) that ``block``
     computes, from the annotation ``conv_layout`` gives it; None for any other block."""
     from ..channel_blocks import BLOCKED_OP
 
