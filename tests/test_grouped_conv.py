@@ -271,6 +271,40 @@ def test_regnet_block_is_reblocked_once_with_no_nchw_round_trip():
     assert text.count("_reblocked") >= 1 and "NCHW8c" in text
 
 
+class SqueezeExcite(torch.nn.Module):
+    """torchvision's: global mean, 1x1 squeeze, activation, 1x1 excite, sigmoid, ``s * x``."""
+
+    def __init__(self, channels, squeezed, act=torch.nn.SiLU):
+        super().__init__()
+        self.squeeze = torch.nn.Conv2d(channels, squeezed, 1)
+        self.excite = torch.nn.Conv2d(squeezed, channels, 1)
+        self.act = act()
+
+    def forward(self, x):
+        s = x.mean((2, 3), keepdim=True)
+        return torch.sigmoid(self.excite(self.act(self.squeeze(s)))) * x
+
+
+@pytest.mark.parametrize("channels, groups, act", [
+    (192, 192, torch.nn.SiLU),   # EfficientNet's MBConv: the scale in the activation's block
+    (208, 26, torch.nn.ReLU),    # RegNetY's: groups of 8, the scale blocked by 16
+])
+def test_squeeze_excite_scales_the_blocked_activation_without_a_round_trip(channels, groups,
+                                                                          act):
+    # squeeze and excite are big enough (>= 8,192 multiply-adds) to be blocked themselves
+    model = torch.nn.Sequential(
+        ConvBnAct(16, channels, 1, act=act), ConvBnAct(channels, channels, 3, 1, groups, act=act),
+        SqueezeExcite(channels, channels // 4, act=act),
+        ConvBnAct(channels, 16, 1, act=torch.nn.Identity))
+    mod = _check_against_torch(model, (1, 16, 7, 7))
+    lines = _relax_text(mod).splitlines()
+    multiplies = [ln for ln in lines if "R.multiply(" in ln]
+    # every multiply of the activation is blocked (5-d), none reads an NCHW copy of it
+    assert multiplies and all(f"(1, {channels}, 7, 7)" not in ln for ln in multiplies)
+    whole = [ln for ln in lines if "R.layout_transform" in ln and f"(1, {channels}, 7, 7)" in ln]
+    assert len(whole) == 1   # the copy squeeze-excite's mean reads (it has no blocked form)
+
+
 # --------------------------------------------------------------------- end to end
 @pytest.mark.parametrize("act", [torch.nn.ReLU6, torch.nn.Hardswish, torch.nn.SiLU])
 def test_an_inverted_residual_block_from_torch_matches_pytorch_and_stays_blocked(act):

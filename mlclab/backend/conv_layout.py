@@ -253,17 +253,21 @@ def _make_blocker():
             """A broadcast operand in the blocked layout: a blocked tensor of the same
             shape, a per-channel (1, C, 1, 1) vector reshaped, or a scalar; else None."""
             shape = _static_shape(arg)
-            if arg in self.blocked:
-                same = self.blocked[arg][1] == block and shape is not None \
-                    and len(shape) == 4 and shape[1] == channels
-                return self.blocked[arg][0] if same else None
             if shape is None:
                 return None
+            per_channel = len(shape) in (3, 4) and shape[-3] == channels and \
+                all(d == 1 for k, d in enumerate(shape) if k != len(shape) - 3)
+            if arg in self.blocked:
+                if self.blocked[arg][1] == block and len(shape) == 4 and shape[1] == channels:
+                    return self.blocked[arg][0]
+                if not per_channel:
+                    return None
+                # A per-channel vector in another block (squeeze-excite's scale beside a
+                # grouped convolution's narrower block): its C values re-read from NCHW.
             if all(d == 1 for d in shape) and len(shape) <= 4:
                 return self.visit_expr(arg) if len(shape) == 0 else \
                     self.builder_.emit(R.reshape(self.visit_expr(arg), ()))
-            if len(shape) in (3, 4) and shape[-3] == channels and \
-                    all(d == 1 for k, d in enumerate(shape) if k != len(shape) - 3):
+            if per_channel:
                 if _is_constant(arg):  # a folded batch norm's shift: re-laid out now
                     return relax.const(arg.value.numpy().reshape(
                         1, channels // block, 1, 1, block))
@@ -334,9 +338,12 @@ def _make_blocker():
 
         def _binary(self, binding, call) -> bool:
             a, b = call.args
-            source = a if a in self.blocked else b if b in self.blocked else None
             shape = _static_shape(binding.var)
-            if source is None or shape is None or _static_shape(source) != shape:
+            # The blocked operand of the result's shape sets the block; the other may be a
+            # blocked per-channel vector (squeeze-excite's scale: ``s * x``, ``s`` first).
+            source = next((arg for arg in (a, b) if arg in self.blocked
+                           and _static_shape(arg) == shape), None)
+            if source is None or shape is None:
                 return False
             block = self.blocked[source][1]
             operands = [self._channel_operand(arg, shape[1], block) for arg in (a, b)]
