@@ -230,7 +230,7 @@ def test_activations_between_convolutions_stay_blocked():
 
 
 @pytest.mark.parametrize("conv", [
-    dict(groups=4),            # grouped
+    dict(groups=16),           # depthwise with a channel multiplier (16 -> 32)
     dict(dilation=2),          # dilated
 ])
 def test_unusual_convs_fall_back_and_stay_correct(conv):
@@ -239,6 +239,7 @@ def test_unusual_convs_fall_back_and_stay_correct(conv):
     text = _until(mod, "mlclab.BlockConvLayout")["main"].script()
     assert 'data_layout="NCHW"' in text and "NCHW16c" not in text and "layout_transform" not in text
     # ... but batch norm was still folded into its (grouped or dilated) weights
+    # (grouped and depthwise convolutions that are blocked: tests/test_grouped_conv.py)
     assert "batch_norm" not in text
 
 

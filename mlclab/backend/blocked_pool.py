@@ -4,7 +4,8 @@ included -- SqueezeNet's three pools were 54-68 % of its time at ~1 % of the roo
 operator table's NCHW lowering, which pools twice (values and the NaN mask)."""
 from __future__ import annotations
 
-from .conv_layout import BLOCKED_OP, MAX_POOL2D, _dtype, _is_blocked, _static_shape
+from .channel_blocks import BLOCKED_OP, MAX_POOL2D, is_blocked
+from .conv_layout import _dtype, _static_shape
 
 # The blocks' names (what the TIR view shows; the schedule reads ``BLOCKED_OP``).
 POOL_NAME = "max_pool2d_NCHWc"
@@ -20,7 +21,7 @@ def legalize_max_pool2d(bb, call):
 
     a = call.attrs
     out = _static_shape(call)
-    if not (_is_blocked(a.layout) and a.out_layout == a.layout and out is not None
+    if not (is_blocked(a.layout) and a.out_layout == a.layout and out is not None
             and all(int(d) == 1 for d in a.dilation) and _dtype(call.args[0]) == "float32"):
         return LEGALIZE["relax.nn.max_pool2d"](bb, call)
     return bb.call_te(_max_pool2d_nchwc, call.args[0],

@@ -10,21 +10,24 @@ output pixels held in registers (see ``schedules.blocked``).
 
 ``block_conv_layout`` rewrites the Relax graph before legalization:
 
-* every convolution it can handle (NCHW/OIHW, ``groups=1``, no dilation, static float32
-  shapes) becomes ``R.nn.conv2d(data_layout="NCHW{x}c", kernel_layout="OIHW{x}i{y}o",
-  out_layout="NCHW{y}c")``; a constant weight is re-laid out here with numpy, once, and a
-  weight that is a parameter gets a ``layout_transform`` of its own;
+* every convolution it can handle (NCHW/OIHW, no dilation, static float32 shapes; grouped
+  and depthwise ones as ``grouped_conv`` decides) becomes
+  ``R.nn.conv2d(data_layout="NCHW{x}c", kernel_layout="OIHW{x}i{y}o", out_layout="NCHW{y}c")``;
+  a constant weight is re-laid out here with numpy, once, and a weight that is a parameter
+  gets a ``layout_transform`` of its own;
 * the operators between convolutions that do not care about the layout -- activations
-  (``ELEMENTWISE``), an add, multiply or divide of two blocked tensors (a residual) or of a
-  per-channel vector (a bias), max pooling (``ceil_mode`` too), a concatenation of
-  channels, the mean over the image (squeeze-excite's pool) -- stay in the blocked
-  layout, so a ResNet is transformed once at its input and once before the classifier;
+  (``ELEMENTWISE``), an add, subtract, multiply or divide of two blocked tensors (a
+  residual) or of a per-channel vector (a bias) or a scalar, max pooling (``ceil_mode``
+  too), a concatenation of channels, the mean over the image (squeeze-excite's pool) --
+  stay in the blocked layout, so a ResNet is transformed once at its input and once before
+  the classifier; a value a convolution needs in another block is re-blocked by one copy;
 * every value keeps its NCHW binding (a ``layout_transform`` back) for any other user;
   those no one uses are dead code and removed, so the transforms are only at the edges.
 
-Anything else -- grouped or dilated convolutions, symbolic sizes, other dtypes, channel
-counts with no block of at least ``MIN_BLOCK``, convolutions too small to pay for the
-transforms (``MIN_MACS``) -- is left exactly as it was, for the general schedules.
+Anything else -- dilated convolutions, depthwise ones with a channel multiplier, symbolic
+sizes, other dtypes, channel counts with no block of at least ``MIN_BLOCK``, convolutions
+too small to pay for the transforms (``MIN_MACS``) -- is left exactly as it was, for the
+general schedules.
 ``legalize_conv2d`` lowers the blocked convolution to one loop nest whose reduction block
 the CPU schedule recognises by its annotation (``BLOCKED_OP``).
 """
@@ -33,19 +36,17 @@ from __future__ import annotations
 import functools
 import math
 
+from .channel_blocks import (BLOCKED_OP, CONV2D, MAX_POOL2D, MIN_BLOCK,  # noqa: F401
+                             channel_block, is_blocked)
+from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
+                           legalize_depthwise)
+
 # The blocks' names (what the TIR view shows).  The schedules recognise the reductions by
 # the annotation ``BLOCKED_OP`` instead, which FuseTIR keeps with the block: a name could be
 # taken by any other operator.
 BLOCK_NAME = "conv2d_NCHWc"
 PAD_NAME = "conv2d_NCHWc_pad"
-# The block annotation naming the blocked-layout operator a reduction block computes.
-BLOCKED_OP = "mlclab.blocked_op"
-CONV2D, MAX_POOL2D = "conv2d_NCHWc", "max_pool2d_NCHWc"
-# The smallest channel block worth a vector: fewer output channels per block than this
-# (fewer than 4 channels, or a prime count wider than a vector such as 17) leaves the
-# convolution to the general schedule.
-# Input channels may use any block (an RGB image is ``NCHW3c``).
-MIN_BLOCK = 4
+GROUPED_NAME = "group_conv2d_NCHWc"
 # The fewest multiply-adds a convolution needs to be worth the blocked layout.  Below, the
 # convolution takes well under a microsecond and the layout transforms' kernel launches cost
 # more than they save (lesson 3's 1->4 channel 3x3 conv on 8x8, 2,304 multiply-adds: 6.7 us
@@ -56,13 +57,6 @@ MIN_MACS = 1 << 13
 ELEMENTWISE = frozenset({
     "relax.nn.relu", "relax.nn.relu6", "relax.clip", "relax.nn.leakyrelu", "relax.nn.silu",
     "relax.nn.gelu", "relax.nn.gelu_tanh", "relax.sigmoid", "relax.tanh"})
-
-
-def channel_block(channels: int, lanes: int) -> int:
-    """The channel block for ``channels``: the largest divisor no wider than one vector
-    (64 -> 16 on AVX-512, 24 -> 12, 3 -> 3).  The same for a value's producer and its
-    consumers, so a blocked value never needs re-blocking between two convolutions."""
-    return next(b for b in range(min(lanes, channels), 0, -1) if channels % b == 0)
 
 
 def block_conv_layout(lanes: int):
@@ -127,14 +121,17 @@ def _op_name(call) -> str:
     return getattr(call.op, "name", "")
 
 
-def _conv_blocks(call, lanes: int):
-    """(input block, output block) if ``call`` is a convolution this layout handles."""
+def _conv_blocks(call, lanes: int, incoming=None):
+    """The ``ConvBlocks`` if ``call`` is a convolution this layout handles, else None.
+    ``incoming`` is the channel block its input already has, if it is blocked: a dense
+    convolution reads any block, so a value a grouped convolution left in a narrower block
+    (``grouped_conv``) is not re-blocked."""
     if _op_name(call) != "relax.nn.conv2d":
         return None
     a = call.attrs
     if (a.data_layout, a.kernel_layout, a.out_layout) != ("NCHW", "OIHW", "NCHW"):
         return None
-    if int(a.groups) != 1 or any(int(d) != 1 for d in a.dilation):
+    if any(int(d) != 1 for d in a.dilation):
         return None
     if a.out_dtype is not None and str(a.out_dtype) not in ("", "float32"):
         return None
@@ -144,11 +141,16 @@ def _conv_blocks(call, lanes: int):
         return None
     if _dtype(x) != "float32" or _dtype(w) != "float32" or 0 in xs or 0 in ws:
         return None
-    ob = channel_block(ws[0], lanes)
     out = _static_shape(call)
-    if ob < MIN_BLOCK or out is None or math.prod(out) * math.prod(ws[1:]) < MIN_MACS:
+    if out is None or math.prod(out) * math.prod(ws[1:]) < MIN_MACS:
         return None
-    return channel_block(xs[1], lanes), ob
+    if int(a.groups) != 1:
+        return blocks_of_grouped(xs[1], ws, int(a.groups), lanes, incoming)
+    ob = channel_block(ws[0], lanes)
+    if ob < MIN_BLOCK:
+        return None
+    ib = incoming if incoming and xs[1] % incoming == 0 else channel_block(xs[1], lanes)
+    return ConvBlocks(ib, ib, ob)
 
 
 def _index_maps(block: int):
@@ -162,16 +164,22 @@ def _index_maps(block: int):
     return forward, back
 
 
-def _blocked_weight(w, ib: int, ob: int):
+def _reblock_map(old: int, new: int):
+    """NCHW{old}c -> NCHW{new}c."""
+    def reblock(n, c, h, w, b):
+        channel = c * old + b
+        return n, channel // new, h, w, channel % new
+
+    return reblock
+
+
+def _blocked_weight(w, blocks):
     """OIHW -> OIHW{ib}i{ob}o: a constant re-laid out now, anything else at run time."""
-    import numpy as np
     from tvm import relax
 
     if _is_constant(w):
-        value = w.value.numpy()
-        o, i, kh, kw = value.shape
-        packed = value.reshape(o // ob, ob, i // ib, ib, kh, kw).transpose(0, 2, 4, 5, 3, 1)
-        return relax.const(np.ascontiguousarray(packed))
+        return relax.const(blocked_weight_value(w.value.numpy(), blocks))
+    ib, ob = blocks.weight_in, blocks.out
 
     def kernel_map(o, i, h, w_):
         return o // ob, i // ib, h, w_, i % ib, o % ob
@@ -200,6 +208,7 @@ def _make_blocker():
             self.lanes = lanes
             self.blocked = {}
             self.tuples = {}  # original var -> the relax.Tuple it was bound to
+            self.reblocked = {}  # (original var, block) -> it in that other block
             self.changed = False
 
         # -- helpers ------------------------------------------------------------
@@ -208,9 +217,18 @@ def _make_blocker():
             known = self.blocked.get(var)
             if known is not None and known[1] == block:
                 return known[0]
-            forward, _ = _index_maps(block)
+            if (var, block) in self.reblocked:
+                return self.reblocked[var, block]
             # A name of its own: an unnamed value would be "lv", which the views could take
             # for the model's first binding (they follow values through passes by name).
+            if known is not None:
+                # Blocked already, by another block (a grouped convolution's narrower one,
+                # grouped_conv.py): one copy from block to block, not two through NCHW.
+                value = self.builder_.emit(R.layout_transform(
+                    known[0], index_map=_reblock_map(known[1], block)), f"{var.name}_reblocked")
+                self.reblocked[var, block] = value
+                return value
+            forward, _ = _index_maps(block)
             value = self.builder_.emit(R.layout_transform(self.visit_expr(var),
                                                           index_map=forward),
                                        f"{var.name}_blocked")
@@ -234,17 +252,21 @@ def _make_blocker():
             """A broadcast operand in the blocked layout: a blocked tensor of the same
             shape, a per-channel (1, C, 1, 1) vector reshaped, or a scalar; else None."""
             shape = _static_shape(arg)
-            if arg in self.blocked:
-                same = self.blocked[arg][1] == block and shape is not None \
-                    and len(shape) == 4 and shape[1] == channels
-                return self.blocked[arg][0] if same else None
             if shape is None:
                 return None
+            per_channel = len(shape) in (3, 4) and shape[-3] == channels and \
+                all(d == 1 for k, d in enumerate(shape) if k != len(shape) - 3)
+            if arg in self.blocked:
+                if self.blocked[arg][1] == block and len(shape) == 4 and shape[1] == channels:
+                    return self.blocked[arg][0]
+                if not per_channel:
+                    return None
+                # A per-channel vector in another block (squeeze-excite's scale beside a
+                # grouped convolution's narrower block): its C values re-read from NCHW.
             if all(d == 1 for d in shape) and len(shape) <= 4:
                 return self.visit_expr(arg) if len(shape) == 0 else \
                     self.builder_.emit(R.reshape(self.visit_expr(arg), ()))
-            if len(shape) in (3, 4) and shape[-3] == channels and \
-                    all(d == 1 for k, d in enumerate(shape) if k != len(shape) - 3):
+            if per_channel:
                 if _is_constant(arg):  # a folded batch norm's shift: re-laid out now
                     return relax.const(arg.value.numpy().reshape(
                         1, channels // block, 1, 1, block))
@@ -276,21 +298,22 @@ def _make_blocker():
                 super().visit_var_binding_(binding)
 
         def _conv2d(self, binding, call) -> bool:
-            blocks = _conv_blocks(call, self.lanes)
+            x, w = call.args
+            known = self.blocked.get(x)
+            blocks = _conv_blocks(call, self.lanes, known[1] if known else None)
             if blocks is None:
                 return False
-            ib, ob = blocks
-            x, w = call.args
-            xb = self._blocked_input(x, ib)
-            wb = _blocked_weight(w if _is_constant(w) else self.visit_expr(w), ib, ob)
+            xb = self._blocked_input(x, blocks.data)
+            wb = _blocked_weight(w if _is_constant(w) else self.visit_expr(w), blocks)
             if not _is_constant(wb):
                 wb = self.builder_.emit(wb)
             a = call.attrs
+            data_layout, kernel_layout, out_layout = blocks.layouts()
             out = R.nn.conv2d(
-                xb, wb, strides=a.strides, padding=a.padding, dilation=a.dilation, groups=1,
-                data_layout=f"NCHW{ib}c", kernel_layout=f"OIHW{ib}i{ob}o",
-                out_layout=f"NCHW{ob}c", out_dtype="float32")
-            self._bind(binding, out, ob)
+                xb, wb, strides=a.strides, padding=a.padding, dilation=a.dilation,
+                groups=a.groups, data_layout=data_layout, kernel_layout=kernel_layout,
+                out_layout=out_layout, out_dtype="float32")
+            self._bind(binding, out, blocks.out)
             return True
 
         def _tuple_item(self, binding, item) -> bool:
@@ -316,9 +339,12 @@ def _make_blocker():
 
         def _binary(self, binding, call) -> bool:
             a, b = call.args
-            source = a if a in self.blocked else b if b in self.blocked else None
             shape = _static_shape(binding.var)
-            if source is None or shape is None or _static_shape(source) != shape:
+            # The blocked operand of the result's shape sets the block; the other may be a
+            # blocked per-channel vector (squeeze-excite's scale: ``s * x``, ``s`` first).
+            source = next((arg for arg in (a, b) if arg in self.blocked
+                           and _static_shape(arg) == shape), None)
+            if source is None or shape is None:
                 return False
             block = self.blocked[source][1]
             operands = [self._channel_operand(arg, shape[1], block) for arg in (a, b)]
@@ -401,27 +427,28 @@ def legalize_conv2d(bb, call):
     import tvm
 
     a = call.attrs
-    if not _is_blocked(a.data_layout):
+    if not is_blocked(a.data_layout):
         default = tvm.ir.Op.get("relax.nn.conv2d").get_attr("FLegalize")
         return default(bb, call)
     strides = [int(s) for s in a.strides]
     padding = [int(p) for p in a.padding]
+    groups = int(a.groups)
+    if groups != 1 and is_depthwise(call):
+        return legalize_depthwise(bb, call, strides, padding)
     return bb.call_te(_conv2d_nchwc, call.args[0], call.args[1], strides=strides,
-                      padding=padding, primfunc_name_hint="conv2d_NCHWc")
+                      padding=padding, groups=groups,
+                      primfunc_name_hint=BLOCK_NAME if groups == 1 else GROUPED_NAME)
 
 
-def _is_blocked(layout) -> bool:
-    layout = str(layout)
-    return layout.startswith("NCHW") and layout.endswith("c") and len(layout) > 4
-
-
-def _conv2d_nchwc(data, kernel, strides, padding):
+def _conv2d_nchwc(data, kernel, strides, padding, groups=1):
     """``out[n, oc, y, x, o] = sum(pad(data)[n, ic, y*sh+ky, x*sw+kx, i] *
-    kernel[oc, ic, ky, kx, i, o])`` over ``ic, ky, kx, i`` in that order."""
+    kernel[oc, ic, ky, kx, i, o])`` over ``ic, ky, kx, i`` in that order.  Grouped
+    (``grouped_conv``): output block ``oc`` reads input block ``g(oc) * group_icc + ic`` of
+    its own group ``g(oc)``, ``group_icc`` being a group's input blocks (the kernel's)."""
     from tvm import te, topi
 
-    n, icc, ih, iw, ib = data.shape
-    occ, _, kh, kw, _, ob = kernel.shape
+    n, _, ih, iw, ib = data.shape
+    occ, group_icc, kh, kw, _, ob = kernel.shape
     top, left, bottom, right = padding
     sh, sw = strides
     if any(padding):
@@ -429,13 +456,18 @@ def _conv2d_nchwc(data, kernel, strides, padding):
                            name=PAD_NAME)
     oh = (ih + top + bottom - kh) // sh + 1
     ow = (iw + left + right - kw) // sw + 1
-    rc = te.reduce_axis((0, icc), name="ic_chunk")
+    out_blocks_per_group = occ // groups
+
+    def chunk(oc, rc):
+        return rc if groups == 1 else oc // out_blocks_per_group * group_icc + rc
+
+    rc = te.reduce_axis((0, group_icc), name="ic_chunk")
     ry = te.reduce_axis((0, kh), name="ky")
     rx = te.reduce_axis((0, kw), name="kx")
     ri = te.reduce_axis((0, ib), name="ic_block")
     return te.compute(
         (n, occ, oh, ow, ob),
         lambda b, oc, y, x, o: te.sum(
-            data[b, rc, y * sh + ry, x * sw + rx, ri] * kernel[oc, rc, ry, rx, ri, o],
+            data[b, chunk(oc, rc), y * sh + ry, x * sw + rx, ri] * kernel[oc, rc, ry, rx, ri, o],
             axis=[rc, ry, rx, ri]),
-        name=BLOCK_NAME, attrs={BLOCKED_OP: CONV2D})
+        name=BLOCK_NAME if groups == 1 else GROUPED_NAME, attrs={BLOCKED_OP: CONV2D})

@@ -6,10 +6,11 @@ instructions, a 512x512 matmul walking B column by column (~100x slower than num
 with the first rule of an ordered list (``rules.CPU_RULES``) that applies, and records on
 the function which rule that was and why the earlier ones declined (``apply.py``):
 
-* ``blocked_layout_transform``, ``blocked_max_pool2d``, ``blocked_conv2d``: the functions
-  ``conv_layout`` makes -- NCHW <-> NCHW{x}c copies, and convolutions and max pooling in the
-  blocked layout (register tiles of output pixels times channel-block vectors, the fused
-  epilogue per tile, rows in parallel; ``blocked.py``);
+* ``blocked_layout_transform``, ``blocked_max_pool2d``, ``blocked_conv2d``,
+  ``blocked_depthwise_conv2d``: the functions ``conv_layout`` makes -- NCHW <-> NCHW{x}c
+  copies, and convolutions (dense, grouped, depthwise) and max pooling in the blocked layout
+  (register tiles of output pixels times channel-block vectors, the fused epilogue per tile,
+  rows in parallel; ``blocked.py``, ``depthwise.py``);
 * ``outer_axes_reduction``: a reduction that keeps the innermost axis of its input and
   output (the blocked global average pool of squeeze-excite, a column sum): vector
   accumulators along that axis (``outer_reduction.py``);

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .loops import vectorize_spatial
 from .register_tile import epilogue_per_tile
+from .rule import Declined
 from .tir_util import (PARALLEL_MIN_ELEMENTS, PARALLEL_MIN_MACS, blocks_of, extents_of, is_copy,
                        is_reduction, static_int, work, worth_parallel)
 
@@ -19,7 +20,7 @@ from .tir_util import (PARALLEL_MIN_ELEMENTS, PARALLEL_MIN_MACS, blocks_of, exte
 STACK_BYTES = 1024
 
 
-def _accumulators(lanes: int) -> int:
+def max_accumulators(lanes: int) -> int:
     registers = 32 if lanes >= 16 else 16
     return min(registers - 4, (STACK_BYTES - 1) // (lanes * 4))
 
@@ -34,7 +35,7 @@ OC_TILE = 2
 def conv_tile(out_chunks: int, width: int, lanes: int):
     """(output-channel blocks, output pixels) of a register tile: the most accumulators
     within the budget, each count dividing its loop; two channel blocks on a tie."""
-    budget = _accumulators(lanes)
+    budget = max_accumulators(lanes)
     best = None
     for oc_tile in (OC_TILE, 1):
         if out_chunks % oc_tile:
@@ -46,9 +47,9 @@ def conv_tile(out_chunks: int, width: int, lanes: int):
 
 
 def blocked_op(block):
-    """The blocked-layout operator (``conv_layout.CONV2D``, ``MAX_POOL2D``) that ``block``
+    """The blocked-layout operator (``channel_blocks.CONV2D``, ``MAX_POOL2D``, ...) that ``block``
     computes, from the annotation ``conv_layout`` gives it; None for any other block."""
-    from ..conv_layout import BLOCKED_OP
+    from ..channel_blocks import BLOCKED_OP
 
     value = block.annotations.get(BLOCKED_OP)
     return None if value is None else str(value)
@@ -74,6 +75,45 @@ def is_channel_blocking(func) -> bool:
     return ranks in ((4, 5), (5, 4))
 
 
+def one_blocked_reduction(sch, blocks, op: str, what: str):
+    """``(reduction, prologue, epilogue)``: the function's one reduction annotated ``op``,
+    the blocks before it (padding) and after it (the fused epilogue); ``Declined`` when
+    there is not exactly one, or another reduction is fused in (``what`` names it)."""
+    found = [b for b in blocks if blocked_op(sch.get(b)) == op and is_reduction(sch, b)]
+    if len(found) != 1:
+        raise Declined(f"{len(found)} {what}s, not one")
+    index = blocks.index(found[0])
+    prologue, epilogue = blocks[:index], blocks[index + 1:]
+    if any(is_reduction(sch, b) for b in prologue + epilogue):
+        raise Declined(f"a {what} fused with another reduction")
+    return found[0], prologue, epilogue
+
+
+def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrolled,
+                        first_reduction, lanes: int) -> None:
+    """What a blocked convolution's schedule does once its loops are split and ordered:
+    the ``rows`` loops fused (parallel if the work is worth it), the epilogue blocks --
+    or a tile-sized accumulator LLVM keeps in registers -- applied under ``tile`` while the
+    tile is hot, the channel block ``vector``-ized, the ``unrolled`` loops unrolled, the
+    init split off at ``first_reduction``, and the padding a vectorized copy."""
+    if not epilogue:
+        epilogue = [sch.cache_write(conv, 0, "global")]
+    fused = sch.fuse(*rows)
+    if worth_parallel([work(sch, conv)], PARALLEL_MIN_MACS):
+        sch.parallel(fused)
+    # The epilogue blocks that stayed separate (relu reads its input twice, so a residual
+    # add before it is stored, not inlined) follow the tile one after the other.
+    for block in epilogue:
+        epilogue_per_tile(sch, block, tile)
+    sch.vectorize(vector)
+    for loop in unrolled:
+        sch.unroll(loop)
+    sch.decompose_reduction(conv, first_reduction)
+    for b in prologue:
+        vectorize_spatial(sch, b, lanes)
+    return fused
+
+
 def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
     """``[n * oc_outer * oh (parallel), ow_outer] x [ic_chunk, ky, kx, ic_block] x
     [oc_inner, ow_inner (unrolled), oc_block (vector)]``: ``ow_inner`` output pixels times
@@ -82,44 +122,26 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
     inputs, ``oc_inner * ow_inner`` FMAs -- and the fused epilogue (bias, residual, relu)
     is applied to the tile before it leaves the cache.  A 1x1 convolution is this same
     loop nest with ``ky = kx = 1``: a matmul of pixels by channels, register-tiled the same
-    way.  The reduction runs in the order ``ic_chunk, ky, kx, ic_block`` rather than
-    legalization's ``ic, ky, kx``: results move by float32 rounding only (~1e-6)."""
-    from ..conv_layout import CONV2D
+    way; a grouped one (``grouped_conv``) only reads its input blocks at an offset.  The
+    reduction runs in the order ``ic_chunk, ky, kx, ic_block`` rather than legalization's
+    ``ic, ky, kx``: results move by float32 rounding only (~1e-6)."""
+    from ..channel_blocks import CONV2D
 
-    conv = [b for b in blocks if blocked_op(sch.get(b)) == CONV2D and is_reduction(sch, b)]
-    if len(conv) != 1:
-        raise ValueError("not one blocked convolution")
-    conv = conv[0]
-    index = blocks.index(conv)
-    prologue, epilogue = blocks[:index], blocks[index + 1:]
-    if any(is_reduction(sch, b) for b in prologue + epilogue):
-        raise ValueError("a blocked convolution fused with another reduction")
+    conv, prologue, epilogue = one_blocked_reduction(sch, blocks, CONV2D,
+                                                     "blocked convolution")
     loops = list(sch.get_loops(conv))
     extents = extents_of(sch, loops)
     if len(loops) != 9 or None in extents:
-        raise ValueError("not a static blocked convolution")
+        raise Declined("not a static blocked convolution")
     n, oc_chunk, oh, ow, oc_block, ic_chunk, ky, kx, ic_block = loops
     oc_tile, pixels = conv_tile(extents[1], extents[3], lanes)
     ow_outer, ow_inner = sch.split(ow, factors=[None, pixels])
     oc_outer, oc_inner = sch.split(oc_chunk, factors=[None, oc_tile])
     sch.reorder(n, oc_outer, oh, ow_outer, ic_chunk, ky, kx, ic_block, oc_inner, ow_inner,
                 oc_block)
-    if not epilogue:
-        # Accumulate into a tile-sized buffer that LLVM keeps in registers.
-        epilogue = [sch.cache_write(conv, 0, "global")]
-    rows = sch.fuse(n, oc_outer, oh)
-    if worth_parallel([work(sch, conv)], PARALLEL_MIN_MACS):
-        sch.parallel(rows)
-    # The epilogue blocks that stayed separate (relu reads its input twice, so a residual
-    # add before it is stored, not inlined) follow the tile one after the other.
-    for block in epilogue:
-        epilogue_per_tile(sch, block, ow_outer)
-    sch.vectorize(oc_block)
-    sch.unroll(ow_inner)
-    sch.unroll(oc_inner)
-    sch.decompose_reduction(conv, ic_chunk)
-    for b in prologue:  # the padding: a copy, vectorized along the channel block
-        vectorize_spatial(sch, b, lanes)
+    finish_blocked_tile(sch, conv, prologue, epilogue, rows=(n, oc_outer, oh), tile=ow_outer,
+                        vector=oc_block, unrolled=(ow_inner, oc_inner),
+                        first_reduction=ic_chunk, lanes=lanes)
 
 
 # Output columns per tile of a layout transform (a divisor of the width, at most this).
@@ -163,7 +185,7 @@ def schedule_blocked_pool(sch, blocks, lanes: int) -> None:
     [c_block (vector)]`` -- each window step is one vector compare over a channel block
     (the unscheduled loop nest compared one float at a time: 4 ms for ResNet-18's pool of
     64x112x112, against 0.3 ms so)."""
-    from ..conv_layout import MAX_POOL2D
+    from ..channel_blocks import MAX_POOL2D
 
     pools = [b for b in blocks if blocked_op(sch.get(b)) == MAX_POOL2D and is_reduction(sch, b)]
     if len(pools) != 1 or len(blocks) > 2:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .blocked import (blocked_ops, is_channel_blocking, schedule_blocked_conv,
                       schedule_blocked_pool, schedule_channel_blocking)
+from .depthwise import BlockedDepthwiseConv2d
 from .loops import schedule_each_block
 from .outer_reduction import OuterAxesReduction
 from .padded_tile import awkward_extents, pad_and_tile
@@ -36,7 +37,7 @@ class BlockedMaxPool(CPURule):
     name = "blocked_max_pool2d"
 
     def is_applicable(self, func):
-        from ..conv_layout import MAX_POOL2D
+        from ..channel_blocks import MAX_POOL2D
 
         return None if MAX_POOL2D in blocked_ops(func) else "no blocked max_pool2d"
 
@@ -50,7 +51,7 @@ class BlockedConv2d(CPURule):
     name = "blocked_conv2d"
 
     def is_applicable(self, func):
-        from ..conv_layout import CONV2D
+        from ..channel_blocks import CONV2D
 
         return None if CONV2D in blocked_ops(func) else "no blocked conv2d"
 
@@ -110,6 +111,7 @@ CPU_RULES = (
     BlockedLayoutTransform(),
     BlockedMaxPool(),
     BlockedConv2d(),
+    BlockedDepthwiseConv2d(),
     # before the register tiles, which would take a blocked global pool as a matmul
     OuterAxesReduction(),
     PaddedRegisterTile(),

@@ -1,0 +1,29 @@
+"""The blocked channel layout's vocabulary, shared by the layout pass (``conv_layout``), the
+grouped and depthwise convolutions (``grouped_conv``) and the CPU schedules: how wide a
+channel block is, and the block annotation that names a blocked operator's reduction."""
+from __future__ import annotations
+
+# The block annotation naming the blocked-layout operator a reduction block computes.  The
+# schedules recognise the reductions by it rather than by block name, which FuseTIR keeps
+# with the block but which any other operator could take.
+BLOCKED_OP = "mlclab.blocked_op"
+CONV2D, MAX_POOL2D = "conv2d_NCHWc", "max_pool2d_NCHWc"
+DEPTHWISE_CONV2D = "depthwise_conv2d_NCHWc"
+# The smallest channel block worth a vector: fewer output channels per block than this
+# (fewer than 4 channels, or a prime count wider than a vector such as 17) leaves the
+# convolution to the general schedule.  Input channels may use any block (an RGB image is
+# ``NCHW3c``).
+MIN_BLOCK = 4
+
+
+def channel_block(channels: int, lanes: int) -> int:
+    """The channel block for ``channels``: the largest divisor no wider than one vector
+    (64 -> 16 on AVX-512, 24 -> 12, 3 -> 3).  The same for a value's producer and its
+    consumers, so a blocked value never needs re-blocking between two convolutions."""
+    return next(b for b in range(min(lanes, channels), 0, -1) if channels % b == 0)
+
+
+def is_blocked(layout) -> bool:
+    """Whether ``layout`` is a channel-blocked one such as ``NCHW16c``."""
+    layout = str(layout)
+    return layout.startswith("NCHW") and layout.endswith("c") and len(layout) > 4
