@@ -62,3 +62,17 @@ def test_the_compare_module_joins_to_valid_esm_and_a_page_script(tmp_path):
     proc = subprocess.run([NODE, str(page)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "function function"
+
+
+@needs_node
+@pytest.mark.parametrize("entry", ["viewer.js", "compare.js", "layout.js"])
+def test_every_page_script_defines_what_its_boot_calls(tmp_path, entry):
+    # A page's boot (static/boot.js) checks its twin, unpacks its state and renders over a
+    # local model: each entry's page script must carry all of it, whatever the entry imports.
+    page = tmp_path / "page.js"
+    page.write_text(bundle(standalone=True, entry=entry) + "\nconsole.log(typeof mlclabViewer."
+                    "render, typeof bootPage, typeof drawnLive, typeof unpackState, typeof "
+                    "localModel);\n", encoding="utf-8")
+    proc = subprocess.run([NODE, str(page)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["function"] * 5

@@ -15,8 +15,9 @@ import re
 
 STATIC = pathlib.Path(__file__).parent / "static"
 ENTRY = "viewer.js"
-# Modules only a page (no kernel) runs; their own imports are already in every entry's bundle.
-_PAGE_ONLY = ("host.js", "unpack.js")
+# What only a page (no kernel) runs: its boot, joined with whatever it imports that the entry
+# does not (its local model, the state's unpacking, the twin check), so no page misses one.
+PAGE_BOOT = "boot.js"
 
 _IMPORT = re.compile(r'^import\s+\{[^}]*\}\s+from\s+"\./([\w-]+\.js)";[ \t]*\n', re.M)
 _EXPORT = re.compile(r"^export\s+(?=(?:async\s+)?function|const|let|class)", re.M)
@@ -39,10 +40,13 @@ def _order(name: str, seen: list) -> list:
 @functools.lru_cache(maxsize=None)
 def bundle(standalone: bool = False, entry: str = ENTRY) -> str:
     """The viewer as one ES module (``export default { render }``), or with ``standalone``
-    a classic script that defines ``mlclabViewer`` (for a saved HTML page). ``entry``: the
-    front end's top module (``viewer.js``; ``compare.js`` for two panes)."""
+    a classic script for a saved HTML page that defines ``mlclabViewer`` and ``bootPage``
+    (``static/boot.js`` and every module it imports). ``entry``: the front end's top module
+    (``viewer.js``; ``compare.js`` for two panes; ``layout.js`` for ``fn.graph()``'s picture)."""
     parts = []
     order = _order(entry, [])
+    if standalone:
+        order = _order(PAGE_BOOT, order)
     for name in order:
         text = _EXPORT.sub("", _IMPORT.sub("", (STATIC / name).read_text(encoding="utf-8")))
         if name != entry:
@@ -50,9 +54,4 @@ def bundle(standalone: bool = False, entry: str = ENTRY) -> str:
         elif standalone:
             text = _DEFAULT.sub(r"const mlclabViewer = \1;", text)
         parts.append(f"// ---- {name}\n{text}")
-    # The widget imports neither; a page needs its local model and its state unpacked.
-    for extra in _PAGE_ONLY if standalone else ():
-        if extra not in order:
-            text = _EXPORT.sub("", _IMPORT.sub("", (STATIC / extra).read_text(encoding="utf-8")))
-            parts.append(f"// ---- {extra}\n{text}")
     return "\n".join(parts)

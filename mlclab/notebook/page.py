@@ -75,15 +75,9 @@ def standalone_fragment(state: dict, static: str, entry: str = ENTRY) -> str:
     (its traits) over a local model."""
     uid = html.escape(state.get("uid") or uuid.uuid4().hex, quote=True)
     css = (STATIC / "viewer.css").read_text(encoding="utf-8").replace("</", "<\\/")
+    # One function scope per display; the boot (static/boot.js) reads the state and draws.
     boot = ("(function () {\n" + bundle(standalone=True, entry=entry) + "\n"
-            "const root = document.currentScript.parentElement;\n"
-            "const mount = root.querySelector('.mlclab-mount');\n"
-            "if (drawnLive(root)) { root.hidden = true; return; }\n"
-            "unpackState(root.querySelector('script.mlclab-state')).then((data) => {\n"
-            "  if (root.hidden || drawnLive(root)) return;  // its widget drew meanwhile\n"
-            "  mount.replaceChildren();\n"
-            "  mlclabViewer.render({ model: localModel(data), el: mount });\n"
-            "}, (err) => unpackFailed(mount, err));\n"
+            "bootPage(document.currentScript.parentElement, mlclabViewer.render);\n"
             "})();\n")
     boot = boot.replace("</script", "<\\/script")
     return (f'<div class="mlclab-fallback" data-mlclab-for="{uid}">'

@@ -1,7 +1,6 @@
 """The pass scrubber in a real Chromium: in JupyterLab (the widget, the kernel told which pass)
 and in an ``nbconvert --to html`` export opened from disk with the network cut. Scrubbing across
 FuseOps keeps every node that stays on its pixels, and marks what the pass did."""
-import json
 import os
 import pathlib
 import subprocess
@@ -10,6 +9,8 @@ import sys
 import pytest
 
 from test_saved_viewer_browser import offline
+
+from mlclab.notebook.page import unpacked_state
 
 pytestmark = pytest.mark.browser
 
@@ -121,5 +122,5 @@ def test_an_exported_scrubber_scrubs_without_a_kernel(page, tmp_path, store, scr
     check_scrub(page, viewer)
     check_fits(page, viewer)
     screenshot(f"scrubber-export-{'stored' if store else 'plain'}")
-    state = json.loads(page.locator("script.mlclab-state").first.text_content())
+    state = unpacked_state((tmp_path / "scrubber.html").read_text(encoding="utf-8"))
     assert len(state["views"]) == len(state["passes"]) > 20

@@ -16,6 +16,7 @@ from test_compare_browser import check_sync
 from test_saved_viewer_browser import NOTEBOOK, SOURCE, check_viewer, offline
 
 from mlclab.notebook.browser_layout import available
+from mlclab.notebook.page import unpacked_state
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not available(), reason="the WebAssembly Graphviz is not built "
@@ -101,7 +102,8 @@ def test_an_nbconvert_export_made_without_dot_keeps_a_working_picture(page, tmp_
                     f"--ExecutePreprocessor.store_widget_state={store}", str(nb)],
                    check=True, capture_output=True, timeout=300, env=env, cwd=tmp_path)
     out = tmp_path / "viewer.html"
-    assert "mlclab vendored @hpcc-js/wasm-graphviz" in out.read_text()
+    # The twin carries the WebAssembly Graphviz in its (packed) state: nothing to fetch.
+    assert "mlclab vendored @hpcc-js/wasm-graphviz" in unpacked_state(out.read_text())["graphviz_wasm"]
     asked = offline(page)
     page.goto(f"file://{out}")
     check_viewer(page, out)
