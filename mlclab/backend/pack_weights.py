@@ -57,13 +57,15 @@ def pack_weights(lanes: int):
     import tvm
     from tvm import relax
 
-    from .fold_batchnorm import single_dataflow_block, with_functions
+    from .fold_batchnorm import with_functions
 
     @tvm.transform.module_pass(opt_level=0, name="mlclab.PackWeights")
     def pack(mod, _ctx):
         uses = _constant_uses(mod)
+        # Any Relax function: the rewrite replaces one binding by a call on the same values,
+        # so it holds in functions of several blocks (an imported model's index checks).
         plans = {gv: _plans(func, uses, lanes) for gv, func in mod.functions_items()
-                 if isinstance(func, relax.Function) and single_dataflow_block(func) is not None}
+                 if isinstance(func, relax.Function) and isinstance(func.body, relax.SeqExpr)}
         plans = {gv: plan for gv, plan in plans.items() if plan}
         if not plans:
             return mod
