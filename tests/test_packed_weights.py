@@ -38,6 +38,16 @@ def _kernels(fn):
     return kernels, constants
 
 
+def _executable_tensors(fn):
+    """The shapes of the tensors in the built executable's constant pool (what a call keeps
+    in memory), read from its statistics: ``[6, 64, 16]`` beside ``shapetuple[4, 96]``."""
+    import re
+
+    pool = str(fn.program.executable.stats()).split("Constant pool", 1)[1].split("Globals")[0]
+    return {tuple(int(d) for d in m.split(", "))
+            for m in re.findall(r"(?<!shapetuple)\[(\d+(?:, \d+)*)\]", pool)}
+
+
 def _decisions(fn):
     return {name: rule for name, (rule, _declined) in fn.build_record.schedule_decisions().items()}
 
@@ -105,6 +115,9 @@ def test_the_weight_is_packed_once_at_build_time_not_in_the_kernel():
     # the built code holds the packed constant and not the weight in either layout
     assert (n // width, k, width) in constants
     assert (n, k) not in constants and (k, n) not in constants
+    pool = _executable_tensors(fn)
+    assert (n // width, k, width) in pool and (n,) in pool      # the panels and the bias
+    assert (n, k) not in pool and (k, n) not in pool
     np.testing.assert_allclose(fn(x.numpy()), layer(x).detach().numpy(), rtol=1e-4, atol=1e-4)
 
 
