@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import functools
 
+from .fold_batchnorm import _op_name
+
 # The block annotation the schedule recognises the packed matmul's reduction by (its value
 # is the panel width); FuseTIR keeps it with the block.
 PACKED_MATMUL = "mlclab.packed_matmul"
@@ -162,12 +164,6 @@ def _float32(expr) -> bool:
 
     ty = expr.ty
     return isinstance(ty, relax.TensorType) and str(ty.dtype) == "float32" and ty.ndim >= 1
-
-
-def _op_name(value) -> str:
-    from tvm import relax
-
-    return getattr(value.op, "name", "") if isinstance(value, relax.Call) else ""
 
 
 def packed_matmul(x, panels, columns: int):
