@@ -149,3 +149,19 @@ def test_columns_with_no_power_of_two_divisor_keep_the_general_rule():
     np.testing.assert_allclose(fn(x), x @ w.T + b, rtol=1e-4, atol=1e-4)
     assert "register_tile_prepacked" not in _decisions(fn).values()
     assert fn.program.optimized
+
+
+def test_a_vector_times_a_constant_matrix_is_left_as_it_is():
+    from tvm import relax
+    from tvm.relax import op as R
+
+    from mlclab.backend.pack_weights import pack_weights
+
+    bb = relax.BlockBuilder()
+    v = relax.Var("v", relax.TensorType((32,), "float32"))
+    with bb.function("main", [v]):
+        with bb.dataflow():
+            out = bb.emit_output(R.matmul(v, relax.const(np.ones((32, 48), np.float32))))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    assert pack_weights(16)(mod).same_as(mod)

@@ -71,7 +71,8 @@ def pack_weights(lanes: int):
         plans = {gv: plan for gv, plan in plans.items() if plan}
         if not plans:
             return mod
-        packer = _packer_class()(mod, {var: p for plan in plans.values() for var, p in plan.items()})
+        every = {var: p for plan in plans.values() for var, p in plan.items()}
+        packer = _packer_class()(mod, every)
         updates = {gv: relax.analysis.remove_all_unused(packer.visit_expr(mod[gv]))
                    for gv in plans}
         # The builder's module holds the new packed_matmul kernels beside the old functions.
@@ -108,7 +109,9 @@ def _plans(func, uses, lanes: int) -> dict:
         if _op_name(value) != "relax.matmul" or not _float32(var):
             continue
         x, b = value.args
-        if not (_float32(x) and x.ty.ndim >= 1) or str(value.attrs.out_dtype) not in ("", "float32"):
+        # x of rank 2 or more (a vector times a matrix is left to the general rules)
+        if not (_float32(x) and x.ty.ndim >= 2) \
+                or str(value.attrs.out_dtype) not in ("", "float32"):
             continue
         weight = _constant_nk(b, values, var_uses, uses)
         if weight is None:
