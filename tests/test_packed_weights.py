@@ -165,3 +165,24 @@ def test_a_vector_times_a_constant_matrix_is_left_as_it_is():
         bb.emit_func_output(out)
     mod = bb.get()
     assert pack_weights(16)(mod).same_as(mod)
+
+
+def test_a_weight_broadcast_over_the_batch_axes_is_packed_once():
+    # A linear layer on a transposed 4-D input (as in MobileViT's patches) is exported as a
+    # batched matmul by the weight expanded over the batch axes: (4, 16, 40) @ (4, 40, 48).
+    class OnPatches(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = _linear(40, 48)
+
+        def forward(self, x):
+            return self.proj(x.transpose(1, 2))
+
+    model = OnPatches().eval()
+    x = torch.randn(1, 16, 4, 40)
+    fn = mlclab.from_torch(model, x)
+    assert "broadcast_to" in fn.mod.script()
+    np.testing.assert_allclose(fn(x.numpy()), model(x).detach().numpy(), rtol=1e-4, atol=1e-4)
+    assert "register_tile_prepacked" in _decisions(fn).values()
+    pool = _executable_tensors(fn)
+    assert (48, 40) not in pool and (40, 48) not in pool and (4, 40, 48) not in pool

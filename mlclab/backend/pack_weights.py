@@ -113,6 +113,7 @@ def _plans(func, uses, lanes: int) -> dict:
         if not (_float32(x) and x.ty.ndim >= 2) \
                 or str(value.attrs.out_dtype) not in ("", "float32"):
             continue
+        b = _unbroadcast(b, x, values, var_uses)
         weight = _constant_nk(b, values, var_uses, uses)
         if weight is None:
             continue
@@ -120,6 +121,42 @@ def _plans(func, uses, lanes: int) -> dict:
         if width is not None:
             plans[var] = (x, weight, width)
     return plans
+
+
+def _unbroadcast(b, x, values, var_uses):
+    """A 2-D B that the importer broadcast over ``x``'s own batch axes (a linear layer on a
+    transposed 4-D input, as in MobileViT, becomes a batched matmul by the weight expanded
+    with ``broadcast_to`` and reshaped): the 2-D value itself, since ``x @ b`` is then the
+    same; any other ``b`` as it is."""
+    from tvm import relax
+
+    shape, x_shape = _ints(b.ty), _ints(x.ty)
+    if shape is None or x_shape is None or len(shape) != len(x_shape) or len(shape) < 3 \
+            or shape[:-2] != x_shape[:-2]:
+        return b
+    inner = b
+    # through broadcasts and reshapes that keep the last two axes, each read only here
+    while isinstance(inner, relax.Var) and var_uses.get(inner) == 1:
+        value = values.get(inner)
+        if _op_name(value) not in ("relax.broadcast_to", "relax.reshape"):
+            break
+        source = _ints(value.args[0].ty)
+        if source is None or source[-2:] != shape[-2:]:
+            break
+        inner = value.args[0]
+        if len(source) == 2:
+            return inner
+    return b
+
+
+def _ints(ty):
+    """The static int shape of a tensor type, or None."""
+    from tvm import tirx
+
+    values = getattr(getattr(ty, "shape", None), "values", None)
+    if values is None or not all(isinstance(v, tirx.IntImm) for v in values):
+        return None
+    return [int(v) for v in values]
 
 
 def _constant_nk(b, values, var_uses, uses):
