@@ -74,6 +74,7 @@ def test_panels_are_the_weight_rows_cut_into_vectors():
     (197, 96, 144),    # ViT's 197 tokens, a prime no tile divides; 9 vectors of columns
     (5, 33, 120),      # odd K; 120 columns are half-vector panels on AVX-512
     (128, 256, 512),   # a transformer's shape, tiles dividing everything
+    (6, 2048, 64),     # a deep reduction, run in blocks of K (K_BLOCK), rows not a tile's
 ])
 def test_a_packed_linear_matches_numpy(rows, k, n):
     layer = _linear(k, n)
