@@ -16,6 +16,8 @@ never reordered: every output is summed in the order of the unscheduled code.
 """
 from __future__ import annotations
 
+import math
+
 from .loops import vectorize_spatial
 from .register_tile import epilogue_per_tile
 from .rule import Declined
@@ -32,13 +34,6 @@ TILE_ROWS = 4
 # minima: 128x3072x768 (BERT's FFN down-projection) 240 GFLOP/s unblocked, 250/253/255 in
 # blocks of 256/512/1024; 128x768x3072 in blocks of 256: 253 against 264 unblocked.
 K_BLOCK = 1024
-
-
-def _product(values) -> int:
-    total = 1
-    for v in values:
-        total *= v
-    return total
 
 
 def accumulators(lanes: int) -> int:
@@ -88,8 +83,9 @@ def schedule_packed_matmul(sch, blocks, lanes: int) -> None:
     else:
         io, ii = None, i
     parallel = worth_parallel([work(sch, red)], PARALLEL_MIN_MACS)
-    column_blocks = _product([static_int(sch.get(lp).extent) for lp in batch]) \
-        * (vectors // panels) if None not in [static_int(sch.get(lp).extent) for lp in batch] else 0
+    batch_extents = [static_int(sch.get(lp).extent) for lp in batch]
+    # the column blocks (batch x panel groups), 0 when a batch axis is symbolic
+    column_blocks = 0 if None in batch_extents else math.prod(batch_extents) * (vectors // panels)
     by_column = balanced(column_blocks) or io is None
     ko = None
     depth = static_int(sch.get(k).extent)
