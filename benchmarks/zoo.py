@@ -99,6 +99,38 @@ def _text(config_class: str, model_class: str, **config):
     return build
 
 
+def _gpt2_decode():
+    """GPT-2 small's next token after ``SEQ`` cached ones: the new token's id and every
+    layer's past keys and values as inputs (what a compiled function takes; the
+    ``DynamicCache`` is rebuilt from them inside), its last hidden state as the output."""
+    def build():
+        import torch
+
+        import mlclab
+        mlclab.import_torchvision()
+        import transformers
+
+        cfg = transformers.GPT2Config()
+        model = transformers.GPT2Model(cfg)
+
+        class DecodeStep(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, ids, *past):
+                layers = len(past) // 2   # every layer's keys, then every layer's values
+                cache = transformers.DynamicCache(list(zip(past[:layers], past[layers:])),
+                                                  config=self.model.config)
+                return self.model(ids, cache=cache).last_hidden_state
+
+        heads, dim = cfg.n_head, cfg.n_embd // cfg.n_head
+        past = [torch.randn(1, heads, SEQ, dim) for _ in range(2 * cfg.n_layer)]
+        ids = torch.randint(0, cfg.vocab_size, (1, 1), dtype=torch.int64)
+        return DecodeStep(), (ids, *past)
+    return build
+
+
 MODELS: dict[str, Model] = {
     "resnet50": Model("torchvision", _torchvision("resnet50")),
     "resnet18d": Model("timm", _timm("resnet18d")),
@@ -122,8 +154,12 @@ MODELS: dict[str, Model] = {
     "convnext-tiny": Model("torchvision", _torchvision("convnext_tiny")),
     "mobilevit-xs": Model("timm", _timm("mobilevit_xs")),
     "efficientvit-b0": Model("timm", _timm("efficientvit_b0")),
-    "gpt2": Model("transformers", _text("GPT2Config", "GPT2Model", use_cache=False),
-                  "GPT-2 small, seq 128"),
+    # with its default cache (``use_cache=False`` fails in TVM on a bool cumsum); the
+    # keys and values are computed anyway, only the last hidden state is returned
+    "gpt2": Model("transformers", _text("GPT2Config", "GPT2Model"),
+                  "GPT-2 small, a prefill of seq 128"),
+    "gpt2-decode": Model("transformers", _gpt2_decode(),
+                         "GPT-2 small, one cached decoding step after 128 tokens"),
 }
 QUICK = ["squeezenet", "bert-2"]
 

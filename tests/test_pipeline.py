@@ -24,7 +24,8 @@ def steps():
 
 def test_steps_are_exactly_the_build_passes(steps):
     assert steps.names == [p.info.name for p in build_passes("llvm")]
-    assert steps.names[:10] == ["FuseTransposeMatmul", "DispatchSampling", "DispatchSortScan",
+    assert steps.names[:11] == ["mlclab.PackWeights", "FuseTransposeMatmul", "DispatchSampling",
+                                "DispatchSortScan",
                                 "mlclab.FoldBatchNorm", "mlclab.BlockConvLayout",
                                 "LegalizeOps", "AnnotateTIROpPattern", "FoldConstant", "FuseOps",
                                 "FuseTIR"]
@@ -38,7 +39,7 @@ def test_steps_are_exactly_the_build_passes(steps):
 def test_each_step_knows_whether_it_changed_the_module(steps):
     assert not steps["DispatchSampling"].changed
     assert steps["LegalizeOps"].changed and steps["FuseOps"].changed
-    assert steps[5] is steps["LegalizeOps"]
+    assert steps[6] is steps["LegalizeOps"]
     with pytest.raises(KeyError, match="no pass 'Nope'"):
         steps["Nope"]
     assert "(no change)" in repr(steps)

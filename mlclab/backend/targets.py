@@ -183,6 +183,7 @@ def _llvm_passes(target, optimized: bool) -> list:
     from .empty_constants import make_empty_constants_at_run_time
     from .fold_batchnorm import fold_batchnorm
     from .fold_kernels import fold_constants
+    from .pack_weights import pack_weights
     from .record import own_pass
     from .schedules import schedule_cpu, vector_lanes
 
@@ -201,6 +202,9 @@ def _llvm_passes(target, optimized: bool) -> list:
         return [own_pass(p)] if optimized else []
 
     return [
+        # Constant matmul weights (a model's linear layers) packed into column panels
+        # once, here, instead of in the kernel on every call (see pack_weights.py).
+        *mlclab(pack_weights(vector_lanes(target))),
         # x @ w.T as one matmul kernel (linear's transpose folded in), which the CPU
         # schedules pack panel by panel instead of running a separate transpose.
         *mlclab(relax.transform.FuseTransposeMatmul()),

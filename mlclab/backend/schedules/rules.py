@@ -12,6 +12,7 @@ from .blocked import (blocked_ops, is_channel_blocking, schedule_blocked_conv,
 from .depthwise import BlockedDepthwiseConv2d
 from .loops import schedule_each_block
 from .outer_reduction import OuterAxesReduction
+from .packed_matmul import packed_width, schedule_packed_matmul
 from .padded_tile import awkward_extents, pad_and_tile
 from .register_tile import tile_single_reduction
 from .rule import CPURule
@@ -76,6 +77,23 @@ class RegisterTile(CPURule):
         tile_single_reduction(sch, blocks, lanes, pack=self.pack)
 
 
+class PrepackedRegisterTile(CPURule):
+    """A matmul whose weight ``pack_weights`` packed at compile time: the register tile
+    reads the panels directly, no copy per call (``packed_matmul.py``)."""
+
+    name = "register_tile_prepacked"
+
+    def is_applicable(self, func):
+        from .tir_util import blocks_of
+
+        if not any(packed_width(b) is not None for b in blocks_of(func)):
+            return "no pre-packed matmul"
+        return None
+
+    def schedule(self, sch, blocks, lanes):
+        schedule_packed_matmul(sch, blocks, lanes)
+
+
 class PaddedRegisterTile(CPURule):
     """One reduction whose rows or columns no tile divides (a prime such as 197 tokens):
     padded to whole tiles with zeros, register-tiled, cropped (``padded_tile.py``)."""
@@ -114,6 +132,7 @@ CPU_RULES = (
     BlockedDepthwiseConv2d(),
     # before the register tiles, which would take a blocked global pool as a matmul
     OuterAxesReduction(),
+    PrepackedRegisterTile(),
     PaddedRegisterTile(),
     RegisterTile(pack=True),
     RegisterTile(pack=False),

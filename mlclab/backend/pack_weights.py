@@ -1,0 +1,253 @@
+"""Matmul weights packed into column panels once, at compile time, as a BLAS packs B.
+
+A transformer's linear layers are ``x @ w.T`` with ``w`` a constant (N, K) weight.  The
+register tile (``schedules.register_tile``) reads B one vector of columns at a time, and for
+``x @ w.T`` the columns of B are a *row* of ``w``: the kernel used to transpose ``w`` into
+contiguous ``K x (2 * lanes)`` panels on every call.  Here the panels are made once, with
+numpy, while the model is built:
+
+    wp[p, k, c] = w[p * width + c, k]          # (N / width, K, width), width = one vector
+
+and the matmul becomes a kernel of its own (``packed_matmul``) that reads them directly:
+``out[..., i, j] = sum_k x[..., i, k] * wp[j // width, k, j % width]``.  Its reduction block
+carries the annotation ``PACKED_MATMUL`` (the panel width), by which the schedule rule
+``register_tile_prepacked`` (``schedules.packed_matmul``) knows it.  The original weight is
+no longer read by the built code, so only the packed one is kept in the executable.
+
+Left alone: a weight that is a parameter (a tinynn ``linear(x, w)``; packing it would cost a
+kernel per call, which is what the register tile's in-kernel panels already do), a constant
+that anything else also reads (packing would keep both layouts), other dtypes, and column
+counts with no power-of-two divisor of at least ``MIN_WIDTH`` (a prime such as 97).
+"""
+from __future__ import annotations
+
+import functools
+
+from .fold_batchnorm import _op_name
+
+# The block annotation the schedule recognises the packed matmul's reduction by (its value
+# is the panel width); FuseTIR keeps it with the block.
+PACKED_MATMUL = "mlclab.packed_matmul"
+BLOCK_NAME = "packed_matmul"
+# The narrowest panel worth packing: a panel is a whole number of SIMD lanes.
+MIN_WIDTH = 4
+
+
+def panel_width(columns: int, lanes: int):
+    """The panel width for a weight of ``columns`` output columns: the widest power of two
+    no wider than one vector that divides them (768 -> 16 on AVX-512, 120 -> 8), or None
+    when there is none of at least ``MIN_WIDTH``.  A power of two, so that ``j // width``
+    and ``j % width`` become shifts and masks the vectorizer sees through."""
+    width = 1
+    while width * 2 <= lanes and columns % (width * 2) == 0:
+        width *= 2
+    return width if width >= MIN_WIDTH else None
+
+
+def pack_panels(weight_nk, width: int):
+    """``weight_nk`` (N, K) as (N / width, K, width) panels (numpy, a contiguous copy)."""
+    import numpy as np
+
+    n, k = weight_nk.shape
+    return np.ascontiguousarray(weight_nk.reshape(n // width, width, k).transpose(0, 2, 1))
+
+
+def pack_weights(lanes: int):
+    """A module pass replacing every ``matmul(x, permute_dims(w))`` and ``matmul(x, w)``
+    with a constant 2-D float32 ``w`` read by nothing else by ``packed_matmul`` on ``w``'s
+    panels for ``lanes``-wide vectors."""
+    import tvm
+    from tvm import relax
+
+    from .fold_batchnorm import with_functions
+
+    @tvm.transform.module_pass(opt_level=0, name="mlclab.PackWeights")
+    def pack(mod, _ctx):
+        uses = _constant_uses(mod)
+        # Any Relax function: the rewrite replaces one binding by a call on the same values,
+        # so it holds in functions of several blocks (an imported model's index checks).
+        plans = {gv: _plans(func, uses, lanes) for gv, func in mod.functions_items()
+                 if isinstance(func, relax.Function) and isinstance(func.body, relax.SeqExpr)}
+        plans = {gv: plan for gv, plan in plans.items() if plan}
+        if not plans:
+            return mod
+        every = {var: p for plan in plans.values() for var, p in plan.items()}
+        packer = _packer_class()(mod, every)
+        updates = {gv: relax.analysis.remove_all_unused(packer.visit_expr(mod[gv]))
+                   for gv in plans}
+        # The builder's module holds the new packed_matmul kernels beside the old functions.
+        return with_functions(packer.builder_.get(), updates)
+
+    return pack
+
+
+def _constant_uses(mod) -> dict:
+    """Constant -> how many places of the module's Relax functions read it."""
+    from tvm import relax
+    from tvm.ir.expr import Constant
+
+    counts: dict = {}
+
+    def record(node):
+        if isinstance(node, Constant):
+            counts[node] = counts.get(node, 0) + 1
+
+    for _gv, func in mod.functions_items():
+        if isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(func, record)
+    return counts
+
+
+def _plans(func, uses, lanes: int) -> dict:
+    """matmul var -> (x, the (N, K) weight as numpy, panel width) for every matmul to pack."""
+    from tvm import relax
+
+    values = relax.analysis.get_var2val(func)
+    var_uses = _var_uses(func)
+    plans = {}
+    for var, value in values.items():
+        if _op_name(value) != "relax.matmul" or not _float32(var):
+            continue
+        x, b = value.args
+        # x of rank 2 or more (a vector times a matrix is left to the general rules)
+        if not (_float32(x) and x.ty.ndim >= 2) \
+                or str(value.attrs.out_dtype) not in ("", "float32"):
+            continue
+        b = _unbroadcast(b, x, values, var_uses)
+        weight = _constant_nk(b, values, var_uses, uses)
+        if weight is None:
+            continue
+        width = panel_width(weight.shape[0], lanes)
+        if width is not None:
+            plans[var] = (x, weight, width)
+    return plans
+
+
+def _unbroadcast(b, x, values, var_uses):
+    """A 2-D B that the importer broadcast over ``x``'s own batch axes (a linear layer on a
+    transposed 4-D input, as in MobileViT, becomes a batched matmul by the weight expanded
+    with ``broadcast_to`` and reshaped): the 2-D value itself, since ``x @ b`` is then the
+    same; any other ``b`` as it is."""
+    from tvm import relax
+
+    shape, x_shape = _ints(b.ty), _ints(x.ty)
+    if shape is None or x_shape is None or len(shape) != len(x_shape) or len(shape) < 3 \
+            or shape[:-2] != x_shape[:-2]:
+        return b
+    inner = b
+    # through broadcasts and reshapes that keep the last two axes, each read only here
+    while isinstance(inner, relax.Var) and var_uses.get(inner) == 1:
+        value = values.get(inner)
+        if _op_name(value) not in ("relax.broadcast_to", "relax.reshape"):
+            break
+        source = _ints(value.args[0].ty)
+        if source is None or source[-2:] != shape[-2:]:
+            break
+        inner = value.args[0]
+        if len(source) == 2:
+            return inner
+    return b
+
+
+def _ints(ty):
+    """The static int shape of a tensor type, or None."""
+    from tvm import tirx
+
+    values = getattr(getattr(ty, "shape", None), "values", None)
+    if values is None or not all(isinstance(v, tirx.IntImm) for v in values):
+        return None
+    return [int(v) for v in values]
+
+
+def _constant_nk(b, values, var_uses, uses):
+    """B of a matmul as an (N, K) numpy weight when it is a 2-D constant (K, N), or the
+    transpose of a 2-D constant (N, K), read by nothing else; else None."""
+    from tvm import relax
+    from tvm.ir.expr import Constant
+
+    if isinstance(b, Constant):
+        return b.value.numpy().T if b.ty.ndim == 2 and uses.get(b) == 1 else None
+    if not isinstance(b, relax.Var) or var_uses.get(b) != 1:
+        return None
+    value = values.get(b)
+    if _op_name(value) != "relax.permute_dims":
+        return None
+    (w,) = value.args
+    axes = value.attrs.axes
+    if not (isinstance(w, Constant) and w.ty.ndim == 2 and uses.get(w) == 1
+            and (axes is None or [int(a) for a in axes] == [1, 0])):
+        return None
+    return w.value.numpy()
+
+
+def _var_uses(func) -> dict:
+    """var -> how many bindings (and the result) read it."""
+    from tvm import relax
+
+    counts: dict = {}
+    body = func.body
+    values = [b.value for block in body.blocks for b in block.bindings] + [body.body]
+    for value in values:
+        seen = set()
+
+        def record(node, seen=seen):
+            if isinstance(node, relax.Var) and node not in seen:
+                seen.add(node)
+                counts[node] = counts.get(node, 0) + 1
+
+        relax.analysis.post_order_visit(value, record)
+    return counts
+
+
+def _float32(expr) -> bool:
+    from tvm import relax
+
+    ty = expr.ty
+    return isinstance(ty, relax.TensorType) and str(ty.dtype) == "float32" and ty.ndim >= 1
+
+
+def packed_matmul(x, panels, columns: int):
+    """The TE compute of ``x @ w.T`` from ``w``'s panels: ``x`` (..., M, K), ``panels``
+    (N / width, K, width), the result (..., M, ``columns``)."""
+    from tvm import te
+
+    width = int(panels.shape[2])
+    k = te.reduce_axis((0, x.shape[-1]), name="k")
+
+    def compute(*index):
+        *batch, i, j = index
+        return te.sum(x[(*batch, i, k)] * panels[j // width, k, j % width], axis=k)
+
+    return te.compute((*x.shape[:-1], columns), compute, name=BLOCK_NAME,
+                      attrs={PACKED_MATMUL: width})
+
+
+@functools.lru_cache(maxsize=None)
+def _packer_class():
+    from tvm import relax
+
+    @relax.expr_functor.mutator
+    class Packer(relax.PyExprMutator):
+        """Replaces each planned matmul by ``packed_matmul`` on a packed constant; the old
+        weight and its transpose become dead code."""
+
+        def __init__(self, mod, plans):
+            super().__init__(mod)
+            self.plans = plans
+
+        def visit_var_binding_(self, binding):
+            plan = self.plans.get(binding.var)
+            if plan is None:
+                super().visit_var_binding_(binding)
+                return
+            x, weight, width = plan
+            panels = relax.const(pack_panels(weight, width))
+            call = self.builder_.call_te(packed_matmul, self.visit_expr(x), panels,
+                                         columns=weight.shape[0],
+                                         primfunc_name_hint=BLOCK_NAME)
+            # Under the matmul's own var: the views follow a value through the pipeline by
+            # name, so the packed matmul keeps its line (its PyTorch module).
+            self.builder_.emit_normalized(relax.VarBinding(binding.var,
+                                                           self.builder_.normalize(call)))
+
+    return Packer

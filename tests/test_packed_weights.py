@@ -1,0 +1,189 @@
+"""A model's matmul weights are packed into column panels once, at compile time
+(``mlclab.PackWeights``), and the register tile reads the panels directly: no copy of the
+weight per call, and the built code keeps only the packed layout (issue 21)."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import mlclab  # noqa: E402
+from mlclab.backend.pack_weights import pack_panels, panel_width  # noqa: E402
+from mlclab.backend.schedules import vector_lanes  # noqa: E402
+
+
+def _lanes():
+    from mlclab.backend.targets import resolve_target
+
+    return vector_lanes(resolve_target("llvm"))
+
+
+def _linear(k, n, bias=True, seed=0):
+    torch.manual_seed(seed)
+    return torch.nn.Linear(k, n, bias=bias).eval()
+
+
+def _kernels(fn):
+    """(name, PrimFunc) of the built code, and the shapes of the Relax constants it holds."""
+    from tvm import relax, tirx
+    from tvm.ir.expr import Constant
+
+    final = fn.build_record.final
+    kernels, constants = {}, []
+    for gv, func in final.functions_items():
+        if isinstance(func, tirx.PrimFunc):
+            kernels[gv.name_hint] = func
+        elif isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(func, lambda node: constants.append(
+                tuple(node.value.shape)) if isinstance(node, Constant)
+                and hasattr(node.value, "shape") else None)
+    return kernels, constants
+
+
+def _executable_tensors(fn):
+    """The shapes of the tensors in the built executable's constant pool (what a call keeps
+    in memory), read from its statistics: ``[6, 64, 16]`` beside ``shapetuple[4, 96]``."""
+    import re
+
+    pool = str(fn.program.executable.stats()).split("Constant pool", 1)[1].split("Globals")[0]
+    return {tuple(int(d) for d in m.split(", "))
+            for m in re.findall(r"(?<!shapetuple)\[(\d+(?:, \d+)*)\]", pool)}
+
+
+def _decisions(fn):
+    return {name: rule for name, (rule, _declined) in fn.build_record.schedule_decisions().items()}
+
+
+def _blocks(func):
+    from mlclab.backend.schedules.tir_util import blocks_of
+
+    return [b.name_hint for b in blocks_of(func)]
+
+
+def test_panels_are_the_weight_rows_cut_into_vectors():
+    w = np.arange(6 * 4, dtype=np.float32).reshape(6, 4)        # (N, K)
+    panels = pack_panels(w, 2)
+    assert panels.shape == (3, 4, 2)
+    # panel p, row k holds the columns p*2 .. p*2+1 of B = w.T at row k
+    for p in range(3):
+        np.testing.assert_array_equal(panels[p], w.T[:, 2 * p:2 * p + 2])
+    assert panel_width(768, 16) == 16 and panel_width(120, 16) == 8
+    assert panel_width(40, 4) == 4 and panel_width(97, 16) is None and panel_width(6, 16) is None
+
+
+@pytest.mark.parametrize("rows,k,n", [
+    (1, 64, 48),       # one token (a decoding step): one row, the columns in three panels
+    (197, 96, 144),    # ViT's 197 tokens, a prime no tile divides; 9 vectors of columns
+    (5, 33, 120),      # odd K; 120 columns are half-vector panels on AVX-512
+    (128, 256, 512),   # a transformer's shape, tiles dividing everything
+    (6, 2048, 64),     # a deep reduction, run in blocks of K (K_BLOCK), rows not a tile's
+])
+def test_a_packed_linear_matches_numpy(rows, k, n):
+    layer = _linear(k, n)
+    x = np.random.default_rng(1).standard_normal((1, rows, k)).astype(np.float32)
+    fn = mlclab.from_torch(layer, torch.from_numpy(x))
+    w, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    np.testing.assert_allclose(fn(x), x @ w.T + b, rtol=1e-4, atol=1e-4)
+    assert "register_tile_prepacked" in _decisions(fn).values()
+    assert fn.program.optimized
+
+
+def test_a_symbolic_batch_runs_on_the_same_packed_weight():
+    layer = _linear(64, 96)
+    x = np.random.default_rng(2).standard_normal((3, 64)).astype(np.float32)
+    fn = mlclab.from_torch(layer, torch.from_numpy(x), dynamic_batch=True)
+    w, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    for batch in (1, 3, 6):   # rows: one, fewer than a tile, a tile and a half
+        xb = np.random.default_rng(batch).standard_normal((batch, 64)).astype(np.float32)
+        np.testing.assert_allclose(fn(xb), xb @ w.T + b, rtol=1e-4, atol=1e-4)
+    assert "register_tile_prepacked" in _decisions(fn).values()
+
+
+def test_the_weight_is_packed_once_at_build_time_not_in_the_kernel():
+    n, k = 256, 128
+    layer = torch.nn.Sequential(_linear(k, n), torch.nn.ReLU()).eval()
+    x = torch.randn(1, 32, k)
+    fn = mlclab.from_torch(layer, x)
+    kernels, constants = _kernels(fn)
+    decisions = _decisions(fn)
+    packed = [name for name, rule in decisions.items() if rule == "register_tile_prepacked"]
+    assert len(packed) == 1
+    func = kernels[packed[0]]
+    width = panel_width(n, _lanes())
+    # the kernel reads the panels as a parameter and copies nothing into a packed buffer
+    shapes = [tuple(int(d) for d in p.ty.shape) for p in func.params]
+    assert (n // width, k, width) in shapes
+    assert not [b for b in _blocks(func) if b.endswith("_global") or "pack" in b and
+                b not in ("packed_matmul_init", "packed_matmul_update")]
+    # the built code holds the packed constant and not the weight in either layout
+    assert (n // width, k, width) in constants
+    assert (n, k) not in constants and (k, n) not in constants
+    pool = _executable_tensors(fn)
+    assert (n // width, k, width) in pool and (n,) in pool      # the panels and the bias
+    assert (n, k) not in pool and (k, n) not in pool
+    np.testing.assert_allclose(fn(x.numpy()), layer(x).detach().numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_a_weight_read_twice_is_not_packed_so_it_is_kept_once():
+    class Tied(torch.nn.Module):
+        """GPT-2's language-model head reads the token embedding: one weight, two uses."""
+
+        def __init__(self):
+            super().__init__()
+            self.proj = _linear(64, 64, bias=False)
+
+        def forward(self, x):
+            return self.proj(x) + torch.nn.functional.linear(x, self.proj.weight.T)
+
+    model = Tied().eval()
+    x = torch.randn(1, 8, 64)
+    fn = mlclab.from_torch(model, x)
+    np.testing.assert_allclose(fn(x.numpy()), model(x).detach().numpy(), rtol=1e-4, atol=1e-4)
+    _kernels_, constants = _kernels(fn)
+    width = panel_width(64, _lanes())
+    assert (64 // width, 64, width) not in constants
+
+
+def test_columns_with_no_power_of_two_divisor_keep_the_general_rule():
+    layer = _linear(32, 97)  # a prime: no panel width divides it
+    x = np.random.default_rng(3).standard_normal((1, 16, 32)).astype(np.float32)
+    fn = mlclab.from_torch(layer, torch.from_numpy(x))
+    w, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    np.testing.assert_allclose(fn(x), x @ w.T + b, rtol=1e-4, atol=1e-4)
+    assert "register_tile_prepacked" not in _decisions(fn).values()
+    assert fn.program.optimized
+
+
+def test_a_vector_times_a_constant_matrix_is_left_as_it_is():
+    from tvm import relax
+    from tvm.relax import op as R
+
+    from mlclab.backend.pack_weights import pack_weights
+
+    bb = relax.BlockBuilder()
+    v = relax.Var("v", relax.TensorType((32,), "float32"))
+    with bb.function("main", [v]):
+        with bb.dataflow():
+            out = bb.emit_output(R.matmul(v, relax.const(np.ones((32, 48), np.float32))))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    assert pack_weights(16)(mod).same_as(mod)
+
+
+def test_a_weight_broadcast_over_the_batch_axes_is_packed_once():
+    # A linear layer on a transposed 4-D input (as in MobileViT's patches) is exported as a
+    # batched matmul by the weight expanded over the batch axes: (4, 16, 40) @ (4, 40, 48).
+    class OnPatches(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = _linear(40, 48)
+
+        def forward(self, x):
+            return self.proj(x.transpose(1, 2))
+
+    model = OnPatches().eval()
+    x = torch.randn(1, 16, 4, 40)
+    fn = mlclab.from_torch(model, x)
+    assert "broadcast_to" in fn.mod.script()
+    np.testing.assert_allclose(fn(x.numpy()), model(x).detach().numpy(), rtol=1e-4, atol=1e-4)
+    assert "register_tile_prepacked" in _decisions(fn).values()
+    pool = _executable_tensors(fn)
+    assert (48, 40) not in pool and (40, 48) not in pool and (4, 40, 48) not in pool
