@@ -10,6 +10,7 @@ import pytest
 
 from test_saved_viewer_browser import offline
 
+from mlclab.backend.passes import build_passes
 from mlclab.notebook.page import unpacked_state
 
 pytestmark = pytest.mark.browser
@@ -102,7 +103,9 @@ def test_scrubbing_across_fuseops_in_jupyterlab_keeps_nodes_in_place(page, run_a
     viewer = viewer_of(page)
     check_scrub(page, viewer)
     scrub_to(page, viewer, "FuseOps")
-    page.locator(".widget-label", has_text="kernel: 9 · FuseOps").wait_for()
+    # the kernel's step: the input is step 0, then every pass of the build in order
+    step = 1 + [p.info.name for p in build_passes("llvm")].index("FuseOps")
+    page.locator(".widget-label", has_text=f"kernel: {step} · FuseOps").wait_for()
     check_fits(page, viewer)
     screenshot("scrubber-lab-fuseops")
 
