@@ -5,7 +5,7 @@ operator table's NCHW lowering, which pools twice (values and the NaN mask)."""
 from __future__ import annotations
 
 from .channel_blocks import BLOCKED_OP, MAX_POOL2D, is_blocked
-from .conv_layout import _dtype, _static_shape
+from .relax_exprs import dtype_of, static_shape
 
 # The blocks' names (what the TIR view shows; the schedule reads ``BLOCKED_OP``).
 POOL_NAME = "max_pool2d_NCHWc"
@@ -20,9 +20,9 @@ def legalize_max_pool2d(bb, call):
     from ..ops.lowering import LEGALIZE
 
     a = call.attrs
-    out = _static_shape(call)
+    out = static_shape(call)
     if not (is_blocked(a.layout) and a.out_layout == a.layout and out is not None
-            and all(int(d) == 1 for d in a.dilation) and _dtype(call.args[0]) == "float32"):
+            and all(int(d) == 1 for d in a.dilation) and dtype_of(call.args[0]) == "float32"):
         return LEGALIZE["relax.nn.max_pool2d"](bb, call)
     return bb.call_te(_max_pool2d_nchwc, call.args[0],
                       pool_size=[int(k) for k in a.pool_size],

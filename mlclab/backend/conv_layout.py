@@ -36,10 +36,11 @@ from __future__ import annotations
 import functools
 import math
 
-from .channel_blocks import (BLOCKED_OP, CONV2D, MAX_POOL2D, MIN_BLOCK,  # noqa: F401
+from .channel_blocks import (BLOCKED_OP, CONV2D, MIN_BLOCK,  # noqa: F401
                              channel_block, is_blocked)
 from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
                            legalize_depthwise)
+from .relax_exprs import dtype_of, is_constant, op_name, static_shape
 
 # The blocks' names (what the TIR view shows).  The schedules recognise the reductions by
 # the annotation ``BLOCKED_OP`` instead, which FuseTIR keeps with the block: a name could be
@@ -100,25 +101,7 @@ def _has_blockable_conv(func, lanes: int) -> bool:
         for b in block.bindings)
 
 
-def _static_shape(expr):
-    """The int shape of a tensor-typed ``expr``, or None (unknown or symbolic)."""
-    from tvm import relax, tirx
 
-    ty = getattr(expr, "ty", None)
-    if not isinstance(ty, relax.TensorType) or ty.shape is None:
-        return None
-    values = getattr(ty.shape, "values", None)
-    if values is None or not all(isinstance(v, tirx.IntImm) for v in values):
-        return None
-    return tuple(int(v) for v in values)
-
-
-def _dtype(expr) -> str:
-    return str(getattr(expr.ty, "dtype", ""))
-
-
-def _op_name(call) -> str:
-    return getattr(call.op, "name", "")
 
 
 def _conv_blocks(call, lanes: int, incoming=None):
@@ -126,7 +109,7 @@ def _conv_blocks(call, lanes: int, incoming=None):
     ``incoming`` is the channel block its input already has, if it is blocked: a dense
     convolution reads any block, so a value a grouped convolution left in a narrower block
     (``grouped_conv``) is not re-blocked."""
-    if _op_name(call) != "relax.nn.conv2d":
+    if op_name(call) != "relax.nn.conv2d":
         return None
     a = call.attrs
     if (a.data_layout, a.kernel_layout, a.out_layout) != ("NCHW", "OIHW", "NCHW"):
@@ -136,12 +119,12 @@ def _conv_blocks(call, lanes: int, incoming=None):
     if a.out_dtype is not None and str(a.out_dtype) not in ("", "float32"):
         return None
     x, w = call.args
-    xs, ws = _static_shape(x), _static_shape(w)
+    xs, ws = static_shape(x), static_shape(w)
     if xs is None or ws is None or len(xs) != 4 or len(ws) != 4:
         return None
-    if _dtype(x) != "float32" or _dtype(w) != "float32" or 0 in xs or 0 in ws:
+    if dtype_of(x) != "float32" or dtype_of(w) != "float32" or 0 in xs or 0 in ws:
         return None
-    out = _static_shape(call)
+    out = static_shape(call)
     if out is None or math.prod(out) * math.prod(ws[1:]) < MIN_MACS:
         return None
     if int(a.groups) != 1:
@@ -177,7 +160,7 @@ def _blocked_weight(w, blocks):
     """OIHW -> OIHW{ib}i{ob}o: a constant re-laid out now, anything else at run time."""
     from tvm import relax
 
-    if _is_constant(w):
+    if is_constant(w):
         return relax.const(blocked_weight_value(w.value.numpy(), blocks))
     ib, ob = blocks.weight_in, blocks.out
 
@@ -186,11 +169,6 @@ def _blocked_weight(w, blocks):
 
     return relax.op.layout_transform(w, index_map=kernel_map)
 
-
-def _is_constant(expr) -> bool:
-    from tvm.ir.expr import Constant
-
-    return isinstance(expr, Constant)
 
 
 def _make_blocker():
@@ -251,7 +229,7 @@ def _make_blocker():
         def _channel_operand(self, arg, channels: int, block: int):
             """A broadcast operand in the blocked layout: a blocked tensor of the same
             shape, a per-channel (1, C, 1, 1) vector reshaped, or a scalar; else None."""
-            shape = _static_shape(arg)
+            shape = static_shape(arg)
             if shape is None:
                 return None
             per_channel = len(shape) in (3, 4) and shape[-3] == channels and \
@@ -267,7 +245,7 @@ def _make_blocker():
                 return self.visit_expr(arg) if len(shape) == 0 else \
                     self.builder_.emit(R.reshape(self.visit_expr(arg), ()))
             if per_channel:
-                if _is_constant(arg):  # a folded batch norm's shift: re-laid out now
+                if is_constant(arg):  # a folded batch norm's shift: re-laid out now
                     return relax.const(arg.value.numpy().reshape(
                         1, channels // block, 1, 1, block))
                 return self.builder_.emit(R.reshape(
@@ -304,8 +282,8 @@ def _make_blocker():
             if blocks is None:
                 return False
             xb = self._blocked_input(x, blocks.data)
-            wb = _blocked_weight(w if _is_constant(w) else self.visit_expr(w), blocks)
-            if not _is_constant(wb):
+            wb = _blocked_weight(w if is_constant(w) else self.visit_expr(w), blocks)
+            if not is_constant(wb):
                 wb = self.builder_.emit(wb)
             a = call.attrs
             data_layout, kernel_layout, out_layout = blocks.layouts()
@@ -339,11 +317,11 @@ def _make_blocker():
 
         def _binary(self, binding, call) -> bool:
             a, b = call.args
-            shape = _static_shape(binding.var)
+            shape = static_shape(binding.var)
             # The blocked operand of the result's shape sets the block; the other may be a
             # blocked per-channel vector (squeeze-excite's scale: ``s * x``, ``s`` first).
             source = next((arg for arg in (a, b) if arg in self.blocked
-                           and _static_shape(arg) == shape), None)
+                           and static_shape(arg) == shape), None)
             if source is None or shape is None:
                 return False
             block = self.blocked[source][1]
@@ -360,7 +338,7 @@ def _make_blocker():
             result, use the same block -- then channel ``c`` is where it would be."""
             parts = call.args[0]
             parts = self.tuples.get(parts, parts)
-            shape = _static_shape(binding.var)
+            shape = static_shape(binding.var)
             if not isinstance(parts, relax.Tuple) or shape is None or len(shape) != 4 \
                     or int(call.attrs.axis) % 4 != 1 or \
                     any(p not in self.blocked for p in parts.fields):
@@ -387,7 +365,7 @@ def _make_blocker():
                 self._bind(binding, R.mean(xb, axis=[2, 3], keepdims=True), block)
                 return True
             mean = self.builder_.emit(R.mean(xb, axis=[2, 3]))
-            flat = self.builder_.normalize(R.reshape(mean, _static_shape(binding.var)))
+            flat = self.builder_.normalize(R.reshape(mean, static_shape(binding.var)))
             self.builder_.emit_normalized(relax.VarBinding(binding.var, flat))
             self.changed = True
             return True

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 
+from .relax_exprs import is_constant, op_name
+
 
 def fold_batchnorm():
     """A module pass folding every foldable inference batch norm (see the module doc)."""
@@ -28,7 +30,7 @@ def fold_batchnorm():
         for gv, func in mod.functions_items():
             block = (single_dataflow_block(func) if isinstance(func, relax.Function)
                      else None)
-            if block is None or not any(_op_name(b.value) == "relax.nn.batch_norm"
+            if block is None or not any(op_name(b.value) == "relax.nn.batch_norm"
                                         for b in block.bindings):
                 continue
             uses = _uses(func)
@@ -95,7 +97,7 @@ def _plans(func, uses) -> dict:
     values = relax.analysis.get_var2val(func)
     plans = {}
     for var, value in values.items():
-        if _op_name(value) != "relax.nn.batch_norm":
+        if op_name(value) != "relax.nn.batch_norm":
             continue
         plans[var] = _plan(value, values, uses, var)
     return plans
@@ -111,7 +113,7 @@ def _plan(call, values, uses, var):
     if bool(a.training) or not isinstance(ty, relax.TensorType) or ty.ndim != 4 \
             or int(a.axis) not in (1, -3) or str(ty.dtype) != "float32":
         return None
-    if not all(_is_constant(s) for s in stats):
+    if not all(is_constant(s) for s in stats):
         return None
     users = uses.get(var, [])
     if len(users) != 1 or not (isinstance(users[0], relax.TupleGetItem)
@@ -134,23 +136,13 @@ def _plan(call, values, uses, var):
 def _foldable_conv(value) -> bool:
     """A convolution whose output channels are axis 1 and whose weight is a constant with
     output channels first (so a per-channel scale is a per-filter scale)."""
-    if _op_name(value) != "relax.nn.conv2d":
+    if op_name(value) != "relax.nn.conv2d":
         return False
     a = value.attrs
-    return (a.out_layout == "NCHW" and a.kernel_layout == "OIHW" and _is_constant(value.args[1])
+    return (a.out_layout == "NCHW" and a.kernel_layout == "OIHW" and is_constant(value.args[1])
             and str(value.args[1].ty.dtype) == "float32")
 
 
-def _op_name(value) -> str:
-    from tvm import relax
-
-    return getattr(value.op, "name", "") if isinstance(value, relax.Call) else ""
-
-
-def _is_constant(expr) -> bool:
-    from tvm.ir.expr import Constant
-
-    return isinstance(expr, Constant)
 
 
 @functools.lru_cache(maxsize=None)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 
-from .fold_batchnorm import _op_name
+from .relax_exprs import op_name
 
 # The block annotation the schedule recognises the packed matmul's reduction by (its value
 # is the panel width); FuseTIR keeps it with the block.
@@ -106,7 +106,7 @@ def _plans(func, uses, lanes: int) -> dict:
     var_uses = _var_uses(func)
     plans = {}
     for var, value in values.items():
-        if _op_name(value) != "relax.matmul" or not _float32(var):
+        if op_name(value) != "relax.matmul" or not _float32(var):
             continue
         x, b = value.args
         # x of rank 2 or more (a vector times a matrix is left to the general rules)
@@ -138,7 +138,7 @@ def _unbroadcast(b, x, values, var_uses):
     # through broadcasts and reshapes that keep the last two axes, each read only here
     while isinstance(inner, relax.Var) and var_uses.get(inner) == 1:
         value = values.get(inner)
-        if _op_name(value) not in ("relax.broadcast_to", "relax.reshape"):
+        if op_name(value) not in ("relax.broadcast_to", "relax.reshape"):
             break
         source = _ints(value.args[0].ty)
         if source is None or source[-2:] != shape[-2:]:
@@ -170,7 +170,7 @@ def _constant_nk(b, values, var_uses, uses):
     if not isinstance(b, relax.Var) or var_uses.get(b) != 1:
         return None
     value = values.get(b)
-    if _op_name(value) != "relax.permute_dims":
+    if op_name(value) != "relax.permute_dims":
         return None
     (w,) = value.args
     axes = value.attrs.axes
