@@ -132,6 +132,18 @@ def test_dynamic_batch_is_a_symbolic_size_named_batch():
     assert mlclab.validate(fn, seed=2).ok
 
 
+def test_dynamic_batch_of_a_sequence_model():
+    # A linear layer over (batch, 5, 8) reshapes to (batch * 5, 8), which TVM prints as
+    # "batch * T.int64(5)": the memory guard must read that size, not refuse the model.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())
+    fn = mlclab.from_torch(model, torch.randn(2, 5, 8), dynamic_batch=True)
+    assert fn.signature() == "Sequential(input: Tensor[(batch, 5, 8), f32]) -> Tensor[(batch, 5, 4), f32]"
+    for n in (1, 3):
+        x = np.random.default_rng(n).standard_normal((n, 5, 8), dtype=np.float32)
+        np.testing.assert_allclose(fn(x), torch_out(model, x), rtol=1e-5, atol=1e-5)
+
+
 def test_params_as_inputs_take_the_weights_after_the_inputs():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3))

@@ -92,6 +92,16 @@ _BINOPS = {
 _COMBINE = {ast.Add: add, ast.Sub: sub, ast.Mult: mul, ast.FloorDiv: floordiv}
 
 
+def _is_tvm_int(node: ast.AST) -> bool:
+    """Whether ``node`` is TVM's spelling of an integer constant, ``T.int64(5)``: a shape
+    like ``(batch * 5, 8)`` prints as ``batch * T.int64(5)``."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "T"
+            and node.func.attr in ("int32", "int64") and len(node.args) == 1
+            and not node.keywords and isinstance(node.args[0], ast.Constant)
+            and type(node.args[0].value) is int)
+
+
 def _fold(node: ast.AST, leaf: Callable[[str], object], ops: Mapping = _BINOPS):
     """Evaluate a dimension's syntax tree bottom up: names through ``leaf``, operators
     through ``ops`` (Python's arithmetic, or this module's spelling-preserving combinators)."""
@@ -99,6 +109,8 @@ def _fold(node: ast.AST, leaf: Callable[[str], object], ops: Mapping = _BINOPS):
         return _fold(node.body, leaf, ops)
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
+    if _is_tvm_int(node):
+        return node.args[0].value
     if isinstance(node, ast.Name):
         return leaf(node.id)
     if isinstance(node, ast.BinOp) and type(node.op) in ops:
