@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mlclab.notebook.page import unpacked_state
+from mlclab.notebook.page import carried_graphviz, unpacked_state
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "js"))
@@ -100,6 +100,9 @@ NO_DOT_SCRIPT = textwrap.dedent('''
     viewer = fn.viewer()
     geometry = viewer.current["geometry"]
     out["geometry"] = {k: geometry.get(k) for k in ("svg", "dot", "note")}
+    # The module goes to the widget only when its front end asks (its page had no copy).
+    out["sent_before"] = len(viewer.graphviz_wasm)
+    viewer._on_front_end(viewer, {"event": "graphviz"}, [])
     out["sent"] = len(viewer.graphviz_wasm)
     out["twin"] = viewer._twin()
     out["static"] = viewer.static_html()
@@ -131,13 +134,15 @@ def test_without_dot_the_viewer_and_graph_send_dot_for_the_browser(tmp_path):
     geometry = out["geometry"]
     assert geometry["svg"] == "" and geometry["dot"].startswith("digraph")
     assert 'id="g:y"' in geometry["dot"] and geometry["note"].startswith(out["in_browser"])
-    assert out["sent"] > 100_000
-    # Twin and saved page carry the module and the DOT, and no user text unescaped.
-    # (a twin and a saved page carry their state packed: notebook/page.py)
+    assert out["sent_before"] == 0 and out["sent"] > 100_000
+    # Twin and saved page carry the module once, beside their packed state (packing would
+    # make it larger), and the DOT; no user text unescaped.
     for page in (out["twin"], out["saved"], html):
         assert "</script><b>bold" not in page and "<b>bold</b>" not in page
         state = unpacked_state(page)
-        assert state["graphviz_wasm"].startswith("/*! mlclab vendored @hpcc-js/wasm-graphviz")
+        assert "graphviz_wasm" not in state
+        assert carried_graphviz(page).startswith("/*! mlclab vendored @hpcc-js/wasm-graphviz")
+        assert page.count("mlclab vendored @hpcc-js/wasm-graphviz") == 1
         assert "</script><b>bold" in json.dumps(state, ensure_ascii=False)
     # Without script: the graph as text, and why.
     assert "laid out in your browser" in out["static"] and "Call log" in out["static"]

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.browser,
 SAVE = textwrap.dedent('''
     import shutil, sys
     import mlclab
-    from mlclab.notebook.browser_layout import graph_html
+    from mlclab.notebook.picture import graph_html
     from mlclab.notebook.page import document
 
     assert shutil.which("dot") is None
