@@ -115,9 +115,21 @@ def carried_graphviz(html_text: str) -> str:
     """The WebAssembly Graphviz a page or twin carries ("" for none): for tools and tests."""
     import re
 
-    found = re.findall(r'<script type="text/plain" class="mlclab-graphviz">(.*?)</script>',
+    found = re.findall(r'<script[^>]*\bclass="mlclab-graphviz"[^>]*>(.*?)</script>',
                        html_text, re.S)
     return found[0] if found else ""
+
+
+def twin_fragment(uid: str, static: str) -> str:
+    """``static`` (a display's HTML, which may hold pictures that lay themselves out) as the
+    ``text/html`` twin of the live widget whose graph viewer has ``uid``: that viewer hides it
+    where it draws, and a twin drawn after it stands down (``static/twin.js``)."""
+    uid = html.escape(uid, quote=True)
+    check = ("(function () {\n" + bundle(entry="twin.js") + "\n"
+             "var root = document.currentScript.parentElement;\n"
+             "if (drawnLive(root)) root.hidden = true;\n})();\n").replace("</script", "<\\/script")
+    return (f'<div class="mlclab-fallback" data-mlclab-for="{uid}">{static}'
+            f"<script>{check}</script></div>")
 
 
 def page(viewer, title: str = "mlclab graph") -> str:

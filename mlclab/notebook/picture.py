@@ -15,7 +15,7 @@ import html
 from typing import Mapping, Optional
 
 from .browser_layout import IN_BROWSER, WITHOUT_SCRIPT, available, graphviz_module
-from .page import standalone_fragment
+from .page import graphviz_element, standalone_fragment
 
 
 def graph_html(view) -> Optional[str]:
@@ -28,21 +28,29 @@ def graph_html(view) -> Optional[str]:
     return _picture(view.ladder(), view.text)
 
 
-def picture_html(vm: Mapping) -> Optional[str]:
+def picture_html(vm: Mapping, module: bool = True) -> Optional[str]:
     """View model ``vm``'s drawing as a column picture (as :func:`graph_html`; its ``geometry``
-    holds ``dot`` and the further-folded ``ladder``), or None when ``dot`` drew it."""
+    holds ``dot`` and the further-folded ``ladder``), or None when ``dot`` drew it. Without
+    ``module`` the picture does not carry the WebAssembly Graphviz: the output holding it
+    carries one copy for all its pictures (:func:`with_module`)."""
     g = (vm or {}).get("geometry") or {}
     if not g.get("dot") or not available():
         return None
     first = {"dot": g["dot"], "note": "", "nodes": len(vm.get("nodes") or {})}
-    return _picture([first, *g.get("ladder", ())], g.get("text", ""))
+    return _picture([first, *g.get("ladder", ())], g.get("text", ""), module)
 
 
-def _picture(ladder: list, text: str) -> str:
+def with_module(html_text: str) -> str:
+    """``html_text`` (an output made of pictures without their module) with one copy of the
+    WebAssembly Graphviz for all of them."""
+    return html_text + graphviz_element(graphviz_module())
+
+
+def _picture(ladder: list, text: str, module: bool = True) -> str:
     note = ladder[0]["note"]
     static = (f'<div class="mlclab-fit-note" style="font-size:12px;opacity:0.8">'
               f"{html.escape(f'{note} {IN_BROWSER} {WITHOUT_SCRIPT}'.strip())}</div>"
               f"<pre>{html.escape(text)}</pre>")
     state = {"ladder": ladder, "where": IN_BROWSER, "text": text,
-             "graphviz_wasm": graphviz_module()}
+             "graphviz_wasm": graphviz_module() if module else ""}
     return standalone_fragment(state, static, entry="layout.js")

@@ -16,7 +16,7 @@ from test_compare_browser import check_sync
 from test_saved_viewer_browser import NOTEBOOK, SOURCE, check_viewer, offline
 
 from mlclab.notebook.browser_layout import available
-from mlclab.notebook.page import unpacked_state
+from mlclab.notebook.page import carried_graphviz
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not available(), reason="the WebAssembly Graphviz is not built "
@@ -102,8 +102,11 @@ def test_an_nbconvert_export_made_without_dot_keeps_a_working_picture(page, tmp_
                     f"--ExecutePreprocessor.store_widget_state={store}", str(nb)],
                    check=True, capture_output=True, timeout=300, env=env, cwd=tmp_path)
     out = tmp_path / "viewer.html"
-    # The twin carries the WebAssembly Graphviz in its (packed) state: nothing to fetch.
-    assert "mlclab vendored @hpcc-js/wasm-graphviz" in unpacked_state(out.read_text())["graphviz_wasm"]
+    # The twin carries the WebAssembly Graphviz beside its packed state, once: nothing to
+    # fetch, and the widget's stored state holds no second copy (nothing asked for it).
+    text = out.read_text()
+    assert "mlclab vendored @hpcc-js/wasm-graphviz" in carried_graphviz(text)
+    assert text.count("mlclab vendored @hpcc-js/wasm-graphviz") == 1
     asked = offline(page)
     page.goto(f"file://{out}")
     check_viewer(page, out)
