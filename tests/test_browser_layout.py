@@ -108,6 +108,8 @@ NO_DOT_SCRIPT = textwrap.dedent('''
     out["static"] = viewer.static_html()
     out["saved"] = open(viewer.save(sys.argv[1]), encoding="utf-8").read()
     out["in_browser"] = IN_BROWSER
+    from mlclab.notebook.cell_display import CellDisplay
+    out["cell"] = CellDisplay(mlclab.compile(src), ["graph", "tree", "relax"]).static_html()
     print(json.dumps(out))
 ''')
 
@@ -144,6 +146,12 @@ def test_without_dot_the_viewer_and_graph_send_dot_for_the_browser(tmp_path):
         assert carried_graphviz(page).startswith("/*! mlclab vendored @hpcc-js/wasm-graphviz")
         assert page.count("mlclab vendored @hpcc-js/wasm-graphviz") == 1
         assert "</script><b>bold" in json.dumps(state, ensure_ascii=False)
+    # A %%tinynn cell's static views: each graph a picture the page lays out (the text
+    # inside for no script), one module copy for all of them.
+    cell = out["cell"]
+    assert cell.count("renderPicture") >= 4 and carried_graphviz(cell)
+    assert cell.count("mlclab vendored @hpcc-js/wasm-graphviz") == 1
+    assert "Call log" in cell and "<b>bold</b>" not in cell
     # Without script: the graph as text, and why.
     assert "laid out in your browser" in out["static"] and "Call log" in out["static"]
     assert "&lt;/script&gt;" in out["static"] or "</script>" not in out["static"]
