@@ -36,6 +36,23 @@ def path_without_dot(tmp_path) -> str:
     return str(shadow)
 
 
+def without_dot_env(tmp_path) -> dict:
+    """The environment of a process that finds no ``dot`` and imports this checkout."""
+    return {**os.environ, "PATH": path_without_dot(tmp_path),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def export_without_dot(notebook: dict, path: Path, store: bool) -> str:
+    """``notebook`` written to ``path`` and exported by ``jupyter nbconvert --to html
+    --execute`` with no ``dot`` (``store``: store widget state); the export's text."""
+    path.write_text(json.dumps(notebook))
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
+                    f"--ExecutePreprocessor.store_widget_state={store}", str(path)],
+                   check=True, capture_output=True, timeout=300,
+                   env=without_dot_env(path.parent), cwd=path.parent)
+    return path.with_suffix(".html").read_text(encoding="utf-8")
+
+
 @pytest.mark.skipif(shutil.which("npm") is None and not vendor_graphviz.is_current(),
                     reason="npm is not installed, so the WebAssembly Graphviz cannot be built "
                            "(./dev.sh setup installs npm)")

@@ -18,7 +18,7 @@ graph as text and say what is missing (:data:`MISSING`), they do not fail.
 from __future__ import annotations
 
 import functools
-from typing import Mapping, Optional
+from typing import Mapping
 
 from ..viz.dot import INSTALL_HINT
 from .bundle import STATIC

@@ -5,13 +5,11 @@ viewer keeps labels readable and folds more through its kernel; a ``%%tinynn`` c
 picture (its twin hidden); ``fn.graph()`` is folded to fit. In ``nbconvert --to html
 --execute`` exports, with and without stored widget state: the ``%%tinynn`` graph is laid out
 by the browser, offline, the text kept for renderers without script."""
-import json
-import os
 import subprocess
 import sys
 
 import pytest
-from test_browser_layout import ROOT, path_without_dot
+from test_browser_layout import export_without_dot, without_dot_env
 from test_drawing_scale import WIDE
 from test_saved_viewer_browser import offline
 
@@ -75,8 +73,7 @@ def test_jupyterlab_without_dot_fits_and_folds_like_dot(page, run_all, screensho
 def test_a_wide_column_shows_the_graph_unfolded(page, tmp_path):
     """The rung is chosen in the column the picture really has: 1,100 px folds WIDE, a 4,000
     px page shows all of it (the kernel assumes a 940 px column; the page measures)."""
-    env = {**os.environ, "PATH": path_without_dot(tmp_path),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = without_dot_env(tmp_path)
     script = ("import sys, mlclab\nfrom mlclab.notebook.page import document\n"
               "html = mlclab.compile(sys.argv[1])['main'].graph()._repr_mimebundle_()['text/html']\n"
               "open(sys.argv[2], 'w', encoding='utf-8').write(document(html, 'wide'))\n")
@@ -106,14 +103,7 @@ TINYNN = {
 @pytest.mark.parametrize("store", [True, False])
 def test_a_tinynn_cell_exported_without_dot_shows_its_graphs_laid_out(page, tmp_path, store,
                                                                      screenshot):
-    nb = tmp_path / "tinynn.ipynb"
-    nb.write_text(json.dumps(TINYNN))
-    env = {**os.environ, "PATH": path_without_dot(tmp_path),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
-                    f"--ExecutePreprocessor.store_widget_state={store}", str(nb)],
-                   check=True, capture_output=True, timeout=300, env=env, cwd=tmp_path)
-    text = (tmp_path / "tinynn.html").read_text(encoding="utf-8")
+    text = export_without_dot(TINYNN, tmp_path / "tinynn.ipynb", store)
     # One WebAssembly Graphviz for the cell's pictures; the graphs as text for no script.
     assert carried_graphviz(text) and text.count("mlclab vendored @hpcc-js/wasm-graphviz") == 1
     assert "Call concat" in text

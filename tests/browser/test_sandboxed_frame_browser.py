@@ -13,7 +13,7 @@ import sys
 import textwrap
 
 import pytest
-from test_browser_layout import ROOT, path_without_dot
+from test_browser_layout import ROOT, without_dot_env
 from test_drawing_scale import WIDE
 from test_saved_viewer_browser import SOURCE, offline
 
@@ -51,9 +51,8 @@ def pages(request, tmp_path_factory):
     if where == "no dot" and not available():
         pytest.skip("the WebAssembly Graphviz is not built (npm missing)")
     out = tmp_path_factory.mktemp(where.replace(" ", ""))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    if where == "no dot":
-        env["PATH"] = path_without_dot(out)
+    env = without_dot_env(out) if where == "no dot" else {
+        **os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     subprocess.run([sys.executable, "-c", MAKE, str(out), SOURCE, WIDE, MLP,
                     "dot" if where == "dot" else "none"],
                    check=True, capture_output=True, timeout=300, env=env, cwd=out)
