@@ -48,11 +48,12 @@ export function moduleOnPage(el) {
 }
 
 // Where a viewer gets the module: sent already, on the page (its twin carries it), or asked
-// of the kernel (live widgets only: {event: "graphviz"} sets the `graphviz_wasm` trait).
+// of the kernel (a widget: {event: "graphviz"} sets the `graphviz_wasm` trait; a page's local
+// model has no kernel to ask).
 export function graphvizSource(model, el) {
   const sent = model.get("graphviz_wasm") || moduleOnPage(el);
   if (sent) return Promise.resolve(sent);
-  if (!model.get("live") || typeof model.send !== "function") return Promise.reject(new Error(NOT_SENT));
+  if (typeof model.send !== "function") return Promise.reject(new Error(NOT_SENT));
   return new Promise((resolve, reject) => {
     const done = (fn, value) => { clearTimeout(timer); model.off("change:graphviz_wasm", arrived); fn(value); };
     const arrived = () => { const text = model.get("graphviz_wasm"); if (text) done(resolve, text); };
