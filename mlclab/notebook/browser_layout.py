@@ -27,9 +27,9 @@ VENDOR = STATIC / "vendor"
 MODULE = VENDOR / "graphviz.js"
 
 IN_BROWSER = ("Graphviz's `dot` program is not installed where this ran, so this graph is laid "
-              "out in your browser by Graphviz compiled to WebAssembly, and folded further there "
-              "when that is what it takes to fit the column with readable text, as with `dot` "
-              "(slower for big graphs; installing Graphviz makes it fast again).")
+              "out in your browser by Graphviz compiled to WebAssembly and fitted there as with "
+              "`dot`: folded further rather than drawn with text under 8 px (slower for big "
+              "graphs; installing Graphviz makes it fast again).")
 # Said too where the graph may be shown without script (GitHub, nbviewer): as text.
 WITHOUT_SCRIPT = "Where scripts do not run, the graph is shown as text."
 MISSING = ("This mlclab was installed without its WebAssembly Graphviz (mlclab/notebook/static/"
