@@ -62,6 +62,12 @@ def test_jupyterlab_without_dot_fits_and_folds_like_dot(page, run_all, screensho
     tinynn.locator(".mlclab-tabs .mlclab-viewer svg.mlclab-graph g.node").first.wait_for(timeout=60_000)
     assert tinynn.locator(".mlclab-fallback").first.is_hidden()
     assert tinynn.locator(".mlclab-viewer:visible").count() == 1
+    # A cell whose graph tab is not the first: its viewer is made (hidden) all the same, and
+    # hides the twin.
+    later = cells.nth(5)
+    later.locator(".mlclab-tabs").wait_for()
+    later.locator(".mlclab-fallback").first.wait_for(state="hidden")
+    assert later.locator(".mlclab-viewer:visible").count() == 0
     # fn.graph(): 14 parameters side by side do not fit 953 px readably: folded in the page.
     picture = cells.nth(3).locator(".jp-OutputArea-output").first
     check_column_picture(picture)
