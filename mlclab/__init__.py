@@ -33,7 +33,7 @@ _displays.register("function_display", "mlclab.notebook.cell_display:function_di
 _displays.register("show_function", "mlclab.notebook.cell_display:show_function")
 _displays.register("compare", "mlclab.notebook.compare:compare")
 # Where no `dot` program exists, fn.graph() is laid out by the browser.
-_register_browser_form("mlclab.notebook.browser_layout:graph_html")
+_register_browser_form("mlclab.notebook.picture:graph_html")
 
 
 def compare(a, b, view: str = "dataflow", match=None, full: bool = False):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mlclab.notebook.page import unpacked_state
+from mlclab.notebook.page import carried_graphviz, unpacked_state
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "js"))
@@ -34,6 +34,23 @@ def path_without_dot(tmp_path) -> str:
             if name not in graphviz and not target.exists():
                 target.symlink_to(os.path.join(folder, name))
     return str(shadow)
+
+
+def without_dot_env(tmp_path) -> dict:
+    """The environment of a process that finds no ``dot`` and imports this checkout."""
+    return {**os.environ, "PATH": path_without_dot(tmp_path),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def export_without_dot(notebook: dict, path: Path, store: bool) -> str:
+    """``notebook`` written to ``path`` and exported by ``jupyter nbconvert --to html
+    --execute`` with no ``dot`` (``store``: store widget state); the export's text."""
+    path.write_text(json.dumps(notebook))
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
+                    f"--ExecutePreprocessor.store_widget_state={store}", str(path)],
+                   check=True, capture_output=True, timeout=300,
+                   env=without_dot_env(path.parent), cwd=path.parent)
+    return path.with_suffix(".html").read_text(encoding="utf-8")
 
 
 @pytest.mark.skipif(shutil.which("npm") is None and not vendor_graphviz.is_current(),
@@ -100,11 +117,16 @@ NO_DOT_SCRIPT = textwrap.dedent('''
     viewer = fn.viewer()
     geometry = viewer.current["geometry"]
     out["geometry"] = {k: geometry.get(k) for k in ("svg", "dot", "note")}
+    # The module goes to the widget only when its front end asks (its page had no copy).
+    out["sent_before"] = len(viewer.graphviz_wasm)
+    viewer._on_front_end(viewer, {"event": "graphviz"}, [])
     out["sent"] = len(viewer.graphviz_wasm)
     out["twin"] = viewer._twin()
     out["static"] = viewer.static_html()
     out["saved"] = open(viewer.save(sys.argv[1]), encoding="utf-8").read()
     out["in_browser"] = IN_BROWSER
+    from mlclab.notebook.cell_display import CellDisplay
+    out["cell"] = CellDisplay(mlclab.compile(src), ["graph", "tree", "relax"]).static_html()
     print(json.dumps(out))
 ''')
 
@@ -131,14 +153,22 @@ def test_without_dot_the_viewer_and_graph_send_dot_for_the_browser(tmp_path):
     geometry = out["geometry"]
     assert geometry["svg"] == "" and geometry["dot"].startswith("digraph")
     assert 'id="g:y"' in geometry["dot"] and geometry["note"].startswith(out["in_browser"])
-    assert out["sent"] > 100_000
-    # Twin and saved page carry the module and the DOT, and no user text unescaped.
-    # (a twin and a saved page carry their state packed: notebook/page.py)
+    assert out["sent_before"] == 0 and out["sent"] > 100_000
+    # Twin and saved page carry the module once, beside their packed state (packing would
+    # make it larger), and the DOT; no user text unescaped.
     for page in (out["twin"], out["saved"], html):
         assert "</script><b>bold" not in page and "<b>bold</b>" not in page
         state = unpacked_state(page)
-        assert state["graphviz_wasm"].startswith("/*! mlclab vendored @hpcc-js/wasm-graphviz")
+        assert "graphviz_wasm" not in state
+        assert carried_graphviz(page).startswith("/*! mlclab vendored @hpcc-js/wasm-graphviz")
+        assert page.count("mlclab vendored @hpcc-js/wasm-graphviz") == 1
         assert "</script><b>bold" in json.dumps(state, ensure_ascii=False)
+    # A %%tinynn cell's static views: each graph a picture the page lays out (the text
+    # inside for no script), one module copy for all of them.
+    cell = out["cell"]
+    assert cell.count("renderPicture") >= 4 and carried_graphviz(cell)
+    assert cell.count("mlclab vendored @hpcc-js/wasm-graphviz") == 1
+    assert "Call log" in cell and "<b>bold</b>" not in cell
     # Without script: the graph as text, and why.
     assert "laid out in your browser" in out["static"] and "Call log" in out["static"]
     assert "&lt;/script&gt;" in out["static"] or "</script>" not in out["static"]

@@ -153,6 +153,31 @@ def test_several_functions_get_a_picker_over_their_tabs(ip):
     assert stack.children[1].children[0].view == "dataflow"       # a GraphViewer
 
 
+def test_a_cell_with_a_graph_is_its_static_twin_then_the_widget_that_hides_it(ip):
+    """As a viewer's display (issue 20): an export keeps the twin whether or not it stores
+    widget state, and the live widget's first graph viewer hides it (it carries its uid)."""
+    import re
+
+    from mlclab.notebook.cell_display import CellDisplay
+
+    prog = {"double": ip.user_ns["double"], "square": ip.user_ns["square"]}
+    cell = CellDisplay(prog, ["graph", "relax"])
+    with capture_output() as cap:
+        cell._ipython_display_()
+    twin, live = cap.outputs
+    assert set(twin.data) == {"text/html"}
+    html = twin.data["text/html"]
+    uid = re.match(r'<div class="mlclab-fallback" data-mlclab-for="([0-9a-f]+)">', html).group(1)
+    assert "drawnLive(root)" in html and "<summary><b>graph</b>" in html
+    assert "application/vnd.jupyter.widget-view+json" in live.data and "text/html" not in live.data
+    ok, viewer = cell.functions["double"].viewer("dataflow")       # the widget's first viewer
+    assert ok and viewer.uid == uid
+    # Without a graph tab nothing could hide a twin: one output, as before.
+    with capture_output() as cap:
+        ip.run_cell_magic("tinynn", "--show relax", PROGRAM)
+    assert len(cap.outputs) == 1
+
+
 def test_a_failing_view_is_reported_in_place_not_raised(ip):
     from mlclab.notebook.cell_display import CellDisplay
 

@@ -17,6 +17,8 @@ import ipywidgets as W
 
 from ..inspect.texts import text_styles
 from ..viz.registry import view_kind, view_kinds
+from .page import twin_fragment
+from .picture import picture_html, with_module
 from .report_html import badge, report_html
 from .widgets import widget_bundle
 
@@ -83,6 +85,7 @@ class FunctionViews:
     show: Sequence[str]
     report: Any = None                 # a ValidationReport when the cell validated
     seed: Optional[int] = None         # for the inputs of a validate view computed here
+    pictures: bool = False             # a static view is a picture the browser lays out
     _cache: dict = field(default_factory=dict)
 
     def _get(self, key: str, make: Callable[[], Any]):
@@ -158,7 +161,13 @@ class FunctionViews:
         view = tab.name
         if tab.kind == "graph":
             ok, viewer = self.viewer(view)
-            return viewer.static_html() if ok else _failure(show, viewer)
+            if not ok:
+                return _failure(show, viewer)
+            # Without `dot` the browser lays the graph out (the text stays for no script);
+            # the output carries the WebAssembly Graphviz once (with_module).
+            picture = picture_html(viewer.current, module=False)
+            self.pictures |= picture is not None
+            return picture or viewer.static_html()
         if tab.kind == "text":
             ok, text = self.text(view)
             return pre(text) if ok else _failure(show, text)
@@ -220,10 +229,45 @@ class CellDisplay:
             if len(self.functions) > 1:
                 parts.append(f"<h4 style=\"margin:6px 0 2px\">{html.escape(name)}</h4>")
             parts.append(fv.static_html())
-        return f'<div class="mlclab-cell">{"".join(parts)}</div>'
+        return _carrying(self.functions.values(), f'<div class="mlclab-cell">{"".join(parts)}</div>')
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return widget_bundle(self.widget(), self.static_html())
+
+    def _ipython_display_(self):
+        """Two outputs, as a viewer's display: the static views as ``text/html`` (its graphs
+        laid out by the browser where no ``dot`` exists), which an export shows whether or not
+        it stores widget state, then the widget, whose graph viewer hides that twin where it
+        draws (``static/twin.js``). A cell without a graph tab stays one output."""
+        from IPython.display import display
+
+        uid = self._viewer_uid()
+        if uid is None:
+            data, metadata = self._repr_mimebundle_()
+            display(data, metadata=metadata, raw=True)
+            return
+        widget = self.widget()
+        display({"text/html": twin_fragment(uid, self.static_html())}, raw=True)
+        data, metadata = widget_bundle(widget, "")
+        del data["text/html"]
+        data["text/plain"] = "<tinynn cell: its views are in the output above>"
+        display(data, metadata=metadata, raw=True)
+
+    def _viewer_uid(self) -> Optional[str]:
+        """The uid of the graph viewer the live widget shows first (its first function's first
+        graph tab), which stands for the whole cell's twin; None without one."""
+        fv = next(iter(self.functions.values()), None)
+        for show in (fv.show if fv is not None else ()):
+            if _tab(show).kind == "graph":
+                ok, viewer = fv.viewer(_tab(show).name)
+                return viewer.uid if ok else None
+        return None
+
+
+def _carrying(views, html_text: str) -> str:
+    """``html_text`` with one WebAssembly Graphviz for its pictures, if any of ``views`` (the
+    :class:`FunctionViews` it shows) drew one."""
+    return with_module(html_text) if any(v.pictures for v in views) else html_text
 
 
 # ---------------------------------------------------------------------- one compiled function
@@ -282,8 +326,9 @@ class FunctionDisplay:
         tab.titles = tuple(_tab(v).title for v in show)
         tab.add_class("mlclab-tabs")
         box = W.VBox([header, tab])
-        pending = (f'<div class="mlclab-function">{self.header_html(progress="not finished")}'
-                   f"{self.views.static_html_of(show[:1])}</div>")
+        pending = _carrying([self.views], f'<div class="mlclab-function">'
+                            f'{self.header_html(progress="not finished")}'
+                            f"{self.views.static_html_of(show[:1])}</div>")
         data, metadata = widget_bundle(box, pending)
         data["text/plain"] = repr(self.fn)
         handle = display(data, metadata=metadata, raw=True, display_id=True)
@@ -306,7 +351,8 @@ class FunctionDisplay:
         return W.VBox([W.HTML(self.header_html()), self.views.tabs()])
 
     def static_html(self) -> str:
-        return f'<div class="mlclab-function">{self.header_html()}{self.views.static_html()}</div>'
+        return _carrying([self.views], f'<div class="mlclab-function">{self.header_html()}'
+                                       f"{self.views.static_html()}</div>")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         data, metadata = widget_bundle(self.widget(), self.static_html())

@@ -18,7 +18,7 @@ from ..viz.dot import DotPlotter, LayoutTimeout, dot_available, xml_text
 from ..viz.overview import overview
 from ..viz.registry import view_kind, view_names
 from ..viz.view_model import build
-from ..viz.views import GraphView
+from ..viz.views import GraphView, refolds
 from .browser_layout import dot_geometry
 from .fold_layouts import Fold, FoldLayouts
 from .viewer import PENDING, GraphViewer, _clean_view, svg_of
@@ -121,7 +121,11 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
                                          "reader": drawing.edges[k].dst}
                                 for k, svg_id in copies.items()}
     if not dot_available():
-        vm["geometry"].update(dot_geometry(GraphView(drawing, plotter)))
+        # The browser lays it out; a column picture of it (a %%tinynn tab's static form) may
+        # need it folded further, which the kernel cannot measure: the rungs go along.
+        ladder = [(what, (lambda make=make: _painted(make(), vm["overlays"])))
+                  for what, make in refolds(shown)]
+        vm["geometry"].update(dot_geometry(GraphView(drawing, plotter, refold=ladder)))
         return clean_json(vm)
     try:
         vm["geometry"]["svg"] = draw(drawing) if draw else svg_of(GraphView(drawing, plotter))

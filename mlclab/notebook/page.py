@@ -21,6 +21,7 @@ import json
 import uuid
 import zlib
 
+from .browser_layout import graphviz_module, needs_module
 from .bundle import ENTRY, STATIC, bundle
 
 # The traits a page needs to draw the viewer as it is now.
@@ -60,6 +61,10 @@ def state_of(viewer) -> dict:
     state["views"] = {name: v for name, v in viewer.views.items() if not v.get("pending")}
     if state["view"] not in state["views"]:
         state["view"] = next(iter(state["views"]), "")
+    # A page has no kernel to ask for the WebAssembly Graphviz: it carries it when a view
+    # needs it, whether or not the live widget has asked for it yet.
+    if needs_module(state["views"]):
+        state["graphviz_wasm"] = graphviz_module()
     return state
 
 
@@ -71,8 +76,12 @@ def fragment(viewer) -> str:
 
 def standalone_fragment(state: dict, static: str, entry: str = ENTRY) -> str:
     """A display as an HTML fragment: ``static`` (its drawing without script), replaced where
-    scripts run by the front end of ``entry`` (``viewer.js``, ``compare.js``) drawing ``state``
-    (its traits) over a local model."""
+    scripts run by the front end of ``entry`` (``viewer.js``, ``compare.js``, ``layout.js``)
+    drawing ``state`` (its traits) over a local model. A ``graphviz_wasm`` in ``state`` (the
+    WebAssembly Graphviz, where no ``dot`` drew the views) travels beside the packed state as
+    plain text (:func:`graphviz_element`), once: packing it would make it larger."""
+    state = dict(state)
+    module = state.pop("graphviz_wasm", "")
     uid = html.escape(state.get("uid") or uuid.uuid4().hex, quote=True)
     css = (STATIC / "viewer.css").read_text(encoding="utf-8").replace("</", "<\\/")
     # One function scope per display; the boot (static/boot.js) reads the state and draws.
@@ -85,7 +94,42 @@ def standalone_fragment(state: dict, static: str, entry: str = ENTRY) -> str:
             f'<div class="mlclab-mount">{static}</div>'
             f'<script type="application/octet-stream" class="mlclab-state" data-encoding="zlib+base64">'
             f"{packed(state)}</script>"
+            f"{graphviz_element(module)}"
             f"<script>{boot}</script></div>")
+
+
+def graphviz_element(module: str) -> str:
+    """The WebAssembly Graphviz's ES module text as a page carries it (``layout.js``'s
+    ``moduleOnPage`` reads it): a script element the browser never runs. Its text is put in
+    as it is, so one that could end the element is refused rather than broken."""
+    if not module:
+        return ""
+    lowered = module.lower()
+    if "</script" in lowered or "<!--" in lowered:
+        raise ValueError("graphviz_wasm: the module's text holds '</script' or '<!--' and "
+                         "cannot be carried in a page as it is")
+    return f'<script type="text/plain" class="mlclab-graphviz">{module}</script>'
+
+
+def carried_graphviz(html_text: str) -> str:
+    """The WebAssembly Graphviz a page or twin carries ("" for none): for tools and tests."""
+    import re
+
+    found = re.findall(r'<script[^>]*\bclass="mlclab-graphviz"[^>]*>(.*?)</script>',
+                       html_text, re.S)
+    return found[0] if found else ""
+
+
+def twin_fragment(uid: str, static: str) -> str:
+    """``static`` (a display's HTML, which may hold pictures that lay themselves out) as the
+    ``text/html`` twin of the live widget whose graph viewer has ``uid``: that viewer hides it
+    where it draws, and a twin drawn after it stands down (``static/twin.js``)."""
+    uid = html.escape(uid, quote=True)
+    check = ("(function () {\n" + bundle(entry="twin.js") + "\n"
+             "var root = document.currentScript.parentElement;\n"
+             "if (drawnLive(root)) root.hidden = true;\n})();\n").replace("</script", "<\\/script")
+    return (f'<div class="mlclab-fallback" data-mlclab-for="{uid}">{static}'
+            f"<script>{check}</script></div>")
 
 
 def page(viewer, title: str = "mlclab graph") -> str:

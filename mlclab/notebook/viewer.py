@@ -171,8 +171,9 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
     scrub = traitlets.Bool(False).tag(sync=True)
     # Names this viewer's text/html twin, which the live viewer hides when it draws.
     uid = traitlets.Unicode("").tag(sync=True)
-    # The WebAssembly Graphviz (notebook/browser_layout.py), sent only once a view is laid out
-    # in the browser because no `dot` program exists here.
+    # The WebAssembly Graphviz (notebook/browser_layout.py), where no `dot` program exists
+    # here: sent only when the front end asks (`{"event": "graphviz"}`), because its page has
+    # no copy (the twin above the widget carries one): the module travels once per output.
     graphviz_wasm = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, views: Optional[Mapping[str, Mapping]] = None,
@@ -190,11 +191,6 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         self._ready = True
         self.on_msg(self._on_front_end)
         self.ensure_view(self.view)
-
-    @traitlets.observe("views")
-    def _send_graphviz(self, change):
-        if not self.graphviz_wasm and needs_module(change["new"]):
-            self.graphviz_wasm = graphviz_module()
 
     @property
     def _lays_out(self) -> bool:
@@ -292,6 +288,14 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         # The front end drew a view: lay out the next clicks' states while the student looks.
         if isinstance(content, dict) and content.get("event") == "drawn":
             self.prefetch(str(content.get("view", "")))
+        # It must lay a view out and its page carries no WebAssembly Graphviz (browser_layout).
+        if isinstance(content, dict) and content.get("event") == "graphviz":
+            self.send_graphviz()
+
+    def send_graphviz(self) -> None:
+        """Send the WebAssembly Graphviz to the front end (once), where a view needs it."""
+        if not self.graphviz_wasm and needs_module(self.views):
+            self.graphviz_wasm = graphviz_module()
 
     def prefetch(self, name: Optional[str] = None) -> None:
         """Lay out, in the background, view ``name`` (default: the current one) as each

@@ -66,6 +66,31 @@ class Fit:
         """The smallest label's height as shown in the column."""
         return self.smallest_text * self.scale
 
+    def improved_by(self, other: "Fit") -> bool:
+        """Whether ``other`` (a further-folded drawing of the same graph) is shown instead:
+        it fits at a larger scale, or with readable text."""
+        return other.scale > self.scale or other.readable
+
+
+def choose(rungs, measure):
+    """The rung a column shows, from ``rungs`` (``(nodes, item)`` pairs, folded more and more;
+    the first is what was asked for) and ``measure(item) -> Fit``: the first rung that fits
+    readably, else the one that fits best; a rung with no fewer nodes than the one chosen is
+    skipped unmeasured. Returns ``(index, Fit)``. ``static/fit.js`` (``chooseRung``) is the
+    same rule in the browser, where no ``dot`` program exists (tests/js/fit.test.mjs holds
+    both to the same answers)."""
+    chosen, fit, nodes = None, None, None
+    for k, (count, item) in enumerate(rungs):
+        if fit is not None:
+            if fit.readable:
+                break
+            if count >= nodes:
+                continue
+        candidate = measure(item)
+        if fit is None or fit.improved_by(candidate):
+            chosen, fit, nodes = k, candidate, count
+    return chosen, fit
+
 
 def _sized(svg: str, width: str, height: str, style: str) -> str:
     return _SVG_SIZE.sub(f'<svg width="{width}" height="{height}" style="{style}"', svg, count=1)

@@ -11,7 +11,7 @@ import importlib
 from typing import Callable, Optional
 
 from .dot import INSTALL_HINT, DotPlotter, LayoutTimeout, dot_available, svg_text, write
-from .fit import Fit, fit_html, fit_svg
+from .fit import Fit, choose, fit_html, fit_svg
 from .model import Graph
 from .modules import group_modules, has_modules
 from .overview import MODULE_FOLD_NODES, OVERVIEW_NODES, fold_modules, overview
@@ -195,30 +195,41 @@ class GraphView:
         ``LayoutTimeout`` when the layout takes too long."""
         return svg_text(self.dot)
 
+    def rungs(self):
+        """The drawings a column may show, folded more and more, as ``(graph, note)``, made
+        one at a time: what was asked for (or its overview), then each way of folding further
+        (:func:`refolds`). :meth:`picture` lays them out here; where no ``dot`` program exists
+        :meth:`ladder` sends them to the browser, which chooses by the same rule."""
+        if self._start is None:
+            yield self.graph, ""
+        else:
+            what, drawn = self._start
+            yield drawn, f"Drawn as {what}. collapse=None draws everything."
+        for what, make in self._refold:
+            candidate = make()
+            yield candidate, (f"Folded to fit the column: {what} ({len(candidate)} of "
+                              f"{len(self.graph)} nodes). collapse=None draws everything.")
+
     def picture(self) -> tuple:
         """``(svg, fit, note)``: the SVG shown in a column, how it fits, and what was folded
         to make it fit ("" when nothing was). Laid out once."""
         if self._picture is None:
-            if self._start is None:
-                svg, note, drawn = self.svg(), "", self.graph
-            else:
-                what, drawn = self._start
-                svg = svg_text(self.plotter.digraph(drawn))
-                note = f"Drawn as {what}. collapse=None draws everything."
-            fit = Fit(svg)
-            for what, make in self._refold:
-                if fit.readable:
-                    break
-                candidate = make()
-                if len(candidate) >= len(drawn):
-                    continue
-                other = svg_text(self.plotter.digraph(candidate))
-                other_fit = Fit(other)
-                if other_fit.scale > fit.scale or other_fit.readable:
-                    svg, fit, drawn = other, other_fit, candidate
-                    note = (f"Folded to fit the column: {what} ({len(candidate)} of "
-                            f"{len(self.graph)} nodes). collapse=None draws everything.")
-            self._picture = (svg, fit, note, drawn)
+            made = []
+
+            def measure(k):
+                graph, note = made[k]
+                svg = self.svg() if graph is self.graph else svg_text(self.plotter.digraph(graph))
+                return svg, Fit(svg)
+
+            def lazily():
+                for graph, note in self.rungs():
+                    made.append((graph, note))
+                    yield len(graph), len(made) - 1
+
+            svgs = {}
+            k, fit = choose(lazily(), lambda k: svgs.setdefault(k, measure(k))[1])
+            graph, note = made[k]
+            self._picture = (svgs[k][0], fit, note, graph)
         return self._picture[:3]
 
     @property
@@ -231,15 +242,18 @@ class GraphView:
         """Write svg/pdf/png/dot/txt; without ``dot`` writes the text next to it and warns."""
         return write(self.dot, self.graph, filename, format)
 
-    def in_browser(self) -> tuple:
-        """``(dot source, note, graph)``: the picture where the browser lays it out (no ``dot``
-        program here). Its size is not known here, so it is not refolded to fit as
-        :meth:`picture` does; a big graph is drawn as its overview, as there."""
-        if self._start is None:
-            return self.source, "", self.graph
-        what, drawn = self._start
-        return (self.plotter.digraph(drawn).source,
-                f"Drawn as {what}. collapse=None draws everything.", drawn)
+    def ladder(self) -> list:
+        """Where no ``dot`` program exists: :meth:`rungs` as the browser gets them, each
+        ``{"dot", "note", "nodes"}``. The page lays out the first and walks down the ladder
+        by :func:`mlclab.viz.fit.choose`'s rule, measured in its real column
+        (``static/fit.js``). A rung no smaller than the first is left out (never chosen)."""
+        out = []
+        for graph, note in self.rungs():
+            if out and len(graph) >= out[0]["nodes"]:
+                continue
+            source = self.source if graph is self.graph else self.plotter.digraph(graph).source
+            out.append({"dot": source, "note": note, "nodes": len(graph)})
+        return out
 
     def to_dict(self) -> dict:
         return self.graph.to_dict()
@@ -253,7 +267,7 @@ class GraphView:
         if not dot_available():
             form = _browser_form(self)
             if form is not None:
-                note = self.in_browser()[1]
+                note = self.ladder()[0]["note"]
                 return {"text/html": form,
                         "text/plain": (note + "\n\n" if note else "") + self.text}
         try:

@@ -3,20 +3,19 @@ Chromium: a viewer saved by a process with ``dot`` hidden from PATH opens from d
 network cut and draws every view with the WebAssembly Graphviz it carries; ``fn.graph()``'s
 HTML draws itself fitted to its column; a saved comparison syncs and outlines its panes; and
 the viewer and the graph in a real JupyterLab."""
-import json
 import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
-from test_browser_layout import ROOT, path_without_dot
+from test_browser_layout import ROOT, export_without_dot, path_without_dot
 from test_compare_browser import SOURCE as MLP
 from test_compare_browser import check_sync
 from test_saved_viewer_browser import NOTEBOOK, SOURCE, check_viewer, offline
 
 from mlclab.notebook.browser_layout import available
-from mlclab.notebook.page import unpacked_state
+from mlclab.notebook.page import carried_graphviz
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not available(), reason="the WebAssembly Graphviz is not built "
@@ -25,7 +24,7 @@ pytestmark = [pytest.mark.browser,
 SAVE = textwrap.dedent('''
     import shutil, sys
     import mlclab
-    from mlclab.notebook.browser_layout import graph_html
+    from mlclab.notebook.picture import graph_html
     from mlclab.notebook.page import document
 
     assert shutil.which("dot") is None
@@ -94,16 +93,12 @@ def test_a_comparison_saved_without_dot_syncs_and_outlines_its_panes(page, saved
 
 @pytest.mark.parametrize("store", [True, False])
 def test_an_nbconvert_export_made_without_dot_keeps_a_working_picture(page, tmp_path, store):
-    nb = tmp_path / "viewer.ipynb"
-    nb.write_text(json.dumps(NOTEBOOK))
-    env = {**os.environ, "PATH": path_without_dot(tmp_path),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
-                    f"--ExecutePreprocessor.store_widget_state={store}", str(nb)],
-                   check=True, capture_output=True, timeout=300, env=env, cwd=tmp_path)
+    text = export_without_dot(NOTEBOOK, tmp_path / "viewer.ipynb", store)
     out = tmp_path / "viewer.html"
-    # The twin carries the WebAssembly Graphviz in its (packed) state: nothing to fetch.
-    assert "mlclab vendored @hpcc-js/wasm-graphviz" in unpacked_state(out.read_text())["graphviz_wasm"]
+    # The twin carries the WebAssembly Graphviz beside its packed state, once: nothing to
+    # fetch, and the widget's stored state holds no second copy (nothing asked for it).
+    assert "mlclab vendored @hpcc-js/wasm-graphviz" in carried_graphviz(text)
+    assert text.count("mlclab vendored @hpcc-js/wasm-graphviz") == 1
     asked = offline(page)
     page.goto(f"file://{out}")
     check_viewer(page, out)

@@ -3,7 +3,24 @@
 // is run by tests/test_browser_layout.py (node) and tests/browser/ (Chromium).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { awaitingLayout, layOutDot, loadGraphviz } from "../../mlclab/notebook/static/layout.js";
+import { awaitingLayout, layOutDot, loadGraphviz, graphvizSource } from "../../mlclab/notebook/static/layout.js";
+
+// A widget model as anywidget gives one: traits, change events, messages to the kernel.
+function widgetModel(traits, kernel) {
+  const handlers = new Map();
+  const model = {
+    get: (name) => traits[name],
+    on: (event, fn) => handlers.set(event, [...(handlers.get(event) || []), fn]),
+    off: (event, fn) => handlers.set(event, (handlers.get(event) || []).filter((f) => f !== fn)),
+  };
+  if (kernel) {
+    model.send = (msg) => kernel(msg, (name, value) => {
+      traits[name] = value;
+      for (const fn of handlers.get(`change:${name}`) || []) fn();
+    });
+  }
+  return { model, handlers };
+}
 
 test("a view waits for the browser only when it has DOT and no SVG", () => {
   assert.equal(awaitingLayout({ geometry: { svg: "", dot: "digraph {}" } }), true);
@@ -24,4 +41,33 @@ test("a drawing made once on the page is not laid out again", async () => {
   // No module is given: only the kept drawing can answer.
   assert.equal(await layOutDot("digraph { a }", ""), "<svg>kept</svg>");
   await assert.rejects(layOutDot("digraph { b }", ""), /no WebAssembly Graphviz/);
+});
+
+test("the module is taken from the model when sent, else asked of the kernel once", async () => {
+  assert.equal(await graphvizSource(widgetModel({ graphviz_wasm: "module text" }).model, null), "module text");
+  const asked = [];
+  const { model, handlers } = widgetModel({ graphviz_wasm: "" }, (msg, set) => {
+    asked.push(msg);
+    setTimeout(() => set("graphviz_wasm", "sent by the kernel"), 5);
+  });
+  assert.equal(await graphvizSource(model, null), "sent by the kernel");
+  assert.deepEqual(asked, [{ event: "graphviz" }]);
+  assert.equal(handlers.get("change:graphviz_wasm").length, 0);    // stopped listening
+});
+
+test("a page with no kernel and no module says the module was not sent", async () => {
+  await assert.rejects(graphvizSource(widgetModel({ graphviz_wasm: "" }).model, null), /no WebAssembly Graphviz was sent/);
+});
+
+test("a module getter is asked only when no Graphviz is loaded, and its failure is said", async () => {
+  const cache = (globalThis.__mlclabGraphviz ||= {});
+  cache.loading = null;
+  let asked = 0;
+  await assert.rejects(loadGraphviz(() => { asked += 1; return Promise.resolve(""); }), /no WebAssembly Graphviz was sent/);
+  assert.equal(asked, 1);
+  const loaded = Promise.resolve({ dot: () => "<svg/>" });
+  cache.loading = loaded;
+  assert.equal(loadGraphviz(() => { asked += 1; return "unused"; }), loaded);
+  assert.equal(asked, 1);
+  cache.loading = null;
 });

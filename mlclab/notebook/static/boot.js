@@ -13,7 +13,8 @@ export function bootPage(root, render) {
   const mount = root.querySelector(".mlclab-mount");
   if (drawnLive(root)) { root.hidden = true; return; }
   unpackState(root.querySelector("script.mlclab-state")).then((data) => {
-    if (root.hidden || drawnLive(root)) return;  // its widget drew meanwhile
+    // Its widget drew meanwhile, or the twin holding it (a %%tinynn cell's) was hidden.
+    if (root.hidden || drawnLive(root) || (root.parentElement && root.parentElement.closest(".mlclab-fallback[hidden]"))) return;
     mount.replaceChildren();
     render({ model: localModel(data), el: mount });
   }, (err) => unpackFailed(mount, err));

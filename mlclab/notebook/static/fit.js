@@ -37,3 +37,51 @@ export function zoomAt(zoom, factor, px, py, minK = 0.05) {
   const k = Math.min(MAX_SCALE, Math.max(minK, zoom.k * factor));
   return { k, x: px - (px - zoom.x) * (k / zoom.k), y: py - (py - zoom.y) * (k / zoom.k) };
 }
+
+// ------------------------------------------------------------------- a picture in a column
+// The same rule as mlclab.viz.fit (Fit, choose), for drawings laid out in the browser where
+// the kernel had no `dot` to measure them: a drawing is shown at most at its natural size, as
+// wide as its column, never below the scale that keeps its smallest label MIN_LABEL_PX tall;
+// when that does not fit, a further-folded rung of the ladder is drawn instead.
+// tests/js/fit.test.mjs holds both to the same answers on the same SVGs.
+const PX_PER_PT = 4 / 3;                 // Graphviz draws in points, CSS in px
+const SVG_SIZE = /<svg width="([\d.]+)pt" height="([\d.]+)pt"/;
+const FONT_SIZE = /font-size="([\d.]+)"/g;
+
+// A Graphviz SVG's natural size and smallest text, in px, read from its text (as fit.py does).
+export function measureSvg(text) {
+  const size = SVG_SIZE.exec(text || "");
+  if (!size) throw new Error("not an SVG Graphviz wrote (no width/height in points)");
+  const fonts = [...text.matchAll(FONT_SIZE)].map((m) => parseFloat(m[1]));
+  return { width: parseFloat(size[1]) * PX_PER_PT, height: parseFloat(size[2]) * PX_PER_PT,
+    smallestText: fonts.length ? Math.min(...fonts) * PX_PER_PT : MIN_LABEL_PX };
+}
+
+// How a measured drawing fits a column `column` px wide (fit.py's Fit).
+export function columnFit(m, column) {
+  const minScale = Math.min(1, MIN_LABEL_PX / m.smallestText);
+  const neededScale = m.width ? Math.min(1, column / m.width) : 1;
+  const readable = neededScale >= minScale - 1e-9;
+  return { ...m, column, minScale, neededScale, readable, scale: Math.max(neededScale, minScale) };
+}
+
+// Whether `other` (a further-folded drawing) is shown instead of `fit` (Fit.improved_by).
+export function improvedBy(fit, other) {
+  return other.scale > fit.scale || other.readable;
+}
+
+// The rung a column shows (fit.py's choose): `rungs` are {nodes, ...} folded more and more,
+// `measure(k)` resolves to rung k's fit. The first readable rung, else the best; a rung with
+// no fewer nodes than the one chosen is skipped unmeasured. Resolves to { index, fit }.
+export async function chooseRung(rungs, measure) {
+  let index = null, fit = null, nodes = null;
+  for (let k = 0; k < rungs.length; k++) {
+    if (fit) {
+      if (fit.readable) break;
+      if (rungs[k].nodes >= nodes) continue;
+    }
+    const candidate = await measure(k);
+    if (!fit || improvedBy(fit, candidate)) { index = k; fit = candidate; nodes = rungs[k].nodes; }
+  }
+  return { index, fit };
+}

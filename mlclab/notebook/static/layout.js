@@ -1,29 +1,66 @@
 // Graph layout in the browser, where the kernel had no Graphviz `dot` program
 // (mlclab.notebook.browser_layout): the view model's geometry holds DOT instead of SVG, and
-// Graphviz compiled to WebAssembly (the vendored @hpcc-js/wasm-graphviz, whose ES module
-// source the kernel sends as `graphviz_wasm`) lays it out here. Nothing is fetched: the
-// module is imported from its own text through a blob: URL.
+// Graphviz compiled to WebAssembly (the vendored @hpcc-js/wasm-graphviz, one ES module) lays
+// it out here. Nothing is fetched: the module is imported from its own text through a blob:
+// URL. Its text travels once per output: a page or twin carries it beside its state
+// (`script.mlclab-graphviz`); a live widget finds it on the page, or asks its kernel for it
+// (the `graphviz_wasm` trait) only where the page has none (graphvizSource).
 //
 // Two users: the viewer (viewer.js asks `awaitingLayout`, then `layOutView` and draws again)
-// and `renderPicture` below, fn.graph()'s picture where scripts run (a page entry of bundle.py).
+// and `renderPicture` below, a column picture (fn.graph(), a %%tinynn graph tab's static
+// form) that walks down its fold ladder until it fits (fit.js's chooseRung, fit.py's rule).
 
-import { h, parseSvg, drawingBox, smallestFont } from "./dom.js";
-import { minScale } from "./fit.js";
+import { h, parseSvg } from "./dom.js";
+import { measureSvg, columnFit, chooseRung } from "./fit.js";
 
-const PX_PER_PT = 4 / 3;   // Graphviz draws in points, CSS in px
+// The width a picture fits when its column cannot be measured (hidden): fit.py's COLUMN_PX.
+export const COLUMN_PX = 940;
+const NOT_SENT = "no WebAssembly Graphviz was sent with this graph";
+// How long a widget waits for its kernel to send the module before saying so.
+const ASK_MS = 60_000;
 
 // One Graphviz per page, shared by every viewer and picture on it (compiling the wasm costs
-// a few hundred ms); a failed load is forgotten, so the next drawing tries again.
+// a few hundred ms); a failed load is forgotten, so the next drawing tries again. `source`:
+// the module's text, or a function resolving to it (asked only when none is loaded yet).
 export function loadGraphviz(source) {
   const cache = (globalThis.__mlclabGraphviz ||= {});
   if (!cache.loading) {
-    if (!source) return Promise.reject(new Error("no WebAssembly Graphviz was sent with this graph"));
-    const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-    cache.loading = import(url).then((m) => m.Graphviz.load())
-      .finally(() => URL.revokeObjectURL(url));
+    cache.loading = Promise.resolve(typeof source === "function" ? source() : source).then((text) => {
+      if (!text) throw new Error(NOT_SENT);
+      const url = URL.createObjectURL(new Blob([text], { type: "text/javascript" }));
+      return import(url).then((m) => m.Graphviz.load()).finally(() => URL.revokeObjectURL(url));
+    });
     cache.loading.catch(() => { cache.loading = null; });
   }
   return cache.loading;
+}
+
+// The module's text as a page carries it (mlclab.notebook.page), near `el` or anywhere in
+// its document: any copy will do, it is the same module.
+export function moduleOnPage(el) {
+  if (typeof document === "undefined") return "";
+  const roots = new Set([el && el.getRootNode ? el.getRootNode() : document, document]);
+  for (const root of roots) {
+    const script = root.querySelector && root.querySelector("script.mlclab-graphviz");
+    if (script && script.textContent) return script.textContent;
+  }
+  return "";
+}
+
+// Where a viewer gets the module: sent already, on the page (its twin carries it), or asked
+// of the kernel (a widget: {event: "graphviz"} sets the `graphviz_wasm` trait; a page's local
+// model has no kernel to ask).
+export function graphvizSource(model, el) {
+  const sent = model.get("graphviz_wasm") || moduleOnPage(el);
+  if (sent) return Promise.resolve(sent);
+  if (typeof model.send !== "function") return Promise.reject(new Error(NOT_SENT));
+  return new Promise((resolve, reject) => {
+    const done = (fn, value) => { clearTimeout(timer); model.off("change:graphviz_wasm", arrived); fn(value); };
+    const arrived = () => { const text = model.get("graphviz_wasm"); if (text) done(resolve, text); };
+    const timer = setTimeout(() => done(reject, new Error(`${NOT_SENT} (the kernel did not answer)`)), ASK_MS);
+    model.on("change:graphviz_wasm", arrived);
+    model.send({ event: "graphviz" });
+  });
 }
 
 // Drawings already made on this page, by DOT: the kernel sends every view again when one
@@ -96,32 +133,45 @@ export function layoutBadge(view) {
   return [h("span", { class: "mlclab-muted mlclab-browser-laid", title: g.note || "", text: " laid out in the browser (no Graphviz dot here) " })];
 }
 
-// Size a drawing for a notebook column as mlclab.viz.fit does for dot's SVG: its natural
-// size at most, the column's width, never below the scale that keeps labels readable.
-export function fitColumn(svg) {
-  const box = drawingBox(svg);
-  const width = box.width * PX_PER_PT, height = box.height * PX_PER_PT;
-  const floor = Math.min(1, minScale(smallestFont(svg) * PX_PER_PT));
-  svg.setAttribute("width", `${Math.round(width)}px`);
-  svg.setAttribute("height", `${Math.round(height)}px`);
-  svg.setAttribute("style", `width:100%;max-width:${Math.round(width)}px;height:auto;` +
-    `min-width:${Math.round(width * floor)}px`);
+// Size a drawing for its column by `fit` (fit.js's columnFit): its natural size at most, the
+// column's width, never below the scale that keeps labels readable (then it scrolls).
+export function fitColumn(svg, fit) {
+  const width = Math.round(fit.width), height = Math.round(fit.height);
+  svg.setAttribute("width", `${Math.round(fit.width * fit.scale)}px`);
+  svg.setAttribute("height", `${Math.round(fit.height * fit.scale)}px`);
+  svg.setAttribute("style", `width:100%;max-width:${width}px;height:auto;` +
+    `min-width:${Math.round(Math.min(width, fit.width * fit.minScale))}px`);
   return svg;
 }
 
-// fn.graph()'s picture where scripts run: `model` holds `dot`, `note` (what was folded),
-// `where` (that the browser laid it out), `text` and `graphviz_wasm`
-// (mlclab.notebook.browser_layout.graph_html).
+// The width a picture in `el` has: its column as laid out now (COLUMN_PX while hidden).
+function columnOf(el) {
+  const width = el.getBoundingClientRect ? el.getBoundingClientRect().width : 0;
+  return width > 0 ? width : COLUMN_PX;
+}
+
+// A column picture where scripts run: `model` holds `ladder` ([{dot, note, nodes}], folded
+// more and more; mlclab.viz.views.GraphView.ladder), `where` (that the browser laid it out)
+// and `text`; the module is on the page (mlclab.notebook.browser_layout.graph_html). The
+// rungs are laid out in turn until one fits the column readably (chooseRung).
 export function renderPicture({ model, el }) {
-  const notes = [model.get("note"), model.get("where")].filter(Boolean);
-  const caption = () => notes.map((text) => h("div", { class: "mlclab-fit-note", style: "font-size:12px;opacity:0.8", text }));
-  el.replaceChildren(...caption(), h("div", { class: "mlclab-hint", text: "laying the graph out in the browser (WebAssembly Graphviz)…" }));
-  layOutDot(model.get("dot"), model.get("graphviz_wasm")).then((text) => {
-    const svg = parseSvg(text);
+  const ladder = model.get("ladder") || [];
+  const caption = (note) => [note, model.get("where")].filter(Boolean)
+    .map((text) => h("div", { class: "mlclab-fit-note", style: "font-size:12px;opacity:0.8", text }));
+  const source = () => moduleOnPage(el);
+  el.replaceChildren(...caption(ladder.length ? ladder[0].note : ""),
+    h("div", { class: "mlclab-hint", text: "laying the graph out in the browser (WebAssembly Graphviz)…" }));
+  const column = columnOf(el);
+  const svgs = [];
+  const measure = (k) => layOutDot(ladder[k].dot, source).then((text) => { svgs[k] = text; return columnFit(measureSvg(text), column); });
+  chooseRung(ladder, measure).then(({ index, fit }) => {
+    if (index === null) throw new Error("no graph to lay out");
+    const svg = parseSvg(svgs[index]);
     if (!svg) throw new Error("Graphviz's SVG could not be read");
     svg.classList.add("mlclab-browser-layout");
-    el.replaceChildren(...caption(), h("div", { class: "mlclab-graph", style: "max-width:100%;overflow-x:auto" }, fitColumn(svg)));
-  }).catch((err) => el.replaceChildren(...caption(), ...failure(err, model.get("text"))));
+    el.dataset.rung = String(index);
+    el.replaceChildren(...caption(ladder[index].note), h("div", { class: "mlclab-graph", style: "max-width:100%;overflow-x:auto" }, fitColumn(svg, fit)));
+  }).catch((err) => el.replaceChildren(...caption(""), ...failure(err, model.get("text"))));
 }
 
 export default { render: renderPicture };

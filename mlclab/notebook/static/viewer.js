@@ -18,7 +18,7 @@ import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
 import { hideTwin } from "./twin.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
   clickFold, collapsible, revealFolds, foldSummary, keepInPlace } from "./vm.js";
-import { awaitingLayout, layOutView, layoutBadge } from "./layout.js";
+import { awaitingLayout, layOutView, layoutBadge, graphvizSource } from "./layout.js";
 
 const drawnWhole = (model) => (model.get("unfolded") || []).includes(model.get("view"));
 
@@ -231,7 +231,7 @@ function draw(state) {
   ui.collapseAll.disabled = !model.get("live") || !isViewModel(view) || collapsible(view).length === 0 && !(model.get("folded") || []).length;
   if (!state.svg && isViewModel(view) && awaitingLayout(view)) {
     // No `dot` where the kernel ran: the browser lays this view out (layout.js), then draws it.
-    layOutView(view, model.get("graphviz_wasm"), ui.canvas, () => { if (currentView(model) === view) draw(state); });
+    layOutView(view, () => graphvizSource(model, ui.canvas), ui.canvas, () => { if (currentView(model) === view) draw(state); });
     return;
   }
   if (!state.svg) {
