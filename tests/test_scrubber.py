@@ -156,3 +156,54 @@ def test_drawing_one_pass_whole_draws_every_pass_whole_in_one_layout(mlp):
     frame = v.current["geometry"]["frame"]
     v.view = INPUT
     assert v.current["geometry"]["frame"] == frame
+
+
+def chain(values):
+    """A graph of one chain of ops, one node per value id."""
+    from mlclab.viz.model import Graph, Node
+
+    g = Graph("f")
+    for k, v in enumerate(values):
+        g.add_node(Node(f"f:{v}", "op", "relu", name=v, value=v))
+        if k:
+            g.add_edge(f"f:{values[k - 1]}", f"f:{v}")
+    return g
+
+
+def test_a_pass_that_removes_most_nodes_stays_in_the_run_and_one_that_replaces_most_starts_one():
+    whole = chain(list("abcdefghij"))
+    pruned = chain(list("abc"))                 # most removed: what is left keeps its place
+    lowered = chain(list("ab") + [f"vm{k}" for k in range(8)])   # 2 of 10 were there before
+    more = chain(list("ab") + [f"vm{k}" for k in range(9)])
+    assert phases([whole, pruned, lowered, more]) == [[0, 1], [2, 3]]
+    # Half of the drawing already in the run is enough to stay in it.
+    assert phases([whole, chain(list("abcde") + list("vwxyz"))]) == [[0, 1]]
+    assert phases([whole, chain(list("abcd") + list("uvwxyz"))]) == [[0], [1]]
+
+
+def test_the_first_pass_of_a_new_layout_says_so_and_only_it():
+    from types import SimpleNamespace
+
+    from mlclab.notebook.scrubber import ScrubSteps
+
+    class Steps(ScrubSteps):
+        """The input and three passes of a made-up build, given as graphs (no diff marks)."""
+
+        def __init__(self, graphs):
+            super().__init__(SimpleNamespace(steps=[SimpleNamespace(index=k, name=f"p{k}", changed=True)
+                                                    for k in range(len(graphs) - 1)]))
+            self._graphs = dict(enumerate(graphs))
+
+        def texts(self, k):
+            return {}
+
+    steps = Steps([chain(list("abcdef")), chain(list("abcd")), chain(list("a") + [f"vm{j}" for j in range(5)]),
+                   chain(list("a") + [f"vm{j}" for j in range(6)])])
+    views = [check(steps.view(k, full=True)) for k in range(4)]
+    frames = [vm["geometry"]["frame"] for vm in views]
+    assert frames[0] == frames[1] != frames[2] == frames[3]
+    assert [bool(vm["geometry"].get("new_layout")) for vm in views] == [False, False, True, False]
+    # The pass that removed two nodes drew the rest where the input had them.
+    assert centre(views[1], "f:d")[0] == pytest.approx(centre(views[0], "f:d")[0])
+    assert centre(views[1], "f:d")[1] - centre(views[1], "f:a")[1] == pytest.approx(
+        centre(views[0], "f:d")[1] - centre(views[0], "f:a")[1])

@@ -2,7 +2,8 @@
 // build, step buttons and the arrow keys, "skip unchanged passes", a pass finder that filters
 // the pass list by name, and a legend of what the current pass did. The passes share one
 // stable layout (each view's `geometry.frame`): switching keeps the zoom, so a node that
-// stays stays on the same pixels.
+// stays stays on the same pixels. Where a pass is laid out anew (a new frame), the pan that
+// keeps the most shared nodes in place is chosen, and the scrubber says the picture changed.
 
 import { h, boxOf } from "./dom.js";
 import { keepInPlace } from "./vm.js";
@@ -41,31 +42,62 @@ export function sameFrame(a, b) {
   return !!fa && fa === fb;
 }
 
-// Before a switch: where some nodes of the drawing are on screen (the selected one first), to
-// line the next drawing up on one it shares. `elements`: node id -> its SVG elements.
-export function anchorsBefore(view, elements, selected, canvasRect, limit = 40) {
+// Before a switch: where the drawing's nodes are on screen (the selected one first), to line
+// the next drawing up on those it shares. `elements`: node id -> its SVG elements.
+export function anchorsBefore(view, elements, selected, canvasRect, limit = 400) {
   const ids = [...elements.keys()];
   if (selected && elements.has(selected)) ids.unshift(selected);
-  const out = [];
-  for (const id of ids) {
-    const node = (view.nodes || {})[id];
-    if (!node || !node.value) continue;
+  const out = [], nodes = view.nodes || {};
+  for (const id of new Set(ids)) {
+    const node = nodes[id];
+    if (!node) continue;
     const r = elements.get(id)[0].getBoundingClientRect();
-    out.push({ id, value: node.value, sx: r.left + r.width / 2 - canvasRect.left, sy: r.top + r.height / 2 - canvasRect.top });
+    out.push({ id, value: node.value || "", sx: r.left + r.width / 2 - canvasRect.left, sy: r.top + r.height / 2 - canvasRect.top });
     if (out.length >= limit) break;
   }
   return out;
 }
 
-// After it: the first anchor whose value the new drawing holds, with that node's id there.
-export function anchorIn(anchors, view) {
-  const byValue = new Map();
-  for (const [id, n] of Object.entries((view && view.nodes) || {})) if (n.value && !byValue.has(n.value)) byValue.set(n.value, id);
+// After it: every anchor the new drawing holds (matched by value, a node holding none by its
+// id, as mlclab.viz.stable_layout matches them), with that node's id there.
+export function anchorsIn(anchors, view) {
+  const nodes = (view && view.nodes) || {}, byValue = new Map();
+  for (const [id, n] of Object.entries(nodes)) if (n.value && !byValue.has(n.value)) byValue.set(n.value, id);
+  const out = [];
   for (const a of anchors || []) {
-    const id = byValue.get(a.value);
-    if (id) return { ...a, id };
+    const id = a.value ? byValue.get(a.value) : (nodes[a.id] && !nodes[a.id].value ? a.id : undefined);
+    if (id) out.push({ ...a, id });
   }
-  return null;
+  return out;
+}
+
+// The pan (at scale k) that keeps the most shared nodes on their pixels: each one proposes
+// the pan that puts it back (`hits`: anchors with their `box` in the new drawing), and the one
+// most others agree with within `tol` px wins, the earliest (the selected node) on a tie. In
+// one stable layout they all agree; across two layouts as many as the layouts allow.
+export function bestPan(hits, k, tol = 3) {
+  const pans = hits.map((a) => keepInPlace(a.box, a.sx, a.sy, k));
+  let best = null;
+  for (const p of pans) {
+    const n = pans.filter((q) => Math.abs(q.x - p.x) <= tol && Math.abs(q.y - p.y) <= tol).length;
+    if (!best || n > best.kept) best = { zoom: p, kept: n, total: pans.length };
+  }
+  return best;
+}
+
+// How many `hits` sit within `tol` px of where they were, at `zoom`.
+export function keptCount(hits, zoom, tol = 3) {
+  return hits.filter((a) => Math.abs((a.box.x + a.box.width / 2) * zoom.k + zoom.x - a.sx) <= tol
+    && Math.abs((a.box.y + a.box.height / 2) * zoom.k + zoom.y - a.sy) <= tol).length;
+}
+
+// What the scrubber says where a picture is redrawn: at the first pass of a new layout, and
+// on any step between two layouts, with how many shared nodes kept their place.
+export function layoutNote(view, kept) {
+  const fresh = !!(view && view.geometry && view.geometry.new_layout);
+  const count = kept && kept.total ? `${kept.kept} of ${kept.total} nodes shared with the pass before kept their place` : "";
+  if (fresh) return `new layout: this pass rewrote most of the program${count ? ` (${count})` : ""}`;
+  return kept ? `another layout than the pass before${count ? `: ${count}` : ""}` : "";
 }
 
 // What a switch keeps (viewer.js): the drawing left and where its nodes were on screen.
@@ -75,15 +107,34 @@ export function frameBefore(state) {
   return { from: lastView, anchors: anchorsBefore(lastView, index.elements, model.get("selected_node"), ui.canvas.getBoundingClientRect()) };
 }
 
-// The zoom that puts the new drawing where the old one was (null: not the same layout).
+function hitsOf(state, frame, view) {
+  return anchorsIn(frame.anchors, view).map((a) => {
+    const els = state.index.elements.get(a.id);
+    return { ...a, box: els && boxOf(els[0]) };
+  }).filter((a) => a.box);
+}
+
+// The zoom that puts the new drawing where the old one was: the scale kept, the pan that
+// keeps the most shared nodes in place (null: none shared).
 export function keptFrame(state, view) {
-  const { from, anchors } = state.frame || {};
+  if (!state.frame) return null;
+  const best = bestPan(hitsOf(state, state.frame, view), state.zoom.k);
+  return best && best.zoom;
+}
+
+// Once placed: the scrubber's note on the layout (see layoutNote).
+export function noteLayout(state, view) {
+  const frame = state.frame;
   state.frame = null;
-  if (!sameFrame(from, view)) return null;
-  const hit = anchorIn(anchors, view);
-  const els = hit && state.index.elements.get(hit.id);
-  const box = els && boxOf(els[0]);
-  return box ? keepInPlace(box, hit.sx, hit.sy, state.zoom.k) : { ...state.zoom };
+  const note = state.ui.scrub && state.ui.scrub.note;
+  if (!note) return;
+  let kept = null;
+  if (frame && !sameFrame(frame.from, view)) {
+    const hits = hitsOf(state, frame, view);
+    kept = { kept: keptCount(hits, state.zoom), total: hits.length };
+  }
+  note.textContent = layoutNote(view, kept);
+  note.hidden = !note.textContent;
 }
 
 // The marks a pass can make, as the drawing colours them (mlclab.viz.dot STATUS_STYLE).
@@ -131,10 +182,12 @@ export function drawScrubber(state, save) {
     const skipBox = h("input", { type: "checkbox", class: "mlclab-skip" });
     const list = h("div", { class: "mlclab-pass-list", role: "listbox", "aria-label": "passes" });
     const marks = h("div", { class: "mlclab-legend" });
-    ui.scrub = { find, skipBox, list, marks };
+    const note = h("div", { class: "mlclab-layout-note", role: "status" });
+    note.hidden = true;
+    ui.scrub = { find, skipBox, list, marks, note };
     const row = h("div", { class: "mlclab-scrubber" },
       h("label", { class: "mlclab-skip-label" }, skipBox, h("span", { text: " skip unchanged passes" })),
-      find, list, marks);
+      find, list, marks, note);
     el.querySelector(".mlclab-toolbar").after(row);
     find.addEventListener("input", () => drawScrubber(state, save));
     find.addEventListener("keydown", (e) => {

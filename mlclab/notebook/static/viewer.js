@@ -12,7 +12,7 @@ import { h, parseSvg, boxOf, idIndex, fillLines, markLine, download, drawingBox,
   smallestFont } from "./dom.js";
 import { showDetails } from "./details.js";
 import { currentView, save, drawViewButtons } from "./switcher.js";
-import { frameBefore } from "./scrubber.js";
+import { frameBefore, noteLayout } from "./scrubber.js";
 import { applyZoom, keepSelected, placeKept, frameKept } from "./place.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
 import { hideTwin } from "./twin.js";
@@ -257,6 +257,7 @@ function draw(state) {
   refreshMarks(state);
   requestAnimationFrame(() => {
     if (!placeKept(state) && !frameKept(state)) fitView(state);
+    noteLayout(state, view);
     if (state.jump) finishJump(state);
     announceDrawn(model);
   });
