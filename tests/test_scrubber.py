@@ -207,3 +207,19 @@ def test_the_first_pass_of_a_new_layout_says_so_and_only_it():
     assert centre(views[1], "f:d")[0] == pytest.approx(centre(views[0], "f:d")[0])
     assert centre(views[1], "f:d")[1] - centre(views[1], "f:a")[1] == pytest.approx(
         centre(views[0], "f:d")[1] - centre(views[0], "f:a")[1])
+
+
+def test_a_pass_drawn_on_its_first_visit_is_sent_alone(mlp, monkeypatch):
+    # What goes to the front end: re-syncing the views trait would send every pass drawn so far.
+    v = pass_scrubber(mlp)
+    sent = []
+    monkeypatch.setattr(v.comm, "publish_msg", lambda msg_type, data=None, **_: sent.append(data))
+    names = list(v.views)
+    v.view = names[3]
+    v.view = names[5]
+    assert all("views" not in (m.get("state") or {}) for m in sent)
+    views = [m["content"] for m in sent if m.get("method") == "custom"]
+    assert [(m["event"], m["name"]) for m in views] == [("view", names[3]), ("view", names[5])]
+    assert views[1]["view"] == v.views[names[5]] and "nodes" in views[1]["view"]
+    # The kernel's views stay whole: a save or a later front end gets every pass drawn.
+    assert "nodes" in v.views[names[3]] and v.views[names[4]] == {"pending": True}

@@ -173,7 +173,7 @@ function legend(view, stable) {
 
 // The first call builds the scrubber's row under the toolbar (its finder keeps focus across
 // redraws); every call redraws the slider, the pass list and the legend.
-export function drawScrubber(state, save) {
+export function drawScrubber(state, save, view) {
   const { model, ui, el } = state;
   const passes = passesOf(model), current = model.get("view");
   const skip = !!model.get("skip_unchanged");
@@ -189,14 +189,14 @@ export function drawScrubber(state, save) {
       h("label", { class: "mlclab-skip-label" }, skipBox, h("span", { text: " skip unchanged passes" })),
       find, list, marks, note);
     el.querySelector(".mlclab-toolbar").after(row);
-    find.addEventListener("input", () => drawScrubber(state, save));
+    find.addEventListener("input", () => drawScrubber(state, save, state.drawnView));
     find.addEventListener("keydown", (e) => {
       if (e.key !== "Enter") return;
       const hit = findPasses(passesOf(model), find.value)[0];
       if (hit) save(model, { view: hit.view });
     });
     skipBox.addEventListener("change", () => save(model, { skip_unchanged: skipBox.checked }));
-    model.on("change:skip_unchanged", () => drawScrubber(state, save));
+    model.on("change:skip_unchanged", () => drawScrubber(state, save, state.drawnView));
     // Left/right step through the passes wherever the viewer has focus but a text box.
     el.addEventListener("keydown", (e) => {
       if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
@@ -238,5 +238,6 @@ export function drawScrubber(state, save) {
   if (!shown.length) list.replaceChildren(h("span", { class: "mlclab-muted", text: "no pass by that name" }));
   const active = list.querySelector(".mlclab-active");
   if (active && list.scrollHeight > list.clientHeight) list.scrollTop = active.offsetTop - list.offsetTop - list.clientHeight / 2;
-  marks.replaceChildren(...legend((model.get("views") || {})[current], model.get("stable") !== false));
+  state.drawnView = view;
+  marks.replaceChildren(...legend(view, model.get("stable") !== false));
 }

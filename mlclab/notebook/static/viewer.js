@@ -11,7 +11,7 @@
 import { h, parseSvg, boxOf, idIndex, fillLines, markLine, download, drawingBox,
   smallestFont } from "./dom.js";
 import { showDetails } from "./details.js";
-import { currentView, save, drawViewButtons } from "./switcher.js";
+import { currentView, save, drawViewButtons, receiveView, dropSentViews } from "./switcher.js";
 import { frameBefore, noteLayout } from "./scrubber.js";
 import { applyZoom, keepSelected, placeKept, frameKept } from "./place.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
@@ -422,12 +422,16 @@ function bindModel(state) {
   const centre = () => { const els = state.index.elements.get(model.get("centre")), box = els && boxOf(els[0]);
     if (box) { state.zoom = keepInPlace(box, ui.canvas.clientWidth / 2, ui.canvas.clientHeight / 2, state.zoom.k); state.userMoved = true; applyZoom(state); } };
   const banner = () => drawBanner(state, currentView(model));
+  const fromKernel = () => { dropSentViews(model); redraw(); };
   const handlers = {
-    views: redraw, view: switchView, unfolded: banner, open_modules: banner, folded: banner,
+    views: fromKernel, view: switchView, unfolded: banner, open_modules: banner, folded: banner,
     selected_node: marks, highlight: marks, annotations: marks, search: onSearch, source: onSource, centre,
   };
+  // One view drawn by the kernel (viewer.py `_put_view`).
+  const oneView = (msg) => { if (receiveView(model, msg)) redraw(); };
   for (const [name, fn] of Object.entries(handlers)) model.on(`change:${name}`, fn);
-  return () => { for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn); };
+  model.on("msg:custom", oneView);
+  return () => { for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn); model.off("msg:custom", oneView); };
 }
 
 export function render({ model, el }) {
