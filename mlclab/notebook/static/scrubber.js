@@ -5,7 +5,7 @@
 // stays stays on the same pixels. Where a pass is laid out anew (a new frame), the pan that
 // keeps the most shared nodes in place is chosen, and the scrubber says the picture changed.
 
-import { h, boxOf } from "./dom.js";
+import { h, boxOf, parseSvg } from "./dom.js";
 import { keepInPlace } from "./vm.js";
 
 // The passes, in order: the model's `passes` ({view, name, changed, seconds}), or one
@@ -107,23 +107,39 @@ export function frameBefore(state) {
   return { from: lastView, anchors: anchorsBefore(lastView, index.elements, model.get("selected_node"), ui.canvas.getBoundingClientRect()) };
 }
 
-function hitsOf(state, frame, view) {
-  return anchorsIn(frame.anchors, view).map((a) => {
-    const els = state.index.elements.get(a.id);
-    return { ...a, box: els && boxOf(els[0]) };
-  }).filter((a) => a.box);
+// The anchors the new drawing holds, with their boxes there (at most `limit`: each box is a
+// getBBox, the costliest part of a step).
+function hitsOf(state, frame, view, limit = Infinity) {
+  const out = [];
+  for (const a of anchorsIn(frame.anchors, view)) {
+    const els = state.index.elements.get(a.id), box = els && boxOf(els[0]);
+    if (box) out.push({ ...a, box });
+    if (out.length >= limit) break;
+  }
+  return out;
 }
 
 // The zoom that puts the new drawing where the old one was: the scale kept, the pan that
-// keeps the most shared nodes in place (null: none shared).
+// keeps the most shared nodes in place (null: none shared). In one stable layout every
+// shared node agrees, so the first (the selected one) is enough.
 export function keptFrame(state, view) {
   if (!state.frame) return null;
-  const best = bestPan(hitsOf(state, state.frame, view), state.zoom.k);
+  const hits = hitsOf(state, state.frame, view, sameFrame(state.frame.from, view) ? 1 : Infinity);
+  const best = bestPan(hits, state.zoom.k);
   return best && best.zoom;
 }
 
-// Once placed: the scrubber's note on the layout (see layoutNote).
-export function noteLayout(state, view) {
+// Once the drawing is placed: the note on the layout, the pass list scrolled to the pass
+// shown, the next pass parsed ahead.
+export function scrubberPlaced(state, view) {
+  noteLayout(state, view);
+  const list = state.ui.scrub && state.ui.scrub.list, active = list && list.querySelector(".mlclab-active");
+  if (active && list.scrollHeight > list.clientHeight) list.scrollTop = active.offsetTop - list.offsetTop - list.clientHeight / 2;
+  parseNeighbours(state);
+}
+
+// The scrubber's note on the layout (see layoutNote).
+function noteLayout(state, view) {
   const frame = state.frame;
   state.frame = null;
   const note = state.ui.scrub && state.ui.scrub.note;
@@ -135,6 +151,35 @@ export function noteLayout(state, view) {
   }
   note.textContent = layoutNote(view, kept);
   note.hidden = !note.textContent;
+}
+
+// While the student looks at a pass, the next one in the direction they step (a button, the
+// arrow keys) is parsed (and sanitized: dom.js parseSvg) in idle time, so that step only swaps
+// the drawing in. Only when the page has time to spare: a held arrow key is never slowed.
+// `state.parsed`: view name -> { view, svg }, used once (drawing it marks it).
+function parseNeighbours(state) {
+  const { model } = state;
+  if (!model.get("scrub") || !globalThis.requestIdleCallback) return;
+  const current = model.get("view"), passes = passesOf(model);
+  const at = passes.findIndex((p) => p.view === current), was = passes.findIndex((p) => p.view === state.shownPass);
+  state.direction = was < 0 || at === was ? state.direction || 1 : Math.sign(at - was);
+  state.shownPass = current;
+  requestIdleCallback(function parse(deadline) {
+    if (model.get("view") !== current) return;
+    const name = stepFrom(passes, !!model.get("skip_unchanged"), current, state.direction);
+    const view = name && state.viewOf(name), svg = view && view.geometry && view.geometry.svg;
+    if (!svg || (state.parsed && state.parsed.has(name))) return;
+    // About 1 ms per 20 kB of SVG on a slow machine: wait for a longer idle period if need be.
+    if (deadline.timeRemaining() < Math.min(45, svg.length / 20000)) { requestIdleCallback(parse); return; }
+    state.parsed = new Map([[name, { view, svg: parseSvg(svg) }]]);
+  });
+}
+
+// The drawing of `view` parsed ahead of time (used once), else parsed now.
+export function takeParsed(state, name, view) {
+  const hit = state.parsed && state.parsed.get(name);
+  if (hit && hit.view === view) { state.parsed.delete(name); return hit.svg; }
+  return parseSvg((view.geometry || {}).svg);
 }
 
 // The marks a pass can make, as the drawing colours them (mlclab.viz.dot STATUS_STYLE).
@@ -224,20 +269,25 @@ export function drawScrubber(state, save, view) {
   const pass = passes.find((p) => p.view === current);
   ui.viewButtons.replaceChildren(step(-1, "◀", "previous pass (←)"), slider, step(1, "▶", "next pass (→)"),
     h("span", { class: "mlclab-pass", text: `${current} (${at + 1}/${names.length})${pass && !pass.changed ? " · no change" : ""}` }));
-  // The pass list, filtered by the finder.
-  const shown = findPasses(passes, find.value);
-  list.replaceChildren(...shown.map((p) => {
-    const b = h("button", { type: "button", class: "mlclab-pass-item", "data-view": p.view, role: "option",
-      title: p.changed ? "changed the program" : "changed nothing", text: p.view });
-    b.classList.toggle("mlclab-active", p.view === current);
-    b.classList.toggle("mlclab-unchanged", !p.changed);
-    b.setAttribute("aria-selected", String(p.view === current));
-    b.addEventListener("click", () => save(model, { view: p.view }));
-    return b;
-  }));
-  if (!shown.length) list.replaceChildren(h("span", { class: "mlclab-muted", text: "no pass by that name" }));
-  const active = list.querySelector(".mlclab-active");
-  if (active && list.scrollHeight > list.clientHeight) list.scrollTop = active.offsetTop - list.offsetTop - list.clientHeight / 2;
+  // The pass list, filtered by the finder: built again only when the filter changes what it
+  // lists; a step only moves the highlight (scrolled to once placed: scrubberPlaced).
+  const shown = findPasses(passes, find.value), listKey = shown.map((p) => p.view).join("\n");
+  if (ui.scrub.listKey !== listKey) {
+    ui.scrub.listKey = listKey;
+    list.replaceChildren(...shown.map((p) => {
+      const b = h("button", { type: "button", class: "mlclab-pass-item", "data-view": p.view, role: "option",
+        title: p.changed ? "changed the program" : "changed nothing", text: p.view });
+      b.classList.toggle("mlclab-unchanged", !p.changed);
+      b.addEventListener("click", () => save(model, { view: p.view }));
+      return b;
+    }));
+    if (!shown.length) list.replaceChildren(h("span", { class: "mlclab-muted", text: "no pass by that name" }));
+  }
+  for (const b of list.children) {
+    if (!b.dataset.view) continue;
+    b.classList.toggle("mlclab-active", b.dataset.view === current);
+    b.setAttribute("aria-selected", String(b.dataset.view === current));
+  }
   state.drawnView = view;
   marks.replaceChildren(...legend(view, model.get("stable") !== false));
 }

@@ -17,10 +17,12 @@ export function receiveView(model, msg) {
 
 export function dropSentViews(model) { sentViews.delete(model); }
 
-export const currentView = (model) => {
-  const name = model.get("view"), sent = sentViews.get(model);
+export const viewNamed = (model, name) => {
+  const sent = sentViews.get(model);
   return (sent && sent[name]) || (model.get("views") || {})[name] || {};
 };
+
+export const currentView = (model) => viewNamed(model, model.get("view"));
 
 export function save(model, changes) {
   for (const [name, value] of Object.entries(changes)) model.set(name, value);
