@@ -181,24 +181,28 @@ def test_a_pass_that_removes_most_nodes_stays_in_the_run_and_one_that_replaces_m
     assert phases([whole, chain(list("abcd") + list("uvwxyz"))]) == [[0], [1]]
 
 
-def test_the_first_pass_of_a_new_layout_says_so_and_only_it():
+def made_up_build():
+    """The scrubber's steps over the input and three passes of a made-up build, given as graphs
+    (no diff marks): the second pass removes two nodes, the third lowers most of the program."""
     from types import SimpleNamespace
 
     from mlclab.notebook.scrubber import ScrubSteps
 
     class Steps(ScrubSteps):
-        """The input and three passes of a made-up build, given as graphs (no diff marks)."""
-
         def __init__(self, graphs):
-            super().__init__(SimpleNamespace(steps=[SimpleNamespace(index=k, name=f"p{k}", changed=True)
+            super().__init__(SimpleNamespace(steps=[SimpleNamespace(index=k, name=f"p{k}", changed=True, seconds=0.0)
                                                     for k in range(len(graphs) - 1)]))
             self._graphs = dict(enumerate(graphs))
 
         def texts(self, k):
             return {}
 
-    steps = Steps([chain(list("abcdef")), chain(list("abcd")), chain(list("a") + [f"vm{j}" for j in range(5)]),
-                   chain(list("a") + [f"vm{j}" for j in range(6)])])
+    return Steps([chain(list("abcdef")), chain(list("abcd")), chain(list("ab") + [f"vm{j}" for j in range(6)]),
+                  chain(list("ab") + [f"vm{j}" for j in range(7)])])
+
+
+def test_the_first_pass_of_a_new_layout_says_so_and_only_it():
+    steps = made_up_build()
     views = [check(steps.view(k, full=True)) for k in range(4)]
     frames = [vm["geometry"]["frame"] for vm in views]
     assert frames[0] == frames[1] != frames[2] == frames[3]
