@@ -3,11 +3,16 @@ draw every pass in its stable layout, and the browser time of one scrub step (sl
 the next pass drawn and placed), on ResNet-18 and a 12-layer BERT-base-sized encoder.
 
     python benchmarks/scrubber.py [resnet18|bert]...
+    python benchmarks/scrubber.py --traffic [resnet18|bert]...
 
 The browser part opens the saved scrubber (``save()``: no kernel, so it times the front end
 alone) in Chromium and steps through every pass with the arrow key, pressed every 150 ms (as a
 student steps) and held (each press as soon as the step before is drawn); the median and the
-worst step, and the three slowest passes, are printed. Needs /usr/bin/chromium and Playwright.
+worst step, and the three slowest passes, are printed.
+
+``--traffic`` counts what the live scrubber sends to the front end instead (the JSON of every
+comm message, no browser): at creation, on the first visit to each pass in order, and on each
+visit after "draw all" on the last pass. Needs /usr/bin/chromium and Playwright.
 """
 import statistics
 import sys
@@ -102,5 +107,37 @@ def main(names):
                   + "; ".join(f"{label.split(' (')[0]} {t:.0f} ms ({n} nodes)" for t, label, n in slowest))
 
 
+def traffic(names):
+    import json
+
+    from comm import DummyComm
+
+    from mlclab.notebook.scrubber import pass_scrubber
+
+    sent = [0]
+    DummyComm.publish_msg = lambda self, msg_type, data=None, metadata=None, buffers=None, **keys: \
+        sent.__setitem__(0, sent[0] + len(json.dumps(data, default=str)))
+    mb = lambda x: f"{x / 1e6:.2f} MB"
+    for name in names:
+        fn = {"resnet18": resnet18, "bert": bert}[name]()
+        sent[0] = 0
+        s = pass_scrubber(fn)
+        created, first, whole = sent[0], [], []
+        for visits, order in ((first, list(s.views)[1:]), (whole, None)):
+            if order is None:
+                s.unfold()
+                order = list(s.views)[:-1]
+            for view in order:
+                sent[0] = 0
+                s.view = view
+                visits.append(sent[0])
+        print(f"{name}: created {mb(created)}; first visits to {len(first)} passes {mb(sum(first))} "
+              f"(largest {mb(max(first))}); after 'draw all' {mb(sum(whole))} (largest {mb(max(whole))})")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["resnet18", "bert"])
+    args = sys.argv[1:]
+    if args[:1] == ["--traffic"]:
+        traffic(args[1:] or ["resnet18", "bert"])
+    else:
+        main(args or ["resnet18", "bert"])
