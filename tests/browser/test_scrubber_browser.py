@@ -146,6 +146,8 @@ def test_a_pass_laid_out_anew_says_so_and_keeps_the_nodes_it_shares_in_place(pag
     page.goto(f"file://{path}")
     viewer = page.locator(".mlclab-viewer").first
     note = viewer.locator(".mlclab-layout-note")
+    # The pass list marks where the picture will be redrawn, before the student gets there.
+    assert viewer.locator(".mlclab-pass-item.mlclab-new-layout").all_text_contents() == ["2 · p1"]
     scrub_to(page, viewer, "1 · p0")
     expect(note).to_be_hidden()
     before = viewer.evaluate(POSITIONS)

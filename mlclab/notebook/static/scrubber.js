@@ -287,6 +287,10 @@ export function drawScrubber(state, save, view) {
     if (!b.dataset.view) continue;
     b.classList.toggle("mlclab-active", b.dataset.view === current);
     b.setAttribute("aria-selected", String(b.dataset.view === current));
+    // A pass drawn in a new layout is marked before the student gets there.
+    const fresh = !!((state.viewOf(b.dataset.view) || {}).geometry || {}).new_layout;
+    b.classList.toggle("mlclab-new-layout", fresh);
+    if (fresh) b.title = "new layout: this pass rewrote most of the program";
   }
   state.drawnView = view;
   marks.replaceChildren(...legend(view, model.get("stable") !== false));
