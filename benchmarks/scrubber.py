@@ -3,10 +3,16 @@ draw every pass in its stable layout, and the browser time of one scrub step (sl
 the next pass drawn and placed), on ResNet-18 and a 12-layer BERT-base-sized encoder.
 
     python benchmarks/scrubber.py [resnet18|bert]...
+    python benchmarks/scrubber.py --traffic [resnet18|bert]...
 
 The browser part opens the saved scrubber (``save()``: no kernel, so it times the front end
-alone) in Chromium and steps through every pass with the arrow key; the median and the worst
-step are printed. Needs /usr/bin/chromium and Playwright.
+alone) in Chromium and steps through every pass with the arrow key, pressed every 150 ms (as a
+student steps) and held (each press as soon as the step before is drawn); the median and the
+worst step, and the three slowest passes, are printed.
+
+``--traffic`` counts what the live scrubber sends to the front end instead (the JSON of every
+comm message, no browser): at creation, on the first visit to each pass in order, and on each
+visit after "draw all" on the last pass. Needs /usr/bin/chromium and Playwright.
 """
 import statistics
 import sys
@@ -35,20 +41,27 @@ def bert():
     return mlclab.from_torch(model, torch.randint(0, 30000, (1, 128)))
 
 
-STEP = """async () => {
+STEP = """async (pause) => {
   const v = document.querySelector('.mlclab-viewer'), c = v.querySelector('.mlclab-canvas');
   c.focus();
   const times = [];
   for (let k = 0; k < 60; k++) {
     const before = v.querySelector('.mlclab-pass').textContent;
+    if (pause) await new Promise((r) => setTimeout(r, pause));
     const t0 = performance.now();
     c.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
     if (v.querySelector('.mlclab-pass').textContent === before) break;
     await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-    times.push(performance.now() - t0);
+    times.push([performance.now() - t0, v.querySelector('.mlclab-pass').textContent,
+      v.querySelectorAll('svg.mlclab-graph g.node').length]);
   }
   return times;
 }"""
+
+
+# A student stepping with the arrow key: a press every 150 ms or more (the passes one step away
+# are parsed in the idle time between); "held" presses the next as soon as a step is drawn.
+PAUSE = 150
 
 
 def browser_steps(path):
@@ -59,9 +72,12 @@ def browser_steps(path):
         page = b.new_page(viewport={"width": 1100, "height": 900})
         page.goto(f"file://{path}")
         page.wait_for_selector("svg.mlclab-graph g.node")
-        times = page.evaluate(STEP)
+        held = page.evaluate(STEP, 0)
+        page.reload()
+        page.wait_for_selector("svg.mlclab-graph g.node")
+        pressed = page.evaluate(STEP, PAUSE)
         b.close()
-    return times
+    return held, pressed
 
 
 def main(names):
@@ -80,11 +96,48 @@ def main(names):
         nodes = max(len(v["nodes"]) for v in s.views.values())
         path = tempfile.mktemp(suffix=".html")
         s.save(path)
-        steps = browser_steps(path)
+        held, pressed = browser_steps(path)
         print(f"{name}: build {built:.1f} s; scrubber prepared in {prepare:.2f} s (first pass drawn), "
-              f"all {len(s.views)} passes drawn in {drawn:.2f} s (largest {nodes} nodes); browser step "
-              f"median {statistics.median(steps):.1f} ms, worst {max(steps):.1f} ms over {len(steps)} steps")
+              f"all {len(s.views)} passes drawn in {drawn:.2f} s (largest {nodes} nodes)")
+        for how, timed in (("pressed every 150 ms", pressed), ("held (back to back)", held)):
+            steps = [t for t, _, _ in timed]
+            slowest = sorted(timed, reverse=True)[:3]
+            print(f"  browser step, {how}: median {statistics.median(steps):.1f} ms, worst {max(steps):.1f} ms "
+                  f"over {len(steps)} steps; slowest: "
+                  + "; ".join(f"{label.split(' (')[0]} {t:.0f} ms ({n} nodes)" for t, label, n in slowest))
+
+
+def traffic(names):
+    import json
+
+    from comm import DummyComm
+
+    from mlclab.notebook.scrubber import pass_scrubber
+
+    sent = [0]
+    DummyComm.publish_msg = lambda self, msg_type, data=None, metadata=None, buffers=None, **keys: \
+        sent.__setitem__(0, sent[0] + len(json.dumps(data, default=str)))
+    mb = lambda x: f"{x / 1e6:.2f} MB"
+    for name in names:
+        fn = {"resnet18": resnet18, "bert": bert}[name]()
+        sent[0] = 0
+        s = pass_scrubber(fn)
+        created, first, whole = sent[0], [], []
+        for visits, order in ((first, list(s.views)[1:]), (whole, None)):
+            if order is None:
+                s.unfold()
+                order = list(s.views)[:-1]
+            for view in order:
+                sent[0] = 0
+                s.view = view
+                visits.append(sent[0])
+        print(f"{name}: created {mb(created)}; first visits to {len(first)} passes {mb(sum(first))} "
+              f"(largest {mb(max(first))}); after 'draw all' {mb(sum(whole))} (largest {mb(max(whole))})")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["resnet18", "bert"])
+    args = sys.argv[1:]
+    if args[:1] == ["--traffic"]:
+        traffic(args[1:] or ["resnet18", "bert"])
+    else:
+        main(args or ["resnet18", "bert"])

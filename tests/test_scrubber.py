@@ -156,3 +156,74 @@ def test_drawing_one_pass_whole_draws_every_pass_whole_in_one_layout(mlp):
     frame = v.current["geometry"]["frame"]
     v.view = INPUT
     assert v.current["geometry"]["frame"] == frame
+
+
+def chain(values):
+    """A graph of one chain of ops, one node per value id."""
+    from mlclab.viz.model import Graph, Node
+
+    g = Graph("f")
+    for k, v in enumerate(values):
+        g.add_node(Node(f"f:{v}", "op", "relu", name=v, value=v))
+        if k:
+            g.add_edge(f"f:{values[k - 1]}", f"f:{v}")
+    return g
+
+
+def test_a_pass_that_removes_most_nodes_stays_in_the_run_and_one_that_replaces_most_starts_one():
+    whole = chain(list("abcdefghij"))
+    pruned = chain(list("abc"))                 # most removed: what is left keeps its place
+    lowered = chain(list("ab") + [f"vm{k}" for k in range(8)])   # 2 of 10 were there before
+    more = chain(list("ab") + [f"vm{k}" for k in range(9)])
+    assert phases([whole, pruned, lowered, more]) == [[0, 1], [2, 3]]
+    # Half of the drawing already in the run is enough to stay in it.
+    assert phases([whole, chain(list("abcde") + list("vwxyz"))]) == [[0, 1]]
+    assert phases([whole, chain(list("abcd") + list("uvwxyz"))]) == [[0], [1]]
+
+
+def made_up_build():
+    """The scrubber's steps over the input and three passes of a made-up build, given as graphs
+    (no diff marks): the second pass removes two nodes, the third lowers most of the program."""
+    from types import SimpleNamespace
+
+    from mlclab.notebook.scrubber import ScrubSteps
+
+    class Steps(ScrubSteps):
+        def __init__(self, graphs):
+            super().__init__(SimpleNamespace(steps=[SimpleNamespace(index=k, name=f"p{k}", changed=True, seconds=0.0)
+                                                    for k in range(len(graphs) - 1)]))
+            self._graphs = dict(enumerate(graphs))
+
+        def texts(self, k):
+            return {}
+
+    return Steps([chain(list("abcdef")), chain(list("abcd")), chain(list("ab") + [f"vm{j}" for j in range(6)]),
+                  chain(list("ab") + [f"vm{j}" for j in range(7)])])
+
+
+def test_the_first_pass_of_a_new_layout_says_so_and_only_it():
+    steps = made_up_build()
+    views = [check(steps.view(k, full=True)) for k in range(4)]
+    frames = [vm["geometry"]["frame"] for vm in views]
+    assert frames[0] == frames[1] != frames[2] == frames[3]
+    assert [bool(vm["geometry"].get("new_layout")) for vm in views] == [False, False, True, False]
+    # The pass that removed two nodes drew the rest where the input had them.
+    assert centre(views[1], "f:d")[0] == pytest.approx(centre(views[0], "f:d")[0])
+    assert centre(views[1], "f:d")[1] - centre(views[1], "f:a")[1] == pytest.approx(
+        centre(views[0], "f:d")[1] - centre(views[0], "f:a")[1])
+
+
+def test_a_pass_drawn_on_its_first_visit_is_sent_alone(mlp, monkeypatch):
+    # What goes to the front end: re-syncing the views trait would send every pass drawn so far.
+    v = pass_scrubber(mlp)
+    sent = []
+    monkeypatch.setattr(v.comm, "publish_msg", lambda msg_type, data=None, **_: sent.append(data))
+    names = list(v.views)
+    v.view = names[3]
+    v.view = names[5]
+    assert all("views" not in (m.get("state") or {}) for m in sent)
+    views = [m["content"] for m in sent if m.get("method") == "custom"]
+    assert [(m["event"], m["name"]) for m in views] == [("view", names[3]), ("view", names[5])]
+    assert views[1]["view"] == v.views[names[5]] and "nodes" in views[1]["view"]
+    # The kernel's views stay whole: a save or a later front end gets every pass drawn.
+    assert "nodes" in v.views[names[3]] and v.views[names[4]] == {"pending": True}

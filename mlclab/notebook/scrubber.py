@@ -160,6 +160,9 @@ class ScrubSteps:
                        open_modules=open_modules, draw=pinned)
         if run in f.layouts and self.stable:
             vm["geometry"]["frame"] = f.layouts[run].frame
+            if run > 0 and f.runs[run][0] == k:
+                # The front end says so at this step: the picture is redrawn here.
+                vm["geometry"]["new_layout"] = True
         return vm
 
 

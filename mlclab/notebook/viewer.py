@@ -281,8 +281,24 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
                 payload = _clean_view(self._loader(name, **how))
         except Exception as err:  # noqa: BLE001 - shown in the canvas instead of a dead widget
             payload = {"error": f"{type(err).__name__}: {err}", "nodes": {}}
-        # A new dict, so traitlets sees the change and syncs it.
-        self.views = {**self.views, name: payload}
+        self._put_view(name, payload)
+
+    def _put_view(self, name: str, payload: dict) -> None:
+        """``views[name] = payload``, sent to the front end alone (a ``view`` message): syncing
+        the ``views`` trait would send every view drawn so far again (a scrubber's passes drawn
+        whole: 65 MB per step at BERT-base size). ``views`` stays whole here, so a front end
+        that attaches later, a save and the twin get every view."""
+        self._sending_one = True
+        try:
+            self.views = {**self.views, name: payload}      # a new dict: observers run
+        finally:
+            self._sending_one = False
+        self.send({"event": "view", "name": name, "view": payload})
+
+    def _should_send_property(self, key, value):
+        if key == "views" and getattr(self, "_sending_one", False):
+            return False
+        return super()._should_send_property(key, value)
 
     def _on_front_end(self, _widget, content, _buffers) -> None:
         # The front end drew a view: lay out the next clicks' states while the student looks.

@@ -173,12 +173,14 @@ def _beside(reader: dict) -> dict:
 
 
 def new_run(keys: set, seen: set, keep: float = 0.5) -> bool:
-    """Whether a drawing with node ``keys`` starts a new run after one holding ``seen``: less
-    than ``keep`` of its nodes were in the run so far, or it would fill less than ``keep`` of
-    the run's nodes (lowering to the VM's builtins replaces most of a program; one layout for
-    both would be wide and mostly empty)."""
-    return not seen or (bool(keys) and (len(keys & seen) < keep * len(keys)
-                                        or len(keys) < keep * len(keys | seen)))
+    """Whether a drawing with node ``keys`` starts a new run after the run so far, holding
+    ``seen``: less than ``keep`` of its nodes were in the run (a pass that replaces most of the
+    program, as lowering to the VM's builtins does; one layout for both would be twice as wide,
+    each half mostly empty). Anything else stays in the run, where every node it shares keeps
+    its place: a pass that removes nodes (even most of them) leaves their spots empty, its
+    ghosts drawn there, rather than move what is left (stability over compactness, as iongraph
+    chooses)."""
+    return not seen or len(keys & seen) < keep * len(keys)
 
 
 def phases(graphs: list, keep: float = 0.5) -> list:

@@ -1,12 +1,15 @@
 """The pass scrubber in a real Chromium: in JupyterLab (the widget, the kernel told which pass)
 and in an ``nbconvert --to html`` export opened from disk with the network cut. Scrubbing across
-FuseOps keeps every node that stays on its pixels, and marks what the pass did."""
+FuseOps keeps every node that stays on its pixels, and marks what the pass did; a pass laid out
+anew says so and keeps the nodes it shares in place."""
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
 import pytest
+from playwright.sync_api import expect
 
 from test_saved_viewer_browser import offline
 
@@ -127,3 +130,38 @@ def test_an_exported_scrubber_scrubs_without_a_kernel(page, tmp_path, store, scr
     screenshot(f"scrubber-export-{'stored' if store else 'plain'}")
     state = unpacked_state((tmp_path / "scrubber.html").read_text(encoding="utf-8"))
     assert len(state["views"]) == len(state["passes"]) > 20
+
+
+def test_a_pass_laid_out_anew_says_so_and_keeps_the_nodes_it_shares_in_place(page, tmp_path, screenshot):
+    # A made-up build (tests/test_scrubber.py): its third pass lowers most of the program.
+    from test_scrubber import made_up_build
+
+    from mlclab.notebook.scrubber import PassScrubber
+
+    steps = made_up_build()
+    views = {name: steps.view(k, full=True) for k, (name, _) in enumerate(steps.steps)}
+    path = PassScrubber(views, scrub=True, passes=steps.passes()).save(tmp_path / "anew.html")
+    offline(page)
+    page.set_viewport_size({"width": 1100, "height": 900})
+    page.goto(f"file://{path}")
+    viewer = page.locator(".mlclab-viewer").first
+    note = viewer.locator(".mlclab-layout-note")
+    # The pass list marks where the picture will be redrawn, before the student gets there.
+    assert viewer.locator(".mlclab-pass-item.mlclab-new-layout").all_text_contents() == ["2 · p1"]
+    scrub_to(page, viewer, "1 · p0")
+    expect(note).to_be_hidden()
+    before = viewer.evaluate(POSITIONS)
+    scrub_to(page, viewer, "2 · p1")
+    # Said at that step, with how many of the nodes it shares kept their place: a and b, as the
+    # pan is chosen for all of them (both layouts put b right under a).
+    expect(note).to_have_text("new layout: this pass rewrote most of the program "
+                              "(2 of 2 nodes shared with the pass before kept their place)")
+    after = viewer.evaluate(POSITIONS)
+    for nid in ("f:a", "f:b"):
+        assert max(abs(x - y) for x, y in zip(before[nid], after[nid])) < 3, (nid, before[nid], after[nid])
+    screenshot("scrubber-new-layout")
+    # The next pass shares the new layout: nothing to say; going back across the boundary is.
+    scrub_to(page, viewer, "3 · p2")
+    expect(note).to_be_hidden()
+    viewer.locator(".mlclab-pass-item", has_text="1 · p0").click()
+    expect(note).to_have_text(re.compile(r"^another layout than the pass before: 2 of 2 "))

@@ -1,7 +1,7 @@
 // The pass scrubber's pure parts (static/scrubber.js), run by node's own test runner.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { passesOf, stops, stepFrom, findPasses, sameFrame, markCounts, anchorIn } from "../../mlclab/notebook/static/scrubber.js";
+import { passesOf, stops, stepFrom, findPasses, sameFrame, markCounts, anchorsIn, bestPan, keptCount, layoutNote } from "../../mlclab/notebook/static/scrubber.js";
 
 const PASSES = [
   { view: "0 · input", name: "input", changed: true },
@@ -57,9 +57,40 @@ test("the legend counts each mark of the pass's diff layer", () => {
   assert.deepEqual(markCounts({}), {});
 });
 
-test("the next drawing is lined up on the first anchor whose value it still holds", () => {
-  const anchors = [{ id: "main:lv1", value: "v1", sx: 10, sy: 20 }, { id: "main:h", value: "vh", sx: 30, sy: 40 }];
-  const view = { nodes: { "fused/gv": { value: "vh" }, "main:x": { value: "vx" } } };
-  assert.deepEqual(anchorIn(anchors, view), { id: "fused/gv", value: "vh", sx: 30, sy: 40 });
-  assert.equal(anchorIn(anchors, { nodes: { "main:x": { value: "vx" } } }), null);
+test("a new drawing finds every anchor it shares, by value, else (no value) by id", () => {
+  const anchors = [{ id: "main:lv1", value: "v1", sx: 10, sy: 20 }, { id: "main:h", value: "vh", sx: 30, sy: 40 },
+    { id: "mod:layer1", value: "", sx: 50, sy: 60 }];
+  const view = { nodes: { "fused/gv": { value: "vh" }, "main:x": { value: "vx" }, "mod:layer1": {} } };
+  assert.deepEqual(anchorsIn(anchors, view).map((a) => [a.id, a.sx]), [["fused/gv", 30], ["mod:layer1", 50]]);
+  assert.deepEqual(anchorsIn(anchors, { nodes: { "main:x": { value: "vx" } } }), []);
+});
+
+// An anchor at screen (sx, sy) whose node sits at drawing point (cx, cy) in the new drawing.
+const hit = (sx, sy, cx, cy) => ({ sx, sy, box: { x: cx - 5, y: cy - 5, width: 10, height: 10 } });
+
+test("the pan that keeps the most shared nodes in place wins over the first anchor's", () => {
+  // The first node moved by (40, 0) in the new layout; three others moved together by (0, 100).
+  const hits = [hit(10, 10, 50, 10), hit(100, 10, 100, 110), hit(200, 10, 200, 110), hit(300, 50, 300, 150)];
+  const best = bestPan(hits, 1);
+  assert.deepEqual(best.zoom, { k: 1, x: 0, y: -100 });
+  assert.equal(best.kept, 3);
+  assert.equal(best.total, 4);
+  assert.equal(keptCount(hits, best.zoom), 3);
+  // At another scale the pans scale too: the same three agree.
+  assert.equal(bestPan(hits.map((h) => ({ ...h, sx: h.sx / 2, sy: h.sy / 2 })), 0.5).kept, 3);
+});
+
+test("on a tie the earliest anchor (the selected node) wins; nothing shared gives no pan", () => {
+  const hits = [hit(10, 10, 50, 10), hit(100, 10, 100, 110)];
+  assert.deepEqual(bestPan(hits, 1).zoom, { k: 1, x: -40, y: 0 });
+  assert.equal(bestPan([], 1), null);
+});
+
+test("a pass laid out anew says so, with how many shared nodes kept their place", () => {
+  const fresh = { geometry: { frame: "f2", new_layout: true } }, same = { geometry: { frame: "f1" } };
+  assert.equal(layoutNote(fresh, { kept: 7, total: 8 }),
+    "new layout: this pass rewrote most of the program (7 of 8 nodes shared with the pass before kept their place)");
+  assert.equal(layoutNote(fresh, null), "new layout: this pass rewrote most of the program");
+  assert.match(layoutNote(same, { kept: 1, total: 8 }), /^another layout than the pass before: 1 of 8/);
+  assert.equal(layoutNote(same, null), "");
 });

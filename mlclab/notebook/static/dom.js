@@ -16,11 +16,20 @@ export function h(tag, attrs = {}, ...children) {
 
 // Graphviz output is trusted to be well formed, but the trait could be set to anything from
 // Python: drop active content before it enters the DOM (defence in depth; Python sanitizes too).
+// Whether `text` could hold what parseSvg removes: an element that runs or embeds something,
+// an on* attribute, an href to anything but "#...", or entities declared in a DOCTYPE (their
+// text is markup the parser expands, whatever it looked like in the source).
+const RISKY = /<(script|foreignObject|iframe|object|embed)\b|\son[^\s=]*\s*=|href\s*=\s*(?!["']?#)|<!ENTITY|<!DOCTYPE[^>[]*\[/i;
+export const mayHoldActiveContent = (text) => RISKY.test(text);
+
 export function parseSvg(text) {
   if (!text) return null;
   const doc = new DOMParser().parseFromString(text, "image/svg+xml");
   const svg = doc.documentElement;
   if (!svg || svg.nodeName !== "svg" || doc.getElementsByTagName("parsererror").length) return null;
+  // Walking every attribute costs more than the parse: only when the text could hold
+  // something to remove (a false alarm only costs the walk).
+  if (!mayHoldActiveContent(text)) return document.importNode(svg, true);
   for (const bad of [...svg.querySelectorAll("script, foreignObject, iframe, object, embed")]) bad.remove();
   for (const el of [svg, ...svg.querySelectorAll("*")]) {
     for (const attr of [...el.attributes]) {
@@ -65,10 +74,33 @@ export function fillLines(pre, text) {
       h("span", { text: line || " " }))));
 }
 
+// `fillLines` once the page is idle, then `then()` (a scrubber step draws its graph first: a
+// pass's let text is hundreds of lines); the pane is dimmed until then, and a newer call for
+// the same pane replaces a pending one.
+const pendingFills = new WeakMap();
+export function fillLinesSoon(pre, text, then) {
+  const token = {}, idle = globalThis.requestIdleCallback || ((fn) => setTimeout(fn, 0));
+  pendingFills.set(pre, token);
+  pre.classList.add("mlclab-stale");
+  idle(function fill(deadline) {
+    if (pendingFills.get(pre) !== token) return;
+    // About 1 ms per 100 lines: wait for a long enough idle period (a held arrow key first).
+    if (deadline && deadline.timeRemaining() < Math.min(45, text.length / 4000)) { idle(fill); return; }
+    pendingFills.delete(pre);
+    fillLines(pre, text);
+    pre.classList.remove("mlclab-stale");
+    if (then) then();
+  });
+}
+
+// Line `lineno` marked with `cls` (and scrolled to), the line marked before unmarked: line k
+// is the pane's k-th child (fillLines), so no scan of every line.
 export function markLine(pre, lineno, cls) {
-  for (const div of pre.children) div.classList.toggle(cls, Number(div.dataset.line) === lineno);
-  const hit = pre.querySelector(`.${cls}`);
+  for (const div of pre.querySelectorAll(`:scope > .${cls}`)) div.classList.remove(cls);
+  const at = Number.isInteger(lineno) ? pre.children[lineno - 1] : null;
+  const hit = at && Number(at.dataset.line) === lineno ? at : null;
   if (!hit) return;
+  hit.classList.add(cls);
   // Scroll the pane, never the notebook around it (scrollIntoView would move both).
   const r = hit.getBoundingClientRect(), p = pre.getBoundingClientRect();
   if (r.top < p.top) pre.scrollTop -= p.top - r.top;

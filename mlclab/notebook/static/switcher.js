@@ -4,7 +4,25 @@
 import { h } from "./dom.js";
 import { drawScrubber } from "./scrubber.js";
 
-export const currentView = (model) => (model.get("views") || {})[model.get("view")] || {};
+// Views the kernel sent one at a time (a `view` message, viewer.py `_put_view`): syncing the
+// whole `views` trait would send every view drawn so far again. A `views` change from the
+// kernel holds all of them, so it drops these.
+const sentViews = new WeakMap();
+
+export function receiveView(model, msg) {
+  if (!msg || msg.event !== "view" || typeof msg.name !== "string" || !msg.view) return false;
+  sentViews.set(model, { ...(sentViews.get(model) || {}), [msg.name]: msg.view });
+  return true;
+}
+
+export function dropSentViews(model) { sentViews.delete(model); }
+
+export const viewNamed = (model, name) => {
+  const sent = sentViews.get(model);
+  return (sent && sent[name]) || (model.get("views") || {})[name] || {};
+};
+
+export const currentView = (model) => viewNamed(model, model.get("view"));
 
 export function save(model, changes) {
   for (const [name, value] of Object.entries(changes)) model.set(name, value);
@@ -13,7 +31,7 @@ export function save(model, changes) {
 
 export function drawViewButtons(state) {
   const { model, ui } = state;
-  if (model.get("scrub")) { drawScrubber(state, save); return; }
+  if (model.get("scrub")) { drawScrubber(state, save, currentView(model)); return; }
   ui.viewButtons.replaceChildren(...Object.keys(model.get("views") || {}).map((name) => {
     const b = h("button", { type: "button", class: "mlclab-view", role: "tab", "data-view": name, text: name });
     b.classList.toggle("mlclab-active", name === model.get("view"));

@@ -8,11 +8,11 @@
 // (asked of the kernel, which lays it out: `open_modules`, `folded`), search that zooms to its
 // matches, overlay marks, "draw all", "jump to hottest kernel".
 
-import { h, parseSvg, boxOf, idIndex, fillLines, markLine, download, drawingBox,
+import { h, boxOf, idIndex, fillLines, fillLinesSoon, markLine, download, drawingBox,
   smallestFont } from "./dom.js";
 import { showDetails } from "./details.js";
-import { currentView, save, drawViewButtons } from "./switcher.js";
-import { frameBefore } from "./scrubber.js";
+import { currentView, viewNamed, save, drawViewButtons, receiveView, dropSentViews } from "./switcher.js";
+import { frameBefore, scrubberPlaced, takeParsed } from "./scrubber.js";
 import { applyZoom, keepSelected, placeKept, frameKept } from "./place.js";
 import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
 import { hideTwin } from "./twin.js";
@@ -225,8 +225,12 @@ function draw(state) {
   drawBanner(state, view);
   // A fold redraws the same program: its let text (thousands of lines) is filled in once.
   const letText = (view.texts || {}).let || "";
-  if (letText !== state.letText) { fillLines(ui.letPane, letText); state.letText = letText; }
-  state.svg = isViewModel(view) ? parseSvg((view.geometry || {}).svg) : null;
+  // A scrubber's next pass: its let text once the graph is on screen.
+  if (letText !== state.letText && model.get("scrub") && state.letText !== null) {
+    fillLinesSoon(ui.letPane, letText, () => markNodeLines(state, model.get("selected_node"), "mlclab-line-selected"));
+  } else if (letText !== state.letText) fillLines(ui.letPane, letText);
+  state.letText = letText;
+  state.svg = isViewModel(view) ? takeParsed(state, model.get("view"), view) : null;
   state.index = { elements: new Map(), copies: [], edges: [], namespaces: new Map() };
   ui.collapseAll.disabled = !model.get("live") || !isViewModel(view) || collapsible(view).length === 0 && !(model.get("folded") || []).length;
   if (!state.svg && isViewModel(view) && awaitingLayout(view)) {
@@ -257,6 +261,7 @@ function draw(state) {
   refreshMarks(state);
   requestAnimationFrame(() => {
     if (!placeKept(state) && !frameKept(state)) fitView(state);
+    scrubberPlaced(state, view);
     if (state.jump) finishJump(state);
     announceDrawn(model);
   });
@@ -421,12 +426,16 @@ function bindModel(state) {
   const centre = () => { const els = state.index.elements.get(model.get("centre")), box = els && boxOf(els[0]);
     if (box) { state.zoom = keepInPlace(box, ui.canvas.clientWidth / 2, ui.canvas.clientHeight / 2, state.zoom.k); state.userMoved = true; applyZoom(state); } };
   const banner = () => drawBanner(state, currentView(model));
+  const fromKernel = () => { dropSentViews(model); redraw(); };
   const handlers = {
-    views: redraw, view: switchView, unfolded: banner, open_modules: banner, folded: banner,
+    views: fromKernel, view: switchView, unfolded: banner, open_modules: banner, folded: banner,
     selected_node: marks, highlight: marks, annotations: marks, search: onSearch, source: onSource, centre,
   };
+  // One view drawn by the kernel (viewer.py `_put_view`).
+  const oneView = (msg) => { if (receiveView(model, msg)) redraw(); };
   for (const [name, fn] of Object.entries(handlers)) model.on(`change:${name}`, fn);
-  return () => { for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn); };
+  model.on("msg:custom", oneView);
+  return () => { for (const [name, fn] of Object.entries(handlers)) model.off(`change:${name}`, fn); model.off("msg:custom", oneView); };
 }
 
 export function render({ model, el }) {
@@ -441,6 +450,8 @@ export function render({ model, el }) {
     keep: null,                                    // a node to keep in place across views
     lastView: null,                                // the view model drawn last
     letText: null,                                 // the let text the pane holds
+    parsed: null,                                  // drawings parsed ahead (scrubber.js)
+    viewOf: (name) => viewNamed(model, name),
   };
   bindPointer(state);
   bindToolbar(state);
