@@ -20,6 +20,9 @@ export function renderCompare({ model, el }) {
     panes[side] = localModel(paneState((name) => model.get(name), side));
     // A pane folds where the comparison has a kernel to lay it out (localModel says no).
     panes[side].set("live", !!model.get("live"));
+    // A pane says when it is drawn (viewer.js announceDrawn) through the comparison's comm: the
+    // kernel then lays out the pairs of folds one click away (compare.py prefetch).
+    if (typeof model.send === "function") panes[side].send = (content) => model.send({ ...content, side });
     panes[side].mount = mount;
   }
   const summary = h("div", { class: "mlclab-compare-summary", text: `${model.get("summary") || ""} · matched by ${model.get("method") || "value"}` });
