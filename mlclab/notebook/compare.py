@@ -40,7 +40,7 @@ from .browser_layout import graphviz_module, needs_module
 from .bundle import STATIC, bundle
 from .fold_layouts import Fold, FoldLayouts, fold_of, next_folds, with_ancestors
 from .graphs import draw_view, open_module_paths, view_source
-from .viewer import TwinDisplay, _clean_view
+from .viewer import TwinDisplay, _clean_view, sanitize_svg, svg_of
 
 # How a node with no match is drawn, in the SVG itself (so the static twin shows it too).
 MARKS = {"removed": ("#cf222e", "6,3"), "added": ("#1a7f37", ""), "changed": ("#bf8700", "2,2")}
@@ -127,6 +127,12 @@ def mark_svg(svg: str, changes: Mapping[str, str]) -> str:
     if not svg or not changes:
         return svg
     root = ET.fromstring(svg)
+    _mark_tree(root, changes)
+    return ET.tostring(root, encoding="unicode")
+
+
+def _mark_tree(root: ET.Element, changes: Mapping[str, str]) -> None:
+    """:func:`mark_svg` on a parsed drawing."""
     for g in root.iter():
         change = changes.get(g.get("id", ""))
         if change is None:
@@ -139,7 +145,6 @@ def mark_svg(svg: str, changes: Mapping[str, str]) -> str:
                 shape.set("stroke-width", "3")
                 if dash:
                     shape.set("stroke-dasharray", dash)
-    return ET.tostring(root, encoding="unicode")
 
 
 def _drawing(geometry: Mapping) -> str:
@@ -155,13 +160,15 @@ def payload(left: Mapping, right: Mapping, by: str, names=("left", "right")) -> 
     """The compare display's data: both view models (checked, their SVG sanitized, unmatched
     nodes marked in the drawing and in the ``diff`` layer), ``matches`` (left id -> right id)
     and the ``summary`` line."""
-    left, right = _clean_view(left), _clean_view(right)
+    # Checked now; each SVG is sanitized and marked below, in one parse (a big drawing's
+    # parse and write cost as much as its layout).
+    (left, lsvg), (right, rsvg) = _checked(left), _checked(right)
     matches = match(left, right, by)
     s = summary(left, right, matches, by)
     changed_right = [matches[n] for n in s["changed"]]
-    for vm, ids, change, changed, other in (
-            (left, s["only_left"], "removed", s["changed"], names[1]),
-            (right, s["only_right"], "added", changed_right, names[0])):
+    for vm, svg, ids, change, changed, other in (
+            (left, lsvg, s["only_left"], "removed", s["changed"], names[1]),
+            (right, rsvg, s["only_right"], "added", changed_right, names[0])):
         entries = {**diff_entries(vm["nodes"], ids, change, other),
                    **diff_entries(vm["nodes"], changed, "changed", other)}
         marks = {nid: e["change"] for nid, e in entries.items()}
@@ -170,9 +177,17 @@ def payload(left: Mapping, right: Mapping, by: str, names=("left", "right")) -> 
             outlines = {nid: {"change": c, "colour": MARKS[c][0], "dash": MARKS[c][1]}
                         for nid, c in marks.items()}
             vm["geometry"] = {**vm["geometry"], "marks": outlines}
-        else:
-            vm["geometry"] = {**vm["geometry"], "svg": mark_svg(vm["geometry"].get("svg", ""), marks)}
+        if svg:
+            vm["geometry"] = {**vm["geometry"], "svg": sanitize_svg(
+                svg_of(svg), edit=lambda root, marks=marks: _mark_tree(root, marks))}
     return {"left": left, "right": right, "matches": matches, "summary": s["line"], "method": by}
+
+
+def _checked(vm: Mapping) -> tuple:
+    """``(view model as _clean_view checks it, but without its SVG; that SVG)``."""
+    geometry = dict(vm.get("geometry") or {})
+    svg = geometry.get("svg", "")
+    return _clean_view({**vm, "geometry": {**geometry, "svg": ""} if svg else geometry}), svg
 
 
 # ---------------------------------------------------------------------- the display
@@ -249,11 +264,14 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
             return
         side = change["name"].split("_")[1]
         other = "right" if side == "left" else "left"
+        there = self._followed(side, change["old"], change["new"])
+        folds = {side: change["new"], other: there}
+        data = self._layouts.get("pair", self._pair(folds["left"], folds["right"]))
         self._syncing = True
         try:
-            setattr(self, f"fold_{other}", self._followed(side, change["old"], change["new"]))
-            data = self._layouts.get("pair", self._pair(self.fold_left, self.fold_right))
+            # One message: the other side's fold and both drawings reach the panes together.
             with self.hold_sync():
+                setattr(self, f"fold_{other}", there)
                 for name in ("left", "right", "matches", "summary"):
                     setattr(self, name, data[name])
                 # A selected node may be folded away: keep it only where it is still drawn.
