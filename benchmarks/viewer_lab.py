@@ -12,10 +12,10 @@ page with ``performance.now()``:
 
 ``--compare``: the same for ``mlclab.compare(fn, (fn, "FuseOps"))`` (the model before and after
 FuseOps, side by side): first display until both panes are drawn; each module opened by a
-click on the left pane until both panes draw it open (the right follows), then closed by its
-label. Every repetition runs the comparison's cell again (a new comparison, nothing laid out),
-so the first click of each is cold; the others come after ``think`` seconds (warm: laid out
-ahead). Medians and worst over the repetitions, and the machine's load average before/after.
+click on the left pane until it draws it open and the right pane has drawn its new drawing
+(the right follows: its counterpart module opened), then closed by its label. Every
+repetition runs the comparison's cell again (a new comparison, nothing laid out), so the
+first click of each is cold; the others come after ``think`` seconds (warm: laid out ahead). Medians and worst over the repetitions, and the machine's load average before/after.
 
     python benchmarks/viewer_lab.py resnet50|bert [--compare] [--repeat 3]
     (or viewer_interaction.py --lab)
@@ -176,20 +176,32 @@ COMPARE_DISPLAY = """async (index) => {
   return performance.now() - t0;
 }"""
 
+# Done when the left pane draws the module as `done` says and the right pane has drawn its new
+# drawing (the right side need not have the same module: a fused program's module boxes differ).
 COMPARE_CLICK_UNTIL = """async ([selector, done]) => {
   const c = [...document.querySelectorAll('.mlclab-compare')].filter((x) => !x.closest('.mlclab-fallback')).pop();
-  const panes = [...c.querySelectorAll('.mlclab-compare-pane')];
-  const target = c.querySelector('.mlclab-compare-left ' + selector);
+  const left = c.querySelector('.mlclab-compare-left'), right = c.querySelector('.mlclab-compare-right');
+  const target = left.querySelector(selector);
   if (!target) throw new Error('nothing to click: ' + selector);
+  const before = right.querySelector('svg.mlclab-graph');
   const t0 = performance.now();
   target.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0}));
   target.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, button: 0}));
   target.dispatchEvent(new MouseEvent('click', {bubbles: true, button: 0}));
-  while (!panes.every((p) => p.querySelector(done) && !p.querySelector(selector)))
+  const redrawn = () => { const svg = right.querySelector('svg.mlclab-graph'); return svg && svg !== before; };
+  while (!(left.querySelector(done) && !left.querySelector(selector) && redrawn())) {
+    if (performance.now() - t0 > 30000) throw new Error('not drawn in 30 s: ' + done);
     await new Promise((r) => setTimeout(r, 2));
+  }
   await new Promise((r) => requestAnimationFrame(() => r()));
   return performance.now() - t0;
 }"""
+
+
+def _interleave(cold: list, warm: list) -> list:
+    """The opens of each repetition in click order: its cold one, then its warm ones."""
+    per = len(warm) // max(len(cold), 1)
+    return [x for k, c in enumerate(cold) for x in [c, *warm[k * per:(k + 1) * per]]]
 
 
 def load() -> str:
@@ -245,6 +257,8 @@ def run_compare(model: str, repeat: int = 3, think: float = 1.5) -> dict:
             "open a module, warm (after looking)": stat(warm),
             "close a module by its label": stat(closes),
             "modules opened (left pane; right follows)": ", ".join(CLICKS[model]),
+            "every open, in order, each repetition": [round(x) for x in _interleave(cold, warm)],
+            "every close (reverse order), each repetition": [round(x) for x in closes],
             "load average (1/5/15 min) before; after": "; ".join(loads)}
 
 

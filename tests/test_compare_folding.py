@@ -148,3 +148,21 @@ def test_once_the_panes_are_drawn_the_next_clicks_answer_without_a_layout(layer,
     node = next(iter(c.matches))
     c.selected_left = node
     assert c.selected_right == c.matches[node]
+
+
+def test_the_next_clicks_inside_the_module_just_opened_are_laid_out_first():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=2, dim_feedforward=64,
+                                             dropout=0.0, batch_first=True)
+    stack = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
+    fn = mlclab.from_torch(stack, torch.randn(1, 8, 32))
+    c = mlclab.compare(fn, (fn, "FuseOps"))
+    c.fold_left = {**c.fold_left, "open_modules": []}
+    c.open_module("left", "layers.1")       # drawn after layers.0, which stays folded
+
+    def inside(pair):
+        now = set(c.fold_left["open_modules"]) | set(c.fold_right["open_modules"])
+        return any(p.startswith("layers.1.") for fold in pair for p in set(fold["open_modules"]) - now)
+    order = [inside(pair) for pair in c.next_pairs()]
+    assert True in order and False in order
+    assert order == sorted(order, reverse=True)          # all of those inside layers.1 first

@@ -229,6 +229,7 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         kwargs.setdefault("live", layouts is not None)
         self._syncing = False
         self._layouts, self._pair = layouts, pair
+        self._opened: list = []         # the module paths the last click opened (innermost)
         super().__init__(**dict(data), **kwargs)
         if needs_module({"left": self.left, "right": self.right}):
             self.graphviz_wasm = graphviz_module()
@@ -265,6 +266,9 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         side = change["name"].split("_")[1]
         other = "right" if side == "left" else "left"
         there = self._followed(side, change["old"], change["new"])
+        added = set(change["new"].get("open_modules", ())) - set(change["old"].get("open_modules", ()))
+        # The module clicked, not the ancestors opened with it.
+        self._opened = sorted(p for p in added if not any(q.startswith(p + ".") for q in added))
         folds = {side: change["new"], other: there}
         data = self._layouts.get("pair", self._pair(folds["left"], folds["right"]))
         self._syncing = True
@@ -283,8 +287,9 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
 
     def next_pairs(self) -> list:
         """The pair of folds each click on a module would ask for next (each folded module
-        opened, each open one closed, on either side, the other side following)."""
-        pairs = []
+        opened, each open one closed, on either side, the other side following); first those
+        that open a module inside the one just opened (where a student looks next)."""
+        pairs, first = [], []
         for side in ("left", "right"):
             fold = getattr(self, f"fold_{side}")
             if fold.get("full"):
@@ -296,8 +301,10 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
                                 opened):
                 new = {**fold, "open_modules": with_ancestors(sorted(f.open_modules))}
                 followed = self._followed(side, fold, new)
-                pairs.append((new, followed) if side == "left" else (followed, new))
-        return pairs
+                pair = (new, followed) if side == "left" else (followed, new)
+                inside = any(p.startswith(o + ".") for p in f.open_modules for o in self._opened)
+                (first if inside else pairs).append(pair)
+        return first + pairs
 
     def prefetch(self) -> None:
         """Lay out, in the background, the pairs of folds of :meth:`next_pairs`."""
