@@ -83,11 +83,11 @@ def test_without_a_kernel_layout_the_folding_stays_as_given(layer):
 
 def counting_drawings(monkeypatch) -> list:
     """The drawings a comparison lays out from now on (one per side per fold state)."""
-    import mlclab.notebook.compare as compare_module
+    import mlclab.notebook.compare_sides as sides_module
 
     calls = []
-    real = compare_module.draw_view
-    monkeypatch.setattr(compare_module, "draw_view",
+    real = sides_module.draw_view
+    monkeypatch.setattr(sides_module, "draw_view",
                         lambda *a, **k: (calls.append(k.get("open_modules")), real(*a, **k))[1])
     return calls
 
@@ -150,13 +150,29 @@ def test_once_the_panes_are_drawn_the_next_clicks_answer_without_a_layout(layer,
     assert c.selected_right == c.matches[node]
 
 
-def test_the_next_clicks_inside_the_module_just_opened_are_laid_out_first():
+@pytest.fixture(scope="module")
+def stack():
+    """Two encoder layers: modules two deep (layers, layers.0, layers.0.self_attn, ...)."""
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=2, dim_feedforward=64,
                                              dropout=0.0, batch_first=True)
-    stack = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
-    fn = mlclab.from_torch(stack, torch.randn(1, 8, 32))
-    c = mlclab.compare(fn, (fn, "FuseOps"))
+    model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
+    return mlclab.from_torch(model, torch.randn(1, 8, 32))
+
+
+def test_a_module_inside_one_folded_on_the_other_side_is_opened_there_too(stack):
+    c = mlclab.compare(stack, stack)
+    c.fold_left = {**c.fold_left, "open_modules": []}
+    assert folded(c.right) == ["layers"]            # layers.1 is inside a folded node there
+    c.open_module("left", "layers.1")
+    assert c.fold_right["open_modules"] == ["layers", "layers.1"]
+    assert "layers.1" in drawn_modules(c.right) and "layers.0" in folded(c.right)
+    c.fold_left = {**c.fold_left, "open_modules": ["layers"]}   # layers.1 closed on the left
+    assert c.fold_right["open_modules"] == ["layers"]
+
+
+def test_the_next_clicks_inside_the_module_just_opened_are_laid_out_first(stack):
+    c = mlclab.compare(stack, (stack, "FuseOps"))
     c.fold_left = {**c.fold_left, "open_modules": []}
     c.open_module("left", "layers.1")       # drawn after layers.0, which stays folded
 

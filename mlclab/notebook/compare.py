@@ -20,7 +20,7 @@ With a kernel, opening a module on one side opens the matching module on the oth
 module path, else the module of the folded node matched to it) and closing it closes both;
 "collapse groups" and "draw all" act on their own side. The kernel lays both sides out again
 and matches them anew; a saved file keeps the folding it was saved with. Each side is read once
-(parsed, identities carried, texts printed: :class:`Side`) and each pair of fold states laid out
+(parsed, identities carried, texts printed: ``compare_sides.Side``) and each pair of fold states laid out
 and matched once (``fold_layouts.FoldLayouts``, the viewer's cache, keyed by the pair); once
 the panes are drawn, the pairs one click away are laid out in its background thread.
 """
@@ -30,7 +30,7 @@ import html
 import pathlib
 import uuid
 import xml.etree.ElementTree as ET
-from typing import Any, Callable, Mapping, NamedTuple, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import anywidget
 import traitlets
@@ -39,86 +39,13 @@ from ..viz.matching import METHODS, diff_entries, match, summary
 from .browser_layout import graphviz_module, needs_module
 from .bundle import STATIC, bundle
 from .fold_layouts import Fold, FoldLayouts, fold_of, next_folds, with_ancestors
-from .graphs import draw_view, open_module_paths, view_source
+from .compare_sides import is_step, side_of
+from .graphs import open_module_paths
 from .viewer import TwinDisplay, _clean_view, sanitize_svg, svg_of
 
 # How a node with no match is drawn, in the SVG itself (so the static twin shows it too).
 MARKS = {"removed": ("#cf222e", "6,3"), "added": ("#1a7f37", ""), "changed": ("#bf8700", "2,2")}
 _SHAPES = {"polygon", "ellipse", "path", "rect"}
-
-
-# ---------------------------------------------------------------------- the two sides
-class Side(NamedTuple):
-    """One side of a comparison, read once (parsed, its identities carried, its texts printed):
-    its ``whole`` graph, ``texts`` and overlay ``layers``, which any folding is drawn from
-    (:meth:`draw`); ``key``, the same object for two sides of one build; ``title`` and the DSL
-    ``source`` its nodes point into."""
-    whole: Any
-    texts: Mapping
-    layers: Mapping
-    key: Any
-    title: str
-    source: str
-
-    def draw(self, full: bool = False, open_modules=None, folded=()) -> dict:
-        """The side's view model folded so (``open_modules`` None: the first look's); a pure
-        function of the fold, safe from a background thread."""
-        return draw_view(self.whole, self.texts, self.layers, full=full,
-                         open_modules=open_modules, folded=folded)
-
-
-def side_of(x: Any, view: str = "dataflow", pipelined: bool = False,
-            pipes: Optional[dict] = None) -> Side:
-    """One side (see the module docstring). ``pipelined``: a plain function stands for its
-    build's input; ``pipes`` (a dict) shares one ``fn.pipeline()`` between the sides of one
-    function, so its input is parsed and its value identities carried once."""
-    from ..inspect.pipeline import Step
-    from .scrubber import step_source
-
-    pipes = {} if pipes is None else pipes
-
-    def pipeline_of(fn):
-        if id(fn) not in pipes:
-            pipes[id(fn)] = (fn, fn.pipeline())       # fn kept: its id is not reused
-        return pipes[id(fn)][1]
-
-    if isinstance(x, Step):
-        return Side(*step_source(x.pipeline, x.index), x.pipeline.record,
-                    f"after {x.index + 1} · {x.name}", _source(x.pipeline.subject))
-    if isinstance(x, tuple):
-        if len(x) != 2 or not isinstance(x[1], (str, type(None))):
-            raise TypeError("compare: a side given as a tuple is (fn, pass name), e.g. "
-                            f"(fn, 'FuseOps') or (fn, 'input'); got {x!r}")
-        fn, name = x
-        if not callable(getattr(fn, "pipeline", None)):
-            raise TypeError(f"compare: (fn, pass): fn must be a compiled function, got "
-                            f"{type(fn).__name__}")
-        pipe = pipeline_of(fn)
-        if name in (None, "input"):
-            return Side(*step_source(pipe, -1), pipe.record, f"{pipe.name} · input",
-                        _source(pipe.subject))
-        return side_of(pipe.step(name), view, pipes=pipes)
-    if callable(getattr(x, "pipeline", None)) and callable(getattr(x, "graph", None)):
-        if pipelined:
-            pipe = pipeline_of(x)
-            return Side(*step_source(pipe, -1), pipe.record, f"{pipe.name} · input", _source(x))
-        drawn, texts = view_source(x, view)
-        return Side(drawn.graph, texts, {}, getattr(x, "build_record", None) or x,
-                    f"{getattr(x, 'name', 'function')} · {view}", _source(x))
-    raise TypeError(f"compare: a side is a compiled function, a pipeline step "
-                    f"(fn.pipeline().step('FuseOps')) or (fn, 'FuseOps'); got {type(x).__name__}")
-
-
-def _source(x) -> str:
-    """The DSL source a side's nodes point into ("" for an imported model)."""
-    source = getattr(x, "source", "")
-    return source if isinstance(source, str) else ""
-
-
-def _is_step(x) -> bool:
-    from ..inspect.pipeline import Step
-
-    return isinstance(x, (Step, tuple))
 
 
 def mark_svg(svg: str, changes: Mapping[str, str]) -> str:
@@ -418,7 +345,7 @@ def compare(a, b, view: str = "dataflow", match: Optional[str] = None,
     the whole graphs."""
     if match is not None and match not in METHODS:
         raise ValueError(f"compare: match must be one of {', '.join(METHODS)}, got {match!r}")
-    pipelined, pipes = _is_step(a) or _is_step(b), {}
+    pipelined, pipes = is_step(a) or is_step(b), {}
     # Each side is read once; every folding is drawn from what was read (Side.draw).
     left, right = (side_of(x, view, pipelined, pipes) for x in (a, b))
     lname, rname = left.title, right.title
