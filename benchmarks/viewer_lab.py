@@ -25,6 +25,7 @@ Needs /usr/bin/chromium. Issue 20's targets: interactions under 100 ms, first di
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import pathlib
 import statistics
@@ -46,10 +47,11 @@ BUILD = {
 }
 
 
+VIEWER_CELL = "viewer = fn.viewer()\nviewer"
 COMPARE_CELL = "cmp = mlclab.compare(fn, (fn, 'FuseOps'))\ncmp"
 
 
-def notebook(model: str, display: str = "viewer = fn.viewer()\nviewer") -> dict:
+def notebook(model: str, display: str = VIEWER_CELL) -> dict:
     def cell(src):
         return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
                 "source": src}
@@ -95,38 +97,46 @@ CLICKS = {"resnet50": ["layer1", "layer3", "layer3.2", "layer4"],
           "bert": ["encoder", "encoder.layer.5", "encoder.layer.5.attention", "embeddings"]}
 
 
-def run(model: str, repeat: int = 3, think: float = 1.5) -> dict:
-    """Timings in ms (medians of ``repeat``), see the module docstring. ``think``: seconds a
-    student looks at a drawing before the next click."""
+@contextlib.contextmanager
+def lab_page(model: str, display: str, width: int):
+    """A Chromium page on a fresh, isolated JupyterLab with the benchmark notebook of ``model``
+    (its last cell ``display``) open and run once."""
     sys.path.insert(0, str(REPO))
     from playwright.sync_api import sync_playwright
     from tests.browser.conftest import CHROMIUM, _run_all, _serve
 
-    out = {}
     with tempfile.TemporaryDirectory() as tmp:
         server = _serve(pathlib.Path(tmp), "jupyterlab", "LabApp", "lab/tree",
                         "--LabApp.news_url=None",
                         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
         lab = next(server)
         try:
-            (lab.root / "bench.ipynb").write_text(json.dumps(notebook(model)))
+            (lab.root / "bench.ipynb").write_text(json.dumps(notebook(model, display)))
             with sync_playwright() as p:
                 b = p.chromium.launch(executable_path=str(CHROMIUM), args=[
                     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                     "--disable-component-update", "--disable-sync", "--no-first-run"])
-                page = b.new_page(viewport={"width": 1100, "height": 900})
+                page = b.new_page(viewport={"width": width, "height": 900})
                 _run_all(page, lab, "bench.ipynb")
-                firsts = []
-                for _ in range(repeat):
-                    # The previous display's background layouts finish first: a student's
-                    # first look does not race another viewer's.
-                    time.sleep(2 * think)
-                    firsts.append(page.evaluate(FIRST_DISPLAY, 1))
-                out["first display: run cell -> graph drawn"] = statistics.median(firsts)
-                out.update(fold_times(page, CLICKS[model], think, f"viewer-lab-{model}"))
+                yield page
                 b.close()
         finally:
             next(server, None)
+
+
+def run(model: str, repeat: int = 3, think: float = 1.5) -> dict:
+    """Timings in ms (medians of ``repeat``), see the module docstring. ``think``: seconds a
+    student looks at a drawing before the next click."""
+    out = {}
+    with lab_page(model, VIEWER_CELL, 1100) as page:
+        firsts = []
+        for _ in range(repeat):
+            # The previous display's background layouts finish first: a student's first look
+            # does not race another viewer's.
+            time.sleep(2 * think)
+            firsts.append(page.evaluate(FIRST_DISPLAY, 1))
+        out["first display: run cell -> graph drawn"] = statistics.median(firsts)
+        out.update(fold_times(page, CLICKS[model], think, f"viewer-lab-{model}"))
     return out
 
 
@@ -210,44 +220,25 @@ def load() -> str:
 
 def run_compare(model: str, repeat: int = 3, think: float = 1.5) -> dict:
     """The comparison's timings in ms, see the module docstring."""
-    sys.path.insert(0, str(REPO))
-    from playwright.sync_api import sync_playwright
-    from tests.browser.conftest import CHROMIUM, _run_all, _serve
-
     firsts, cold, warm, closes = [], [], [], []
     loads = [load()]
-    with tempfile.TemporaryDirectory() as tmp:
-        server = _serve(pathlib.Path(tmp), "jupyterlab", "LabApp", "lab/tree",
-                        "--LabApp.news_url=None",
-                        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
-        lab = next(server)
-        try:
-            (lab.root / "bench.ipynb").write_text(json.dumps(notebook(model, COMPARE_CELL)))
-            with sync_playwright() as p:
-                b = p.chromium.launch(executable_path=str(CHROMIUM), args=[
-                    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--no-first-run"])
-                page = b.new_page(viewport={"width": 1400, "height": 900})
-                _run_all(page, lab, "bench.ipynb")
-                for _ in range(repeat):
-                    time.sleep(2 * think)      # the last comparison's background layouts end
-                    firsts.append(page.evaluate(COMPARE_DISPLAY, 1))
-                    paths = CLICKS[model]
-                    for k, path in enumerate(paths):
-                        if k:
-                            time.sleep(think)
-                        node, cluster = _selectors(path)
-                        (warm if k else cold).append(page.evaluate(COMPARE_CLICK_UNTIL, [node, cluster]))
-                    for path in reversed(paths):
-                        time.sleep(think)
-                        node, cluster = _selectors(path)
-                        closes.append(page.evaluate(COMPARE_CLICK_UNTIL,
-                                                    [f"{cluster} .mlclab-cluster-handle", node]))
-                (REPO / "test-artifacts").mkdir(exist_ok=True)
-                page.screenshot(path=str(REPO / "test-artifacts" / f"compare-lab-{model}.png"))
-                b.close()
-        finally:
-            next(server, None)
+    with lab_page(model, COMPARE_CELL, 1400) as page:
+        for _ in range(repeat):
+            time.sleep(2 * think)      # the last comparison's background layouts end
+            firsts.append(page.evaluate(COMPARE_DISPLAY, 1))
+            paths = CLICKS[model]
+            for k, path in enumerate(paths):
+                if k:
+                    time.sleep(think)
+                node, cluster = _selectors(path)
+                (warm if k else cold).append(page.evaluate(COMPARE_CLICK_UNTIL, [node, cluster]))
+            for path in reversed(paths):
+                time.sleep(think)
+                node, cluster = _selectors(path)
+                closes.append(page.evaluate(COMPARE_CLICK_UNTIL,
+                                            [f"{cluster} .mlclab-cluster-handle", node]))
+        (REPO / "test-artifacts").mkdir(exist_ok=True)
+        page.screenshot(path=str(REPO / "test-artifacts" / f"compare-lab-{model}.png"))
     loads.append(load())
 
     def stat(xs):
