@@ -19,10 +19,11 @@ Folding: both sides start folded as the viewer first draws them (an imported mod
 With a kernel, opening a module on one side opens the matching module on the other (the same
 module path, else the module of the folded node matched to it) and closing it closes both;
 "collapse groups" and "draw all" act on their own side. The kernel lays both sides out again
-and matches them anew; a saved file keeps the folding it was saved with. Each side is read once
-(parsed, identities carried, texts printed: ``compare_sides.Side``) and each pair of fold states laid out
-and matched once (``fold_layouts.FoldLayouts``, the viewer's cache, keyed by the pair); once
-the panes are drawn, the pairs one click away are laid out in its background thread.
+and matches them anew; a saved file keeps the folding it was saved with. Each side is read
+once (parsed, identities carried, texts printed: ``compare_sides.Side``) and each pair of fold
+states laid out and matched once (``fold_layouts.FoldLayouts``, the viewer's cache, keyed by
+the pair); once the panes are drawn, the pairs one click away are laid out in its background
+thread.
 """
 from __future__ import annotations
 
@@ -38,8 +39,8 @@ import traitlets
 from ..viz.matching import METHODS, diff_entries, match, summary
 from .browser_layout import graphviz_module, needs_module
 from .bundle import STATIC, bundle
-from .fold_layouts import Fold, FoldLayouts, fold_of, next_folds, with_ancestors
 from .compare_sides import is_step, side_of
+from .fold_layouts import Fold, FoldLayouts, fold_of, next_folds, with_ancestors
 from .graphs import open_module_paths
 from .viewer import TwinDisplay, _clean_view, sanitize_svg, svg_of
 
@@ -193,7 +194,8 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         side = change["name"].split("_")[1]
         other = "right" if side == "left" else "left"
         there = self._followed(side, change["old"], change["new"])
-        added = set(change["new"].get("open_modules", ())) - set(change["old"].get("open_modules", ()))
+        added = (set(change["new"].get("open_modules", ()))
+                 - set(change["old"].get("open_modules", ())))
         # The module clicked, not the ancestors opened with it.
         self._opened = sorted(p for p in added if not any(q.startswith(p + ".") for q in added))
         folds = {side: change["new"], other: there}
@@ -363,8 +365,9 @@ def compare(a, b, view: str = "dataflow", match: Optional[str] = None,
         return payload(lvm, rvm, by, (lname, rname))
 
     # A pair of fold states is the pair's: both sides laid out and matched together, once
-    # (FoldLayouts keeps it), the next clicks' pairs ahead in its thread.
-    layouts = FoldLayouts(draw)
+    # (FoldLayouts keeps it), the next clicks' pairs ahead in its thread. A pair holds two
+    # drawings: half as many kept as a viewer keeps states, for the same memory.
+    layouts = FoldLayouts(draw, capacity=24)
 
     def pair(fold_left: Mapping, fold_right: Mapping) -> tuple:
         return key(fold_left, "left"), key(fold_right, "right")
