@@ -10,12 +10,22 @@ page with ``performance.now()``:
   is on screen, and close it again by its label; "cold" right after the first display, "warm"
   once the kernel's background layouts of the next unfolds are ready.
 
-    python benchmarks/viewer_lab.py resnet50|bert     (or viewer_interaction.py --lab)
+``--compare``: the same for ``mlclab.compare(fn, (fn, "FuseOps"))`` (the model before and after
+FuseOps, side by side): first display until both panes are drawn; each module opened by a
+click on the left pane until it draws it open, painted (the right follows, its counterpart
+module opened: its new drawing arrives in the same message), then closed by its label. Every
+repetition runs the comparison's cell again (a new comparison, nothing laid out), so the
+first click of each is cold; the others come after ``think`` seconds (warm: laid out ahead).
+Medians and worst over the repetitions, and the machine's load average before/after.
+
+    python benchmarks/viewer_lab.py resnet50|bert [--compare] [--repeat 3]
+    (or viewer_interaction.py --lab)
 
 Needs /usr/bin/chromium. Issue 20's targets: interactions under 100 ms, first display under 1 s.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import pathlib
 import statistics
@@ -37,7 +47,11 @@ BUILD = {
 }
 
 
-def notebook(model: str) -> dict:
+VIEWER_CELL = "viewer = fn.viewer()\nviewer"
+COMPARE_CELL = "cmp = mlclab.compare(fn, (fn, 'FuseOps'))\ncmp"
+
+
+def notebook(model: str, display: str = VIEWER_CELL) -> dict:
     def cell(src):
         return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
                 "source": src}
@@ -45,7 +59,7 @@ def notebook(model: str) -> dict:
             "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                         "language": "python"}},
             "cells": [cell("import torch\nimport mlclab\nimport mlclab.notebook\n" + BUILD[model]),
-                      cell("viewer = fn.viewer()\nviewer")]}
+                      cell(display)]}
 
 
 # In the page: run cell `index`, resolve with ms until the live widget's graph is drawn.
@@ -83,38 +97,46 @@ CLICKS = {"resnet50": ["layer1", "layer3", "layer3.2", "layer4"],
           "bert": ["encoder", "encoder.layer.5", "encoder.layer.5.attention", "embeddings"]}
 
 
-def run(model: str, repeat: int = 3, think: float = 1.5) -> dict:
-    """Timings in ms (medians of ``repeat``), see the module docstring. ``think``: seconds a
-    student looks at a drawing before the next click."""
+@contextlib.contextmanager
+def lab_page(model: str, display: str, width: int):
+    """A Chromium page on a fresh, isolated JupyterLab with the benchmark notebook of ``model``
+    (its last cell ``display``) open and run once."""
     sys.path.insert(0, str(REPO))
     from playwright.sync_api import sync_playwright
     from tests.browser.conftest import CHROMIUM, _run_all, _serve
 
-    out = {}
     with tempfile.TemporaryDirectory() as tmp:
         server = _serve(pathlib.Path(tmp), "jupyterlab", "LabApp", "lab/tree",
                         "--LabApp.news_url=None",
                         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
         lab = next(server)
         try:
-            (lab.root / "bench.ipynb").write_text(json.dumps(notebook(model)))
+            (lab.root / "bench.ipynb").write_text(json.dumps(notebook(model, display)))
             with sync_playwright() as p:
                 b = p.chromium.launch(executable_path=str(CHROMIUM), args=[
                     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                     "--disable-component-update", "--disable-sync", "--no-first-run"])
-                page = b.new_page(viewport={"width": 1100, "height": 900})
+                page = b.new_page(viewport={"width": width, "height": 900})
                 _run_all(page, lab, "bench.ipynb")
-                firsts = []
-                for _ in range(repeat):
-                    # The previous display's background layouts finish first: a student's
-                    # first look does not race another viewer's.
-                    time.sleep(2 * think)
-                    firsts.append(page.evaluate(FIRST_DISPLAY, 1))
-                out["first display: run cell -> graph drawn"] = statistics.median(firsts)
-                out.update(fold_times(page, CLICKS[model], think, f"viewer-lab-{model}"))
+                yield page
                 b.close()
         finally:
             next(server, None)
+
+
+def run(model: str, repeat: int = 3, think: float = 1.5) -> dict:
+    """Timings in ms (medians of ``repeat``), see the module docstring. ``think``: seconds a
+    student looks at a drawing before the next click."""
+    out = {}
+    with lab_page(model, VIEWER_CELL, 1100) as page:
+        firsts = []
+        for _ in range(repeat):
+            # The previous display's background layouts finish first: a student's first look
+            # does not race another viewer's.
+            time.sleep(2 * think)
+            firsts.append(page.evaluate(FIRST_DISPLAY, 1))
+        out["first display: run cell -> graph drawn"] = statistics.median(firsts)
+        out.update(fold_times(page, CLICKS[model], think, f"viewer-lab-{model}"))
     return out
 
 
@@ -149,7 +171,96 @@ def fold_times(page, paths, think: float, shot: str = "") -> dict:
             "every close (reverse order)": [round(x) for x in reversed(closes)]}
 
 
+# The comparison's counterparts of the above: both panes of the live comparison.
+COMPARE_DISPLAY = """async (index) => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  const old = new Set(document.querySelectorAll('.mlclab-compare'));
+  nb.activeCellIndex = index;
+  const t0 = performance.now();
+  window.jupyterapp.commands.execute('notebook:run-cell');
+  const drawn = () => [...document.querySelectorAll('.mlclab-compare')].some((c) =>
+      !old.has(c) && !c.closest('.mlclab-fallback') &&
+      c.querySelectorAll('.mlclab-compare-pane svg.mlclab-graph g.node').length &&
+      [...c.querySelectorAll('.mlclab-compare-pane')].every((p) => p.querySelector('svg.mlclab-graph g.node')));
+  while (!drawn()) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  return performance.now() - t0;
+}"""
+
+# Done when the left pane draws the module as `done` says, painted. The right pane's new drawing
+# (if it changed: the right side need not have the same module, a fused program's module boxes
+# differ) comes in the same kernel message and is drawn in the same task (pair.js syncFolding).
+COMPARE_CLICK_UNTIL = """async ([selector, done]) => {
+  const c = [...document.querySelectorAll('.mlclab-compare')].filter((x) => !x.closest('.mlclab-fallback')).pop();
+  const left = c.querySelector('.mlclab-compare-left');
+  const target = left.querySelector(selector);
+  if (!target) throw new Error('nothing to click: ' + selector);
+  const t0 = performance.now();
+  target.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0}));
+  target.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, button: 0}));
+  target.dispatchEvent(new MouseEvent('click', {bubbles: true, button: 0}));
+  while (!(left.querySelector(done) && !left.querySelector(selector))) {
+    if (performance.now() - t0 > 30000) throw new Error('not drawn in 30 s: ' + done);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  return performance.now() - t0;
+}"""
+
+
+def _interleave(cold: list, warm: list) -> list:
+    """The opens of each repetition in click order: its cold one, then its warm ones."""
+    per = len(warm) // max(len(cold), 1)
+    return [x for k, c in enumerate(cold) for x in [c, *warm[k * per:(k + 1) * per]]]
+
+
+def load() -> str:
+    return " ".join(pathlib.Path("/proc/loadavg").read_text().split()[:3])
+
+
+def run_compare(model: str, repeat: int = 3, think: float = 1.5) -> dict:
+    """The comparison's timings in ms, see the module docstring."""
+    firsts, cold, warm, closes = [], [], [], []
+    loads = [load()]
+    with lab_page(model, COMPARE_CELL, 1400) as page:
+        for _ in range(repeat):
+            time.sleep(2 * think)      # the last comparison's background layouts end
+            firsts.append(page.evaluate(COMPARE_DISPLAY, 1))
+            paths = CLICKS[model]
+            for k, path in enumerate(paths):
+                if k:
+                    time.sleep(think)
+                node, cluster = _selectors(path)
+                (warm if k else cold).append(page.evaluate(COMPARE_CLICK_UNTIL, [node, cluster]))
+            for path in reversed(paths):
+                time.sleep(think)
+                node, cluster = _selectors(path)
+                closes.append(page.evaluate(COMPARE_CLICK_UNTIL,
+                                            [f"{cluster} .mlclab-cluster-handle", node]))
+        (REPO / "test-artifacts").mkdir(exist_ok=True)
+        page.screenshot(path=str(REPO / "test-artifacts" / f"compare-lab-{model}.png"))
+    loads.append(load())
+
+    def stat(xs):
+        return f"median {statistics.median(xs):.0f} ms, worst {max(xs):.0f} ms (n={len(xs)})"
+    return {"first display: run cell -> both panes drawn": stat(firsts),
+            "open a module, cold (right after first display)": stat(cold),
+            "open a module, warm (after looking)": stat(warm),
+            "close a module by its label": stat(closes),
+            "modules opened (left pane; right follows)": ", ".join(CLICKS[model]),
+            "every open, in order, each repetition": [round(x) for x in _interleave(cold, warm)],
+            "every close (reverse order), each repetition": [round(x) for x in closes],
+            "load average (1/5/15 min) before; after": "; ".join(loads)}
+
+
 if __name__ == "__main__":
-    model = sys.argv[1] if len(sys.argv) > 1 else "resnet50"
-    for k, v in run(model).items():
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model", nargs="?", choices=sorted(BUILD), default="resnet50")
+    ap.add_argument("--compare", action="store_true", help="a comparison before/after FuseOps")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    rows = (run_compare if args.compare else run)(args.model, args.repeat)
+    for k, v in rows.items():
         print(f"{k:55s} {v:.0f} ms" if isinstance(v, (int, float)) else f"{k:55s} {v}")

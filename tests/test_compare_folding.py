@@ -81,19 +81,104 @@ def test_without_a_kernel_layout_the_folding_stays_as_given(layer):
     assert fixed.left is before
 
 
-def test_going_back_to_a_fold_state_already_drawn_lays_nothing_out(layer, monkeypatch):
-    import mlclab.notebook.compare as compare_module
+def counting_drawings(monkeypatch) -> list:
+    """The drawings a comparison lays out from now on (one per side per fold state)."""
+    import mlclab.notebook.compare_sides as sides_module
 
-    c = mlclab.compare(layer, (layer, "FuseOps"))
     calls = []
-    real = compare_module.side_view
-    monkeypatch.setattr(compare_module, "side_view", lambda *a, **k: (calls.append(k), real(*a, **k))[1])
+    real = sides_module.draw_view
+    monkeypatch.setattr(sides_module, "draw_view",
+                        lambda *a, **k: (calls.append(k.get("open_modules")), real(*a, **k))[1])
+    return calls
+
+
+def test_going_back_to_a_fold_state_already_drawn_lays_nothing_out(layer, monkeypatch):
+    c = mlclab.compare(layer, (layer, "FuseOps"))
+    calls = counting_drawings(monkeypatch)
     first = c.left
     c.open_module("left", "self_attn")
     made = len(calls)
-    assert made >= 2                                           # both sides drawn
+    assert made == 2                                           # both sides drawn
     c.fold_left = {**c.fold_left, "open_modules": []}          # back to the first look
     c.open_module("right", "self_attn")                        # and open again
     assert len(calls) == made
     c.fold_right = {**c.fold_right, "open_modules": []}
     assert c.left["geometry"]["svg"] == first["geometry"]["svg"]
+
+
+def test_each_side_is_read_once_and_a_new_fold_state_only_lays_out(layer, monkeypatch):
+    from mlclab.inspect.pipeline import Pipeline
+
+    pipelines, parses = [], []
+    real_init, real_graph = Pipeline.__init__, Pipeline._graph
+    monkeypatch.setattr(Pipeline, "__init__",
+                        lambda self, *a, **k: (pipelines.append(1), real_init(self, *a, **k))[1])
+    monkeypatch.setattr(Pipeline, "_graph",
+                        lambda self, *a, **k: (parses.append(a), real_graph(self, *a, **k))[1])
+    c = mlclab.compare(layer, (layer, "FuseOps"))
+    assert len(pipelines) == 1              # both sides of one function share its pipeline
+    read = len(parses)
+    c.open_module("left", "self_attn")
+    c.open_module("left", "linear1")
+    c.fold_right = {**c.fold_right, "open_modules": []}
+    assert len(parses) == read and len(pipelines) == 1
+    assert folded(c.left) == folded(c.right) == ["linear1", "linear2", "self_attn"]
+
+
+def test_the_next_clicks_pairs_are_both_sides_folded_as_the_click_would_leave_them(layer):
+    c = mlclab.compare(layer, (layer, "FuseOps"))
+    c.open_module("left", "self_attn")
+    pairs = {(tuple(sorted(l["open_modules"])), tuple(sorted(r["open_modules"])))
+             for l, r in c.next_pairs()}
+    assert pairs == {(("linear1", "self_attn"),) * 2, (("linear2", "self_attn"),) * 2, ((), ())}
+
+
+def test_once_the_panes_are_drawn_the_next_clicks_answer_without_a_layout(layer, monkeypatch):
+    c = mlclab.compare(layer, (layer, "FuseOps"))
+    calls = counting_drawings(monkeypatch)
+    c._on_front_end(c, {"event": "drawn", "view": "left", "side": "left"}, [])
+    assert c.wait_for_layouts(120)
+    ahead = len(calls)
+    assert ahead == 2 * 3                   # three modules to open, each pair laid out once
+    c.open_module("right", "linear2")
+    assert len(calls) == ahead
+    assert c.fold_left["open_modules"] == ["linear2"]
+    assert "linear2" in drawn_modules(c.left) and "linear2" in drawn_modules(c.right)
+    # The selection still follows the match in the drawing the cache answered with.
+    node = next(iter(c.matches))
+    c.selected_left = node
+    assert c.selected_right == c.matches[node]
+
+
+@pytest.fixture(scope="module")
+def stack():
+    """Two encoder layers: modules two deep (layers, layers.0, layers.0.self_attn, ...)."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=2, dim_feedforward=64,
+                                             dropout=0.0, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
+    return mlclab.from_torch(model, torch.randn(1, 8, 32))
+
+
+def test_a_module_inside_one_folded_on_the_other_side_is_opened_there_too(stack):
+    c = mlclab.compare(stack, stack)
+    c.fold_left = {**c.fold_left, "open_modules": []}
+    assert folded(c.right) == ["layers"]            # layers.1 is inside a folded node there
+    c.open_module("left", "layers.1")
+    assert c.fold_right["open_modules"] == ["layers", "layers.1"]
+    assert "layers.1" in drawn_modules(c.right) and "layers.0" in folded(c.right)
+    c.fold_left = {**c.fold_left, "open_modules": ["layers"]}   # layers.1 closed on the left
+    assert c.fold_right["open_modules"] == ["layers"]
+
+
+def test_the_next_clicks_inside_the_module_just_opened_are_laid_out_first(stack):
+    c = mlclab.compare(stack, (stack, "FuseOps"))
+    c.fold_left = {**c.fold_left, "open_modules": []}
+    c.open_module("left", "layers.1")       # drawn after layers.0, which stays folded
+
+    def inside(pair):
+        now = set(c.fold_left["open_modules"]) | set(c.fold_right["open_modules"])
+        return any(p.startswith("layers.1.") for fold in pair for p in set(fold["open_modules"]) - now)
+    order = [inside(pair) for pair in c.next_pairs()]
+    assert True in order and False in order
+    assert order == sorted(order, reverse=True)          # all of those inside layers.1 first

@@ -19,7 +19,11 @@ Folding: both sides start folded as the viewer first draws them (an imported mod
 With a kernel, opening a module on one side opens the matching module on the other (the same
 module path, else the module of the folded node matched to it) and closing it closes both;
 "collapse groups" and "draw all" act on their own side. The kernel lays both sides out again
-and matches them anew; a saved file keeps the folding it was saved with.
+and matches them anew; a saved file keeps the folding it was saved with. Each side is read
+once (parsed, identities carried, texts printed: ``compare_sides.Side``) and each pair of fold
+states laid out and matched once (``fold_layouts.FoldLayouts``, the viewer's cache, keyed by
+the pair); once the panes are drawn, the pairs one click away are laid out in its background
+thread.
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ import html
 import pathlib
 import uuid
 import xml.etree.ElementTree as ET
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import anywidget
 import traitlets
@@ -35,66 +39,14 @@ import traitlets
 from ..viz.matching import METHODS, diff_entries, match, summary
 from .browser_layout import graphviz_module, needs_module
 from .bundle import STATIC, bundle
-from .fold_layouts import FoldLayouts, with_ancestors
+from .compare_sides import is_step, side_of
+from .fold_layouts import Fold, FoldLayouts, fold_of, next_folds, with_ancestors
 from .graphs import open_module_paths
-from .viewer import TwinDisplay, _clean_view
+from .viewer import TwinDisplay, _clean_view, sanitize_svg, svg_of
 
 # How a node with no match is drawn, in the SVG itself (so the static twin shows it too).
 MARKS = {"removed": ("#cf222e", "6,3"), "added": ("#1a7f37", ""), "changed": ("#bf8700", "2,2")}
 _SHAPES = {"polygon", "ellipse", "path", "rect"}
-
-
-# ---------------------------------------------------------------------- the two sides
-def side_view(x: Any, view: str = "dataflow", pipelined: bool = False, full: bool = False,
-              open_modules=None, folded=()) -> tuple:
-    """``(view model, build key, title, DSL source)`` of one side (see the module docstring).
-    The build key is the same object for two sides of one build; ``pipelined``: a plain
-    function stands for its build's input; ``full``: the whole graph, not its overview;
-    ``open_modules`` (None: the first look's) and ``folded``: how it is folded."""
-    from ..inspect.pipeline import Step
-    from .graphs import view_payload
-    from .scrubber import step_view
-
-    if isinstance(x, Step):
-        return (step_view(x.pipeline, x.index, full=full, open_modules=open_modules,
-                          folded=folded), x.pipeline.record,
-                f"after {x.index + 1} · {x.name}", _source(x.pipeline.subject))
-    if isinstance(x, tuple):
-        if len(x) != 2 or not isinstance(x[1], (str, type(None))):
-            raise TypeError("compare: a side given as a tuple is (fn, pass name), e.g. "
-                            f"(fn, 'FuseOps') or (fn, 'input'); got {x!r}")
-        fn, name = x
-        if not callable(getattr(fn, "pipeline", None)):
-            raise TypeError(f"compare: (fn, pass): fn must be a compiled function, got "
-                            f"{type(fn).__name__}")
-        pipe = fn.pipeline()
-        if name in (None, "input"):
-            return (step_view(pipe, -1, full=full, open_modules=open_modules, folded=folded),
-                    pipe.record, f"{pipe.name} · input", _source(pipe.subject))
-        return side_view(pipe.step(name), view, full=full, open_modules=open_modules,
-                         folded=folded)
-    if callable(getattr(x, "pipeline", None)) and callable(getattr(x, "graph", None)):
-        if pipelined:
-            pipe = x.pipeline()
-            return (step_view(pipe, -1, full=full, open_modules=open_modules, folded=folded),
-                    pipe.record, f"{pipe.name} · input", _source(x))
-        key = getattr(x, "build_record", None) or x
-        return (view_payload(x, view, full=full, open_modules=open_modules, folded=folded), key,
-                f"{getattr(x, 'name', 'function')} · {view}", _source(x))
-    raise TypeError(f"compare: a side is a compiled function, a pipeline step "
-                    f"(fn.pipeline().step('FuseOps')) or (fn, 'FuseOps'); got {type(x).__name__}")
-
-
-def _source(x) -> str:
-    """The DSL source a side's nodes point into ("" for an imported model)."""
-    source = getattr(x, "source", "")
-    return source if isinstance(source, str) else ""
-
-
-def _is_step(x) -> bool:
-    from ..inspect.pipeline import Step
-
-    return isinstance(x, (Step, tuple))
 
 
 def mark_svg(svg: str, changes: Mapping[str, str]) -> str:
@@ -103,6 +55,12 @@ def mark_svg(svg: str, changes: Mapping[str, str]) -> str:
     if not svg or not changes:
         return svg
     root = ET.fromstring(svg)
+    _mark_tree(root, changes)
+    return ET.tostring(root, encoding="unicode")
+
+
+def _mark_tree(root: ET.Element, changes: Mapping[str, str]) -> None:
+    """:func:`mark_svg` on a parsed drawing."""
     for g in root.iter():
         change = changes.get(g.get("id", ""))
         if change is None:
@@ -115,7 +73,6 @@ def mark_svg(svg: str, changes: Mapping[str, str]) -> str:
                 shape.set("stroke-width", "3")
                 if dash:
                     shape.set("stroke-dasharray", dash)
-    return ET.tostring(root, encoding="unicode")
 
 
 def _drawing(geometry: Mapping) -> str:
@@ -131,13 +88,15 @@ def payload(left: Mapping, right: Mapping, by: str, names=("left", "right")) -> 
     """The compare display's data: both view models (checked, their SVG sanitized, unmatched
     nodes marked in the drawing and in the ``diff`` layer), ``matches`` (left id -> right id)
     and the ``summary`` line."""
-    left, right = _clean_view(left), _clean_view(right)
+    # Checked now; each SVG is sanitized and marked below, in one parse (a big drawing's
+    # parse and write cost as much as its layout).
+    (left, lsvg), (right, rsvg) = _checked(left), _checked(right)
     matches = match(left, right, by)
     s = summary(left, right, matches, by)
     changed_right = [matches[n] for n in s["changed"]]
-    for vm, ids, change, changed, other in (
-            (left, s["only_left"], "removed", s["changed"], names[1]),
-            (right, s["only_right"], "added", changed_right, names[0])):
+    for vm, svg, ids, change, changed, other in (
+            (left, lsvg, s["only_left"], "removed", s["changed"], names[1]),
+            (right, rsvg, s["only_right"], "added", changed_right, names[0])):
         entries = {**diff_entries(vm["nodes"], ids, change, other),
                    **diff_entries(vm["nodes"], changed, "changed", other)}
         marks = {nid: e["change"] for nid, e in entries.items()}
@@ -146,9 +105,17 @@ def payload(left: Mapping, right: Mapping, by: str, names=("left", "right")) -> 
             outlines = {nid: {"change": c, "colour": MARKS[c][0], "dash": MARKS[c][1]}
                         for nid, c in marks.items()}
             vm["geometry"] = {**vm["geometry"], "marks": outlines}
-        else:
-            vm["geometry"] = {**vm["geometry"], "svg": mark_svg(vm["geometry"].get("svg", ""), marks)}
+        if svg:
+            vm["geometry"] = {**vm["geometry"], "svg": sanitize_svg(
+                svg_of(svg), edit=lambda root, marks=marks: _mark_tree(root, marks))}
     return {"left": left, "right": right, "matches": matches, "summary": s["line"], "method": by}
+
+
+def _checked(vm: Mapping) -> tuple:
+    """``(view model as _clean_view checks it, but without its SVG; that SVG)``."""
+    geometry = dict(vm.get("geometry") or {})
+    svg = geometry.get("svg", "")
+    return _clean_view({**vm, "geometry": {**geometry, "svg": ""} if svg else geometry}), svg
 
 
 # ---------------------------------------------------------------------- the display
@@ -175,18 +142,22 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
     fold_left = traitlets.Dict().tag(sync=True)
     fold_right = traitlets.Dict().tag(sync=True)
     # A live widget hides its text/html twin and lays folds out (False in a page: localModel
-    # says so; False too without ``relayout``).
+    # says so; False too without ``layouts``).
     live = traitlets.Bool(True).tag(sync=True)
     # The WebAssembly Graphviz, sent only when the panes are laid out in the browser (no dot).
     graphviz_wasm = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, data: Mapping, relayout=None, **kwargs: Any) -> None:
-        """``relayout(fold_left, fold_right)``: the comparison's data (as :func:`payload`)
-        with each side drawn so; without it the folding stays as given."""
+    def __init__(self, data: Mapping, layouts: Optional[FoldLayouts] = None,
+                 pair: Optional[Callable[[Mapping, Mapping], Any]] = None, **kwargs: Any) -> None:
+        """``layouts``: the comparison's data (as :func:`payload`) with the sides folded as
+        ``pair(fold_left, fold_right)`` names, under the view name "pair" (made once each;
+        the next clicks' pairs in the background once the front end says the panes are
+        drawn). Without it the folding stays as given."""
         kwargs.setdefault("uid", uuid.uuid4().hex)
-        kwargs.setdefault("live", relayout is not None)
+        kwargs.setdefault("live", layouts is not None)
         self._syncing = False
-        self._relayout = relayout
+        self._layouts, self._pair = layouts, pair
+        self._opened: list = []         # the module paths the last click opened (innermost)
         super().__init__(**dict(data), **kwargs)
         if needs_module({"left": self.left, "right": self.right}):
             self.graphviz_wasm = graphviz_module()
@@ -196,6 +167,7 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
                 setattr(self, f"fold_{side}", {"open_modules": open_module_paths(vm),
                                                "folded": [], "full": False})
         self.observe(self._on_fold, ["fold_left", "fold_right"])
+        self.on_msg(self._on_front_end)
 
     # ----------------------------------------------------------------- folding
     def open_module(self, side: str, path: str) -> None:
@@ -205,29 +177,34 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         fold = getattr(self, f"fold_{side}")
         setattr(self, f"fold_{side}", {**fold, "open_modules": [*fold["open_modules"], path]})
 
+    def _followed(self, side: str, old: Mapping, new: Mapping) -> dict:
+        """The other side's fold once ``side``'s went from ``old`` to ``new``: the modules
+        matching those opened are opened there, those matching the closed ones closed."""
+        other = "right" if side == "left" else "left"
+        there = getattr(self, f"fold_{other}")
+        opened = follow(getattr(self, side), getattr(self, other),
+                        self.matches if side == "left" else self.reverse,
+                        old.get("open_modules", ()), new.get("open_modules", ()),
+                        there.get("open_modules", ()))
+        return {**there, "open_modules": opened}
+
     def _on_fold(self, change):
-        if self._syncing or self._relayout is None:
+        if self._syncing or self._layouts is None:
             return
         side = change["name"].split("_")[1]
         other = "right" if side == "left" else "left"
-        old, new = set(change["old"].get("open_modules", ())), set(change["new"].get("open_modules", ()))
-        there = getattr(self, f"fold_{other}")
-        opened = list(there.get("open_modules", ()))
-        for path in sorted(new - old):
-            match = counterpart_module(getattr(self, side), getattr(self, other),
-                                       self.matches if side == "left" else self.reverse, path)
-            if match and match not in opened:
-                opened = with_ancestors([*opened, match])
-        for path in sorted(old - new):
-            match = counterpart_module(getattr(self, side), getattr(self, other),
-                                       self.matches if side == "left" else self.reverse, path)
-            if match:
-                opened = [p for p in opened if p != match and not p.startswith(match + ".")]
+        there = self._followed(side, change["old"], change["new"])
+        added = (set(change["new"].get("open_modules", ()))
+                 - set(change["old"].get("open_modules", ())))
+        # The module clicked, not the ancestors opened with it.
+        self._opened = sorted(p for p in added if not any(q.startswith(p + ".") for q in added))
+        folds = {side: change["new"], other: there}
+        data = self._layouts.get("pair", self._pair(folds["left"], folds["right"]))
         self._syncing = True
         try:
-            setattr(self, f"fold_{other}", {**there, "open_modules": opened})
-            data = self._relayout(self.fold_left, self.fold_right)
+            # One message: the other side's fold and both drawings reach the panes together.
             with self.hold_sync():
+                setattr(self, f"fold_{other}", there)
                 for name in ("left", "right", "matches", "summary"):
                     setattr(self, name, data[name])
                 # A selected node may be folded away: keep it only where it is still drawn.
@@ -236,6 +213,42 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
                         setattr(self, f"selected_{s}", "")
         finally:
             self._syncing = False
+
+    def next_pairs(self) -> list:
+        """The pair of folds each click on a module would ask for next (each folded module
+        opened, each open one closed, on either side, the other side following); first those
+        that open a module inside the one just opened (where a student looks next)."""
+        pairs, first = [], []
+        for side in ("left", "right"):
+            fold = getattr(self, f"fold_{side}")
+            if fold.get("full"):
+                continue
+            opened = fold.get("open_modules", [])
+            # next_folds against the present state as "first look": every state it gives
+            # differs from it, so each names its open modules (none is None).
+            for f in next_folds(getattr(self, side), Fold(False, None, frozenset(fold["folded"])),
+                                opened):
+                new = {**fold, "open_modules": with_ancestors(sorted(f.open_modules))}
+                followed = self._followed(side, fold, new)
+                pair = (new, followed) if side == "left" else (followed, new)
+                inside = any(p.startswith(o + ".") for p in f.open_modules for o in self._opened)
+                (first if inside else pairs).append(pair)
+        return first + pairs
+
+    def prefetch(self) -> None:
+        """Lay out, in the background, the pairs of folds of :meth:`next_pairs`."""
+        if self._layouts is not None and self.left.get("nodes") and self.right.get("nodes"):
+            self._layouts.prefetch("pair", [self._pair(*p) for p in self.next_pairs()])
+
+    def wait_for_layouts(self, timeout: float = 60.0) -> bool:
+        """Block until the background layouts of :meth:`prefetch` are made (tests and
+        benchmarks); False on timeout."""
+        return True if self._layouts is None else self._layouts.wait_idle(timeout)
+
+    def _on_front_end(self, _widget, content, _buffers) -> None:
+        # A pane was drawn: lay out the next clicks' pairs while the student looks.
+        if isinstance(content, dict) and content.get("event") == "drawn":
+            self.prefetch()
 
     @traitlets.validate("fold_left", "fold_right")
     def _check_fold(self, proposal):
@@ -331,39 +344,57 @@ def compare(a, b, view: str = "dataflow", match: Optional[str] = None,
     graph of a compiled function; ``match``: ``"value"`` or ``"structure"`` (default: by value
     when both sides come from one build, else by structure). A big graph is compared as its
     overview (modules folded, as the viewer first draws it); ``full=True`` draws and matches
-    the whole graphs (folding is not offered in a comparison)."""
+    the whole graphs."""
     if match is not None and match not in METHODS:
         raise ValueError(f"compare: match must be one of {', '.join(METHODS)}, got {match!r}")
-    pipelined = _is_step(a) or _is_step(b)
-    (lvm, lkey, lname, lsrc), (rvm, rkey, rname, rsrc) = (side_view(x, view, pipelined, full)
-                                                          for x in (a, b))
+    pipelined, pipes = is_step(a) or is_step(b), {}
+    # Each side is read once; every folding is drawn from what was read (Side.draw).
+    left, right = (side_of(x, view, pipelined, pipes) for x in (a, b))
+    lname, rname = left.title, right.title
     if lname == rname:
         lname, rname = f"left: {lname}", f"right: {rname}"
-    by = match or ("value" if lkey is rkey else "structure")
-    data = payload(lvm, rvm, by, (lname, rname))
+    by = match or ("value" if left.key is right.key else "structure")
+    data = payload(left.draw(full), right.draw(full), by, (lname, rname))
+    first_open = {side: with_ancestors(open_module_paths(data[side])) for side in ("left", "right")}
+
+    def key(fold: Mapping, side: str) -> Fold:
+        return fold_of(fold["full"], fold["open_modules"], fold["folded"], first_open[side])
 
     def draw(_name: str, folds: tuple) -> dict:
-        (lvm, *_), (rvm, *_) = (side_view(x, view, pipelined, **dict(fold))
-                                for x, fold in zip((a, b), folds))
+        lvm, rvm = (s.draw(f.full, f.open_modules, f.folded) for s, f in zip((left, right), folds))
         return payload(lvm, rvm, by, (lname, rname))
 
-    # Each pair of fold states is laid out and matched once: closing what was just opened, or
-    # going back to the first look, answers at once (laid out in the kernel's own thread: the
-    # sides' pipelines are not read from another).
-    layouts = FoldLayouts(draw)
+    # A pair of fold states is the pair's: both sides laid out and matched together, once
+    # (FoldLayouts keeps it), the next clicks' pairs ahead in its thread. A pair holds two
+    # drawings: half as many kept as a viewer keeps states, for the same memory.
+    layouts = FoldLayouts(draw, capacity=24)
 
-    def key(fold: Mapping) -> tuple:
-        return (("open_modules", frozenset(fold["open_modules"])),
-                ("folded", frozenset(fold["folded"])), ("full", bool(fold["full"])))
+    def pair(fold_left: Mapping, fold_right: Mapping) -> tuple:
+        return key(fold_left, "left"), key(fold_right, "right")
 
-    def relayout(fold_left: Mapping, fold_right: Mapping) -> dict:
-        return layouts.get("pair", (key(fold_left), key(fold_right)))
+    folds = {f"fold_{side}": {"open_modules": first_open[side], "folded": [], "full": full}
+             for side in ("left", "right")}
+    layouts.keep("pair", pair(folds["fold_left"], folds["fold_right"]), data)
+    return CompareViewer(data, layouts=layouts, pair=pair, left_name=lname, right_name=rname,
+                         left_source=left.source, right_source=right.source, **folds)
 
-    folds = {f"fold_{side}": {"open_modules": open_module_paths(vm), "folded": [], "full": full}
-             for side, vm in (("left", data["left"]), ("right", data["right"]))}
-    layouts.keep("pair", (key(folds["fold_left"]), key(folds["fold_right"])), data)
-    return CompareViewer(data, relayout=relayout, left_name=lname, right_name=rname,
-                         left_source=lsrc, right_source=rsrc, **folds)
+
+def follow(here: Mapping, there: Mapping, matches: Mapping, old_open, new_open,
+           there_open) -> list:
+    """The modules open in view model ``there`` (now ``there_open``) once those of ``here``
+    went from ``old_open`` to ``new_open``: the counterpart of each module opened is opened
+    (with its ancestors), of each closed one closed (with its inner ones)."""
+    old, new = set(old_open), set(new_open)
+    opened = list(there_open)
+    for path in sorted(new - old):
+        match = counterpart_module(here, there, matches, path)
+        if match and match not in opened:
+            opened = with_ancestors([*opened, match])
+    for path in sorted(old - new):
+        match = counterpart_module(here, there, matches, path)
+        if match:
+            opened = [p for p in opened if p != match and not p.startswith(match + ".")]
+    return opened
 
 
 def counterpart_module(here: Mapping, there: Mapping, matches: Mapping, path: str) -> str:

@@ -49,7 +49,7 @@ def clean_json(value):
     return value
 
 
-def _source(fn, view: str):
+def view_source(fn, view: str):
     """The whole graph of ``view`` and the texts (``IRText``, with their line maps) of the IR it
     draws: the fused view has its own module, after FuseOps."""
     from ..inspect.text import render_text
@@ -87,11 +87,11 @@ def view_payload(fn, view: str, full: bool = False, profile=None,
     ``sources`` (a dict) keeps each view's graph and texts for the next call.
     """
     if sources is None:
-        drawn, texts = _source(fn, view)
+        drawn, texts = view_source(fn, view)
     else:                                  # a viewer's cache: parse and print each view once
         with _SOURCES_LOCK:              # a viewer's background layouts read it too
             if view not in sources:
-                sources[view] = _source(fn, view)
+                sources[view] = view_source(fn, view)
             drawn, texts = sources[view]
     layers = {}
     if profile is not None:

@@ -57,17 +57,22 @@ def diff_layer(graph, step_name: str) -> dict:
             for nid, n in graph.nodes.items() if n.status}
 
 
-def step_view(pipe, index: int, **fold) -> dict:
-    """The view model of the program after step ``index`` (-1: the input), its changes marked
-    (laid out alone); ``fold``: ``draw_view``'s ``full``, ``folded``, ``open_modules``."""
+def step_source(pipe, index: int) -> tuple:
+    """What a view of the program after step ``index`` (-1: the input) is drawn from, made
+    once for any number of foldings: ``(whole marked graph, texts, overlay layers)``."""
     from ..inspect.text import render_text
 
     graph = marked_graph(pipe, index)
     if index < 0:
-        texts = {s: render_text(pipe._subject(pipe.input), s) for s in TEXT_STYLES}
-        return draw_view(graph, texts, **fold)
+        return graph, {s: render_text(pipe._subject(pipe.input), s) for s in TEXT_STYLES}, {}
     texts = {s: pipe.steps[index].render_text(s) for s in TEXT_STYLES}
-    return draw_view(graph, texts, {"diff": diff_layer(graph, pipe.steps[index].name)}, **fold)
+    return graph, texts, {"diff": diff_layer(graph, pipe.steps[index].name)}
+
+
+def step_view(pipe, index: int, **fold) -> dict:
+    """The view model of the program after step ``index`` (-1: the input), its changes marked
+    (laid out alone); ``fold``: ``draw_view``'s ``full``, ``folded``, ``open_modules``."""
+    return draw_view(*step_source(pipe, index), **fold)
 
 
 class _Folding:

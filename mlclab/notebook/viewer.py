@@ -43,8 +43,9 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def sanitize_svg(svg: str) -> str:
-    """Return ``svg`` without active content (scripts, event handlers, external links).
+def sanitize_svg(svg: str, edit: Optional[Callable[[ET.Element], None]] = None) -> str:
+    """Return ``svg`` without active content (scripts, event handlers, external links);
+    ``edit(root)`` changes the parsed drawing before it is written back (one parse for both).
 
     Graphviz escapes the labels it draws, but the SVG also carries whatever the DOT source put
     in ``URL``/``href``/``id`` attributes; this makes the drawing safe to inline in HTML no
@@ -68,6 +69,8 @@ def sanitize_svg(svg: str) -> str:
                 del parent.attrib[name]
             elif local == "href" and not value.startswith("#"):
                 del parent.attrib[name]
+    if edit is not None:
+        edit(root)
     return ET.tostring(root, encoding="unicode")
 
 
@@ -91,9 +94,9 @@ def svg_of(graph: Any) -> str:
 PENDING: Mapping[str, Any] = {"pending": True}
 
 
-def _clean_view(v: Mapping) -> dict:
-    """A view as the front end gets it: a checked view model with sanitized SVG, or a pending
-    or failed view."""
+def _clean_view(v: Mapping, edit: Optional[Callable[[ET.Element], None]] = None) -> dict:
+    """A view as the front end gets it: a checked view model with sanitized SVG (``edit``: as
+    :func:`sanitize_svg`'s), or a pending or failed view."""
     if v.get("pending"):
         return dict(PENDING)
     if v.get("error"):
@@ -101,7 +104,7 @@ def _clean_view(v: Mapping) -> dict:
     vm = check(dict(v))
     geometry = dict(vm["geometry"])
     if geometry.get("svg"):
-        geometry["svg"] = sanitize_svg(svg_of(geometry["svg"]))
+        geometry["svg"] = sanitize_svg(svg_of(geometry["svg"]), edit)
     return {**vm, "geometry": geometry}
 
 

@@ -3,7 +3,7 @@
 // fold_<side>, the kernel's new drawing and folds come back into the pane, with no echo.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { paneState, paneFolding, foldOfPane, syncFolding } from "../../mlclab/notebook/static/pair.js";
+import { paneState, paneFolding, foldOfPane, syncFolding, forwardDrawn } from "../../mlclab/notebook/static/pair.js";
 import { localModel } from "../../mlclab/notebook/static/host.js";
 
 const VM = (tag) => ({ schema: "mlclab.view-model", nodes: {}, tag });
@@ -57,4 +57,17 @@ test("unjoined, the panes and the comparison no longer follow each other", () =>
   model.save_changes();
   assert.deepEqual(sent, []);
   assert.equal(panes.left.get("views").input.tag, "l0");
+});
+
+test("a pane's 'drawn' reaches the kernel through the comparison's comm, with its side", () => {
+  const { model, panes } = setup();
+  const sent = [];
+  model.send = (content) => sent.push(content);
+  forwardDrawn(model, panes.right, "right");
+  panes.right.send({ event: "drawn", view: "FuseOps" });
+  assert.deepEqual(sent, [{ event: "drawn", view: "FuseOps", side: "right" }]);
+  // A page has no kernel: its panes get no `send`, so they announce nothing.
+  const page = setup();
+  forwardDrawn(page.model, page.panes.left, "left");
+  assert.equal(typeof page.panes.left.send, "undefined");
 });

@@ -7,7 +7,7 @@ import { h } from "./dom.js";
 import { localModel } from "./host.js";
 import { render } from "./viewer.js";
 import { hideTwin } from "./twin.js";
-import { SIDES, paneState, syncSelection, syncFolding } from "./pair.js";
+import { SIDES, paneState, syncSelection, syncFolding, forwardDrawn } from "./pair.js";
 
 export function renderCompare({ model, el }) {
   const panes = {}, cleanups = [];
@@ -20,6 +20,7 @@ export function renderCompare({ model, el }) {
     panes[side] = localModel(paneState((name) => model.get(name), side));
     // A pane folds where the comparison has a kernel to lay it out (localModel says no).
     panes[side].set("live", !!model.get("live"));
+    forwardDrawn(model, panes[side], side);
     panes[side].mount = mount;
   }
   const summary = h("div", { class: "mlclab-compare-summary", text: `${model.get("summary") || ""} · matched by ${model.get("method") || "value"}` });

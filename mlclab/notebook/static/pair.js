@@ -37,6 +37,13 @@ export function foldOfPane(pane) {
     full: (pane.get("unfolded") || []).includes(pane.get("view")) };
 }
 
+// A pane says when it is drawn (viewer.js announceDrawn) through the comparison's comm, with
+// its side: the kernel then lays out the pairs of folds one click away (compare.py prefetch).
+// Nothing where the comparison has no kernel (a page's local model has no `send`).
+export function forwardDrawn(model, pane, side) {
+  if (typeof model.send === "function") pane.send = (content) => model.send({ ...content, side });
+}
+
 // What selecting `id` in pane `side` asks of the comparison: the selection of both sides
 // (the other one's the match, or nothing), and which node the other pane centres ("" none).
 export function selectIn(matches, side, id) {
