@@ -127,6 +127,12 @@ NO_DOT_SCRIPT = textwrap.dedent('''
     out["in_browser"] = IN_BROWSER
     from mlclab.notebook.cell_display import CellDisplay
     out["cell"] = CellDisplay(mlclab.compile(src), ["graph", "tree", "relax"]).static_html()
+    # A comparison the same way: its panes' module sent only when a pane asks.
+    pair = mlclab.compare(fn, (fn, "FuseOps"))
+    out["compare_sent_before"] = len(pair.graphviz_wasm)
+    pair._on_front_end(pair, {"event": "graphviz", "side": "left"}, [])
+    out["compare_sent"] = len(pair.graphviz_wasm)
+    out["compare_twin"] = pair._twin()
     print(json.dumps(out))
 ''')
 
@@ -163,6 +169,9 @@ def test_without_dot_the_viewer_and_graph_send_dot_for_the_browser(tmp_path):
         assert carried_graphviz(page).startswith("/*! mlclab vendored @hpcc-js/wasm-graphviz")
         assert page.count("mlclab vendored @hpcc-js/wasm-graphviz") == 1
         assert "</script><b>bold" in json.dumps(state, ensure_ascii=False)
+    assert out["compare_sent_before"] == 0 and out["compare_sent"] == out["sent"]
+    assert out["compare_twin"].count("mlclab vendored @hpcc-js/wasm-graphviz") == 1
+    assert "graphviz_wasm" not in unpacked_state(out["compare_twin"])
     # A %%tinynn cell's static views: each graph a picture the page lays out (the text
     # inside for no script), one module copy for all of them.
     cell = out["cell"]

@@ -144,7 +144,9 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
     # A live widget hides its text/html twin and lays folds out (False in a page: localModel
     # says so; False too without ``layouts``).
     live = traitlets.Bool(True).tag(sync=True)
-    # The WebAssembly Graphviz, sent only when the panes are laid out in the browser (no dot).
+    # The WebAssembly Graphviz, where the panes are laid out in the browser (no dot): sent
+    # only when a pane asks (`{"event": "graphviz"}`), because its page has no copy (the
+    # twin beside the widget carries one), as the viewer does.
     graphviz_wasm = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, data: Mapping, layouts: Optional[FoldLayouts] = None,
@@ -159,8 +161,6 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         self._layouts, self._pair = layouts, pair
         self._opened: list = []         # the module paths the last click opened (innermost)
         super().__init__(**dict(data), **kwargs)
-        if needs_module({"left": self.left, "right": self.right}):
-            self.graphviz_wasm = graphviz_module()
         for side in ("left", "right"):
             if not getattr(self, f"fold_{side}"):
                 vm = getattr(self, side)
@@ -249,6 +249,17 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         # A pane was drawn: lay out the next clicks' pairs while the student looks.
         if isinstance(content, dict) and content.get("event") == "drawn":
             self.prefetch()
+        # A pane lays out in the browser and its page holds no WebAssembly Graphviz.
+        if isinstance(content, dict) and content.get("event") == "graphviz":
+            self.send_graphviz()
+
+    def send_graphviz(self) -> None:
+        """Send the WebAssembly Graphviz (the ``graphviz_wasm`` trait), once, if a side needs it."""
+        if not self.graphviz_wasm and needs_module(self._sides()):
+            self.graphviz_wasm = graphviz_module()
+
+    def _sides(self) -> dict:
+        return {"left": self.left, "right": self.right}
 
     @traitlets.validate("fold_left", "fold_right")
     def _check_fold(self, proposal):
@@ -297,9 +308,12 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
     # ----------------------------------------------------------------- without a kernel
     def state(self) -> dict:
         names = ("left", "right", "left_name", "right_name", "left_source", "right_source", "matches", "summary", "method",
-                 "selected_left", "selected_right", "uid", "fold_left", "fold_right",
-                 "graphviz_wasm")
-        return {n: getattr(self, n) for n in names}
+                 "selected_left", "selected_right", "uid", "fold_left", "fold_right")
+        state = {n: getattr(self, n) for n in names}
+        # A page has no kernel to ask: it carries the module when a side needs it.
+        if needs_module(self._sides()):
+            state["graphviz_wasm"] = graphviz_module()
+        return state
 
     def static_html(self) -> str:
         """The two drawings side by side (no script), unmatched nodes outlined."""

@@ -107,7 +107,8 @@ def test_an_nbconvert_export_made_without_dot_keeps_a_working_picture(page, tmp_
 
 def test_jupyterlab_without_dot_draws_the_viewer_and_the_graph(page, run_all, screenshot):
     run_all("nodot.ipynb")
-    viewer = page.locator(".mlclab-viewer:visible")
+    # The viewer's output (the comparison's panes are viewers too).
+    viewer = page.locator(".mlclab-viewer:visible:not(.mlclab-compare .mlclab-viewer)")
     viewer.locator("svg.mlclab-graph g.node").first.wait_for(timeout=60_000)
     assert viewer.count() == 1, "the widget and its twin both show"
     assert viewer.locator("g.node").count() >= 5
@@ -121,4 +122,11 @@ def test_jupyterlab_without_dot_draws_the_viewer_and_the_graph(page, run_all, sc
     picture = page.locator("svg.mlclab-browser-layout")
     picture.wait_for(timeout=60_000)
     assert picture.locator("g.node").count() >= 5
+    # A live comparison: both panes laid out here, with the module its twin carries.
+    compare = page.locator(".mlclab-compare:visible")
+    for side in ("left", "right"):
+        compare.locator(f".mlclab-compare-{side} svg.mlclab-graph g.node").first.wait_for(timeout=60_000)
+    assert compare.count() == 1, "the comparison and its twin both show"
     screenshot("wasm-jupyterlab")
+    compare.scroll_into_view_if_needed()
+    screenshot("wasm-jupyterlab-compare")

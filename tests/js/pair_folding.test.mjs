@@ -3,7 +3,7 @@
 // fold_<side>, the kernel's new drawing and folds come back into the pane, with no echo.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { paneState, paneFolding, foldOfPane, syncFolding, forwardDrawn } from "../../mlclab/notebook/static/pair.js";
+import { paneState, paneFolding, foldOfPane, syncFolding, forwardDrawn, shareGraphviz } from "../../mlclab/notebook/static/pair.js";
 import { localModel } from "../../mlclab/notebook/static/host.js";
 
 const VM = (tag) => ({ schema: "mlclab.view-model", nodes: {}, tag });
@@ -70,4 +70,25 @@ test("a pane's 'drawn' reaches the kernel through the comparison's comm, with it
   const page = setup();
   forwardDrawn(page.model, page.panes.left, "left");
   assert.equal(typeof page.panes.left.send, "undefined");
+});
+
+test("a pane's request for the WebAssembly Graphviz reaches the kernel, and its answer both panes", () => {
+  const { model, panes, off } = setup();
+  off();
+  const sent = [];
+  model.send = (content) => sent.push(content);
+  forwardDrawn(model, panes.left, "left");
+  panes.left.send({ event: "graphviz" });
+  assert.deepEqual(sent, [{ event: "graphviz", side: "left" }]);
+  const heard = [];
+  panes.right.on("change:graphviz_wasm", () => heard.push(panes.right.get("graphviz_wasm")));
+  const stop = shareGraphviz(model, panes);
+  model.set("graphviz_wasm", "/* module */");
+  model.save_changes();
+  assert.equal(panes.left.get("graphviz_wasm"), "/* module */");
+  assert.deepEqual(heard, ["/* module */"]);
+  stop();
+  model.set("graphviz_wasm", "/* other */");
+  model.save_changes();
+  assert.equal(panes.left.get("graphviz_wasm"), "/* module */");
 });

@@ -7,7 +7,7 @@ import { h } from "./dom.js";
 import { localModel } from "./host.js";
 import { render } from "./viewer.js";
 import { hideTwin } from "./twin.js";
-import { SIDES, paneState, syncSelection, syncFolding, forwardDrawn } from "./pair.js";
+import { SIDES, paneState, syncSelection, syncFolding, forwardDrawn, shareGraphviz } from "./pair.js";
 
 export function renderCompare({ model, el }) {
   const panes = {}, cleanups = [];
@@ -30,7 +30,7 @@ export function renderCompare({ model, el }) {
     h("span", { class: "mlclab-compare-changed", text: "changed" }));
   el.replaceChildren(h("div", { class: "mlclab-compare" }, summary, legend, row));
 
-  cleanups.push(syncSelection(model, panes), syncFolding(model, panes));
+  cleanups.push(syncSelection(model, panes), syncFolding(model, panes), shareGraphviz(model, panes));
   for (const side of SIDES) cleanups.push(render({ model: panes[side], el: panes[side].mount }));
   hideTwin(model, el);
   return () => { for (const c of cleanups) if (typeof c === "function") c(); };

@@ -37,11 +37,24 @@ export function foldOfPane(pane) {
     full: (pane.get("unfolded") || []).includes(pane.get("view")) };
 }
 
-// A pane says when it is drawn (viewer.js announceDrawn) through the comparison's comm, with
-// its side: the kernel then lays out the pairs of folds one click away (compare.py prefetch).
+// A pane's messages go through the comparison's comm, with its side: that it is drawn
+// (viewer.js announceDrawn: the kernel then lays out the pairs of folds one click away,
+// compare.py prefetch) or that it needs the WebAssembly Graphviz (layout.js graphvizSource).
 // Nothing where the comparison has no kernel (a page's local model has no `send`).
 export function forwardDrawn(model, pane, side) {
   if (typeof model.send === "function") pane.send = (content) => model.send({ ...content, side });
+}
+
+// The WebAssembly Graphviz a pane asked the kernel for (layout.js graphvizSource, through
+// forwardDrawn's send) arrives as the comparison's `graphviz_wasm`: both panes get it.
+export function shareGraphviz(model, panes) {
+  const share = () => {
+    const text = model.get("graphviz_wasm") || "";
+    if (!text) return;
+    for (const side of SIDES) { panes[side].set("graphviz_wasm", text); panes[side].save_changes(); }
+  };
+  model.on("change:graphviz_wasm", share);
+  return () => model.off("change:graphviz_wasm", share);
 }
 
 // What selecting `id` in pane `side` asks of the comparison: the selection of both sides
