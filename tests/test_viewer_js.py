@@ -41,6 +41,18 @@ def test_the_joined_module_is_valid_esm_exporting_render(tmp_path):
     assert proc.stdout.split() == ["function", "function"]
 
 
+@needs_node
+def test_the_twin_guard_module_joins_to_valid_esm_exporting_render(tmp_path):
+    """widgets.TwinGuard's front end: twin.js's hideTwin, and nothing drawn."""
+    esm = tmp_path / "guard.mjs"
+    esm.write_text(bundle(entry="guard.js"), encoding="utf-8")
+    probe = f"import('{esm.as_uri()}').then(m => console.log(typeof m.default.render))"
+    proc = subprocess.run([NODE, "-e", probe], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "function"
+    assert "function hideTwin" in esm.read_text()
+
+
 def test_the_join_keeps_no_sibling_imports_and_one_default_export():
     text = bundle()
     assert 'from "./' not in text
