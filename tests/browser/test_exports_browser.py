@@ -167,3 +167,22 @@ def test_a_lesson_exported_with_widget_state_has_no_blank_display(page, tmp_path
     # A twin's graph is fitted as the live one is: JupyterLab's rule for pictures in HTML
     # output (max-width: 100%) shrank the viewer under its readable fit (5.3 px, lesson 3).
     assert page.evaluate(SMALL_LABEL_CELLS) == []
+
+
+def test_each_composite_display_is_one_picture_live(page, run_all, screenshot):
+    """Live in JupyterLab the same displays show their widget only: each twin is hidden by its
+    TwinGuard, whatever the tabs hold (the report's twin holds a viewer page of its own)."""
+    run_all("composite.ipynb")
+    cells = page.locator(".jp-Notebook .jp-CodeCell")
+    for k, live in ((1, ".mlclab-tabs"), (2, ".mlclab-viewer"), (3, ".mlclab-tabs")):
+        cell = cells.nth(k)
+        cell.locator(f"{live} >> visible=true").first.wait_for(timeout=60_000)
+        twins = cell.locator(".mlclab-fallback")
+        assert twins.count() >= 1
+        assert cell.locator(".mlclab-fallback:visible").count() == 0, k
+    # One viewer each on screen (the report's twin may have drawn its own before the widget
+    # loaded, as a viewer's twin may: hidden since).
+    assert cells.nth(1).locator(".mlclab-viewer:visible").count() == 1
+    assert cells.nth(2).locator(".mlclab-viewer:visible").count() == 1
+    assert cells.nth(3).locator(".mlclab-viewer").count() == 0
+    screenshot("composite-displays-live")
