@@ -144,18 +144,23 @@ def test_last_expression_of_a_notebook_cell_shows_the_display(tmp_path):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute(env=env)
-    # One output (drawn first, then updated in place once validated), with the verdict.
-    (out,) = nb.cells[0].outputs
-    assert out.output_type == "display_data"
-    assert WIDGET in out.data and out.data["text/html"].startswith('<div class="mlclab-function">')
-    assert "mlclab-badge mlclab-pass" in out.data["text/html"]
-    assert out.data["text/plain"] == nb.cells[1].outputs[0].text.strip()
+    # Two outputs (issue 20: an export with stored widget state shows the widget's output
+    # blank offline): the text/html twin, updated in place once validated, with the verdict;
+    # then the widget, which hides the twin live.
+    twin, live = nb.cells[0].outputs
+    assert twin.output_type == live.output_type == "display_data"
+    assert set(twin.data) == {"text/html"}
+    assert twin.data["text/html"].startswith('<div class="mlclab-fallback" data-mlclab-for=')
+    assert '<div class="mlclab-function">' in twin.data["text/html"]
+    assert "mlclab-badge mlclab-pass" in twin.data["text/html"]
+    assert WIDGET in live.data and "text/html" not in live.data
+    assert live.data["text/plain"] == nb.cells[1].outputs[0].text.strip()
 
 
 def test_the_graph_is_on_screen_before_the_validation_runs(kernel, dsl_fn, monkeypatch):
     # A ResNet's validation took 14.5 s with nothing on screen: now the header and the first
-    # graph are displayed first, a progress line says what runs, and the same output is then
-    # updated with the badge and the complete static twin.
+    # graph are displayed first, a progress line says what runs, and the twin is then
+    # updated with the badge and the complete static display.
     import IPython.display
 
     events = []
@@ -165,9 +170,9 @@ def test_the_graph_is_on_screen_before_the_validation_runs(kernel, dsl_fn, monke
             events.append(("update", data))
 
     def display(data, metadata=None, raw=False, display_id=False):
-        assert raw and display_id
+        assert raw
         events.append(("display", data))
-        return Handle()
+        return Handle() if display_id else None
 
     validation = cell_display.FunctionViews.validation
 
@@ -179,10 +184,12 @@ def test_the_graph_is_on_screen_before_the_validation_runs(kernel, dsl_fn, monke
     monkeypatch.setattr(cell_display.FunctionViews, "validation", validating)
     cell_display.show_function(dsl_fn)
     kinds = [kind for kind, _ in events]
-    assert kinds[0] == "display" and kinds[-1] == "update" and "validate" in kinds
-    first, last = events[0][1], events[-1][1]
-    assert WIDGET in first and "<svg" in first["text/html"]           # the graph, at once
-    assert "mlclab-badge" not in first["text/html"] and "not finished" in first["text/html"]
+    assert kinds[:2] == ["display", "display"] and kinds[-1] == "update" and "validate" in kinds
+    twin, live, last = events[0][1], events[1][1], events[-1][1]
+    assert WIDGET in live and "text/html" not in live                 # the widget, at once
+    assert "<svg" in twin["text/html"]                                # and the graph's twin
+    assert "mlclab-badge" not in twin["text/html"] and "not finished" in twin["text/html"]
     assert "mlclab-badge mlclab-pass" in last["text/html"]
     assert summaries(last["text/html"]) == [show_tabs()[k].title for k in function_tabs()]
-    assert last[WIDGET] == first[WIDGET]                             # the same widget, updated
+    uid = re.compile(r'data-mlclab-for="([0-9a-f]+)"')
+    assert uid.search(last["text/html"]).group(1) == uid.search(twin["text/html"]).group(1)

@@ -31,8 +31,8 @@ def test_every_function_is_bound_under_its_name(ip):
     np.testing.assert_array_equal(double(np.arange(3, dtype="float32")), [0, 2, 4])
     a = np.array([[1, 2], [3, 4]], dtype="float32")
     np.testing.assert_allclose(square(a), a @ a)
-    # One display for the whole cell, whose static twin holds both functions.
-    assert len(cap.outputs) == 1
+    # One display for the whole cell (its twin, then its widget); the twin holds both functions.
+    assert len(cap.outputs) == 2
     html = cap.outputs[0].data["text/html"]
     assert "<code>double</code>, <code>square</code>" in html and html.count("<summary><b>relax</b>") == 2
 
@@ -153,29 +153,30 @@ def test_several_functions_get_a_picker_over_their_tabs(ip):
     assert stack.children[1].children[0].view == "dataflow"       # a GraphViewer
 
 
-def test_a_cell_with_a_graph_is_its_static_twin_then_the_widget_that_hides_it(ip):
+def test_a_cell_is_its_static_twin_then_the_widget_that_hides_it(ip):
     """As a viewer's display (issue 20): an export keeps the twin whether or not it stores
-    widget state, and the live widget's first graph viewer hides it (it carries its uid)."""
+    widget state, and the live widget's guard (whatever its tabs hold) hides it: it carries
+    the twin's uid."""
     import re
 
     from mlclab.notebook.cell_display import CellDisplay
+    from mlclab.notebook.widgets import TwinGuard
 
     prog = {"double": ip.user_ns["double"], "square": ip.user_ns["square"]}
-    cell = CellDisplay(prog, ["graph", "relax"])
-    with capture_output() as cap:
-        cell._ipython_display_()
-    twin, live = cap.outputs
-    assert set(twin.data) == {"text/html"}
-    html = twin.data["text/html"]
-    uid = re.match(r'<div class="mlclab-fallback" data-mlclab-for="([0-9a-f]+)">', html).group(1)
-    assert "drawnLive(root)" in html and "<summary><b>graph</b>" in html
-    assert "application/vnd.jupyter.widget-view+json" in live.data and "text/html" not in live.data
-    ok, viewer = cell.functions["double"].viewer("dataflow")       # the widget's first viewer
-    assert ok and viewer.uid == uid
-    # Without a graph tab nothing could hide a twin: one output, as before.
-    with capture_output() as cap:
-        ip.run_cell_magic("tinynn", "--show relax", PROGRAM)
-    assert len(cap.outputs) == 1
+    for show in (["graph", "relax"], ["relax"]):      # with a graph viewer and with none
+        with capture_output() as cap:
+            CellDisplay(prog, show)._ipython_display_()
+        twin, live = cap.outputs
+        assert set(twin.data) == {"text/html"}
+        html = twin.data["text/html"]
+        uid = re.match(r'<div class="mlclab-fallback" data-mlclab-for="([0-9a-f]+)">', html).group(1)
+        assert "drawnLive(root)" in html and f"<summary><b>{show[0]}</b>" in html
+        assert "application/vnd.jupyter.widget-view+json" in live.data and "text/html" not in live.data
+        box = live.data["application/vnd.jupyter.widget-view+json"]["model_id"]
+        from ipywidgets.widgets.widget import _instances
+
+        guard = _instances[box].children[0]
+        assert isinstance(guard, TwinGuard) and guard.uid == uid and guard.live
 
 
 def test_a_failing_view_is_reported_in_place_not_raised(ip):

@@ -25,20 +25,33 @@ def test_viewer_modules_pass_their_node_tests():
     assert "# fail 0" in proc.stdout
 
 
-@needs_node
-def test_the_joined_module_is_valid_esm_exporting_render(tmp_path):
-    esm = tmp_path / "viewer.mjs"
-    esm.write_text(bundle(), encoding="utf-8")
-    probe = f"import('{esm.as_uri()}').then(m => console.log(typeof m.default.render))"
+def render_of(entry: str, tmp_path) -> str:
+    """The name of the ``render`` that the module joined from ``entry`` exports by default,
+    as node imports it (an error if it is not valid ESM)."""
+    esm = tmp_path / entry.replace(".js", ".mjs")
+    esm.write_text(bundle(entry=entry), encoding="utf-8")
+    probe = f"import('{esm.as_uri()}').then(m => console.log(m.default.render.name))"
     proc = subprocess.run([NODE, "-e", probe], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "function"
+    return proc.stdout.strip()
+
+
+@needs_node
+def test_the_joined_module_is_valid_esm_exporting_render(tmp_path):
+    assert render_of("viewer.js", tmp_path) == "render"
     page = tmp_path / "page.js"
     page.write_text(bundle(standalone=True) + "\nconsole.log(typeof mlclabViewer.render, "
                     "typeof localModel);\n", encoding="utf-8")
     proc = subprocess.run([NODE, str(page)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["function", "function"]
+
+
+@needs_node
+def test_the_twin_guard_module_joins_to_valid_esm_exporting_render(tmp_path):
+    """widgets.TwinGuard's front end: twin.js's hideTwin, and nothing drawn."""
+    assert render_of("guard.js", tmp_path) == "renderGuard"
+    assert "function hideTwin" in bundle(entry="guard.js")
 
 
 def test_the_join_keeps_no_sibling_imports_and_one_default_export():
@@ -50,12 +63,7 @@ def test_the_join_keeps_no_sibling_imports_and_one_default_export():
 
 @needs_node
 def test_the_compare_module_joins_to_valid_esm_and_a_page_script(tmp_path):
-    esm = tmp_path / "compare.mjs"
-    esm.write_text(bundle(entry="compare.js"), encoding="utf-8")
-    probe = f"import('{esm.as_uri()}').then(m => console.log(m.default.render.name))"
-    proc = subprocess.run([NODE, "-e", probe], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "renderCompare"
+    assert render_of("compare.js", tmp_path) == "renderCompare"
     page = tmp_path / "page.js"
     page.write_text(bundle(standalone=True, entry="compare.js") + "\nconsole.log(typeof "
                     "mlclabViewer.render, typeof localModel);\n", encoding="utf-8")

@@ -95,3 +95,8 @@ class ValidationReport:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return displays.lookup("widget_bundle")(self.widget(), self._repr_html_())
+
+    def _ipython_display_(self):
+        """IPython (a cell's last expression): the widget and its ``text/html`` twin, two
+        outputs, so an export shows the report whether or not it stores widget state."""
+        displays.lookup("show_validation")(self)

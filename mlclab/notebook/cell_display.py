@@ -17,10 +17,9 @@ import ipywidgets as W
 
 from ..inspect.texts import text_styles
 from ..viz.registry import view_kind, view_kinds
-from .page import twin_fragment
 from .picture import picture_html, with_module
 from .report_html import badge, report_html
-from .widgets import widget_bundle
+from .widgets import guard_uid, show_twinned, twin_data, widget_bundle
 
 _PRE = ("margin:0;padding:6px 8px;max-height:480px;overflow:auto;"
         "font-family:var(--jp-code-font-family,monospace);font-size:12px;line-height:1.35")
@@ -237,31 +236,10 @@ class CellDisplay:
     def _ipython_display_(self):
         """Two outputs, as a viewer's display: the static views as ``text/html`` (its graphs
         laid out by the browser where no ``dot`` exists), which an export shows whether or not
-        it stores widget state, then the widget, whose graph viewer hides that twin where it
-        draws (``static/twin.js``). A cell without a graph tab stays one output."""
-        from IPython.display import display
-
-        uid = self._viewer_uid()
-        if uid is None:
-            data, metadata = self._repr_mimebundle_()
-            display(data, metadata=metadata, raw=True)
-            return
-        widget = self.widget()
-        display({"text/html": twin_fragment(uid, self.static_html())}, raw=True)
-        data, metadata = widget_bundle(widget, "")
-        del data["text/html"]
-        data["text/plain"] = "<tinynn cell: its views are in the output above>"
-        display(data, metadata=metadata, raw=True)
-
-    def _viewer_uid(self) -> Optional[str]:
-        """The uid of the graph viewer the live widget shows first (its first function's first
-        graph tab), which stands for the whole cell's twin; None without one."""
-        fv = next(iter(self.functions.values()), None)
-        for show in (fv.show if fv is not None else ()):
-            if _tab(show).kind == "graph":
-                ok, viewer = fv.viewer(_tab(show).name)
-                return viewer.uid if ok else None
-        return None
+        it stores widget state, then the widget, which hides that twin where it draws
+        (``widgets.show_twinned``)."""
+        show_twinned(self.widget(), self.static_html(),
+                     "<tinynn cell: its views are in the output above>")
 
 
 def _carrying(views, html_text: str) -> str:
@@ -329,9 +307,9 @@ class FunctionDisplay:
         pending = _carrying([self.views], f'<div class="mlclab-function">'
                             f'{self.header_html(progress="not finished")}'
                             f"{self.views.static_html_of(show[:1])}</div>")
-        data, metadata = widget_bundle(box, pending)
-        data["text/plain"] = repr(self.fn)
-        handle = display(data, metadata=metadata, raw=True, display_id=True)
+        # Two outputs (widgets.show_twinned): the twin, replaced at the end by the complete
+        # static display so that an export has every tab and the verdict, then the widget.
+        handle = show_twinned(box, pending, repr(self.fn), display_id=True)
         if "validate" in show:
             with _ticking(header, lambda secs: self.header_html(progress=(
                     f"validating against {self.fn.reference_name}… {secs} s"))):
@@ -343,9 +321,7 @@ class FunctionDisplay:
             children.append(self.views.widget(view))
         tab.children = children
         header.value = self.header_html()
-        data, metadata = widget_bundle(box, self.static_html())
-        data["text/plain"] = repr(self.fn)
-        handle.update(data, metadata=metadata, raw=True)
+        handle.update(twin_data(guard_uid(box), self.static_html()), raw=True)
 
     def widget(self) -> W.Widget:
         return W.VBox([W.HTML(self.header_html()), self.views.tabs()])
