@@ -122,12 +122,17 @@ FIRST_DISPLAY = """async (index) => {
   return [performance.now() - t0, performance.timeOrigin + t0];
 }"""
 
-# In the page: click what `selector` finds in the live widget; resolve with [ms until `done`
-# (a selector) is there and `selector` is gone, painted; epoch ms of the click].
-CLICK_UNTIL = """async ([selector, done]) => {
+# In the page: click what `selector` finds in the live widget (the pointer on it `aim` ms
+# before, as a hand homes in on a target; 0: a click out of nowhere); resolve with [ms from the
+# click until `done` (a selector) is there and `selector` is gone, painted; epoch ms of it].
+CLICK_UNTIL = """async ([selector, done, aim]) => {
   const v = [...document.querySelectorAll('.mlclab-viewer')].find((x) => !x.closest('.mlclab-fallback'));
   const target = v.querySelector(selector);
   if (!target) throw new Error('nothing to click: ' + selector);
+  if (aim) {
+    target.dispatchEvent(new MouseEvent('mouseenter', {bubbles: false}));
+    await new Promise((r) => setTimeout(r, aim));
+  }
   const t0 = performance.now();
   target.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0}));
   target.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, button: 0}));
@@ -137,6 +142,21 @@ CLICK_UNTIL = """async ([selector, done]) => {
   await new Promise((r) => requestAnimationFrame(() => r()));
   return [performance.now() - t0, performance.timeOrigin + t0];
 }"""
+
+# The page side of --probe: epoch ms at which each message over 50 kB (a view model) arrived.
+WS_PROBE = """(() => {
+  window.__big = [];
+  const Real = window.WebSocket;
+  window.WebSocket = class extends Real {
+    constructor(...a) {
+      super(...a);
+      this.addEventListener('message', (e) => {
+        const n = e.data.byteLength || e.data.size || e.data.length || 0;
+        if (n > 50000) window.__big.push(performance.timeOrigin + performance.now());
+      });
+    }
+  };
+})()"""
 
 # In the page: run cell `index` and resolve with its output text once it has finished.
 RUN_CELL = """async (index) => {
@@ -156,40 +176,42 @@ def _selectors(path: str) -> tuple:
     return node, cluster
 
 
-def _open(page, path):
-    return page.evaluate(CLICK_UNTIL, list(_selectors(path)))
+def _open(page, path, aim=0):
+    return page.evaluate(CLICK_UNTIL, [*_selectors(path), aim])
 
 
 def _close(page, path):
     node, cluster = _selectors(path)
-    return page.evaluate(CLICK_UNTIL, [f"{cluster} .mlclab-cluster-handle", node])
+    return page.evaluate(CLICK_UNTIL, [f"{cluster} .mlclab-cluster-handle", node, 0])
 
 
-def session(page, paths, think: float, probe: bool) -> dict:
+def session(page, paths, think: float, probe: bool, aim: int) -> dict:
     """One repetition: first display, two cold opens, the warm opens and closes; each entry
     [ms, epoch ms of the event], plus the load and (``probe``) the kernel's log."""
     time.sleep(2 * think)             # the previous display's background layouts are done
     out = {"load": os.getloadavg()[0], "first display": page.evaluate(FIRST_DISPLAY, 1)}
-    out["cold"] = [_open(page, paths[0]), _open(page, paths[1])]
+    out["cold"] = [_open(page, paths[0], aim), _open(page, paths[1], aim)]
     out["warm open"], out["warm close"] = [], []
     for path in paths[2:]:
         time.sleep(think)
-        out["warm open"].append(_open(page, path))
+        out["warm open"].append(_open(page, path, aim))
     for path in reversed(paths):
         time.sleep(think)
         out["warm close"].append(_close(page, path))
     if probe:
         text = page.evaluate(RUN_CELL, 2)
         out["probe"] = json.loads(text[text.index("PROBE") + 5:].strip())
+        out["arrivals"] = page.evaluate("() => window.__big.splice(0)")
     return out
 
 
 def run(model: str, repeat: int = 5, think: float = 1.5, probe: bool = False, code: str = "",
-        shot: str = "", setup: str = "") -> dict:
+        shot: str = "", setup: str = "", aim: int = 0) -> dict:
     """Timings in ms (see the module docstring): ``{row: [median, worst]}``, the loads and
     each repetition's raw times. ``code``: the checkout of mlclab the kernel imports (default
     this one); ``shot``: a screenshot name (test-artifacts/) taken at the end; ``setup``: code
-    the first cell runs before the build (an experiment's setting)."""
+    the first cell runs before the build (an experiment's setting); ``aim``: ms the pointer
+    rests on a module before it is clicked open."""
     sys.path.insert(0, str(REPO))
     from playwright.sync_api import sync_playwright
     from tests.browser.conftest import CHROMIUM, _run_all, _serve
@@ -207,10 +229,12 @@ def run(model: str, repeat: int = 5, think: float = 1.5, probe: bool = False, co
                     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                     "--disable-component-update", "--disable-sync", "--no-first-run"])
                 page = b.new_page(viewport={"width": 1100, "height": 900})
+                if probe:                   # when each big message (a layout) reaches the page
+                    page.add_init_script(WS_PROBE)
                 _run_all(page, lab, "bench.ipynb")
                 if probe:
                     page.evaluate(RUN_CELL, 2)          # the build's own log, not timed
-                runs = [session(page, paths, think, probe) for _ in range(repeat)]
+                runs = [session(page, paths, think, probe, aim) for _ in range(repeat)]
                 if shot:
                     (REPO / "test-artifacts").mkdir(exist_ok=True)
                     page.screenshot(path=str(REPO / "test-artifacts" / f"{shot}.png"))
@@ -240,7 +264,8 @@ def summary(runs: list, paths: list) -> dict:
 def where(rep: dict, k: int) -> str:
     """One cold click, from the kernel's log: ms from the click until the kernel took it up,
     laying out (at the click: "here", or waited for the background: "waited", or "ready"),
-    until the answer left, and until it was painted; what the background was doing."""
+    until the answer left, until it reached the page and until it was painted; how many
+    layouts the background started around it."""
     ms, t0 = rep["cold"][k]
     log = [e for e in rep["probe"] if e[0] >= t0]
     click = next((e for e in log if e[2] == "click"), None)
@@ -251,9 +276,10 @@ def where(rep: dict, k: int) -> str:
     behind = [e for e in rep["probe"] if e[2] == "layout" and e[1] != click[1]
               and e[0] <= sent[0] and e[0] >= t0 - 2000]
     how = "here" if here else ("waited" if sent[0] - click[0] > 5 else "ready")
+    came = next((t for t in rep.get("arrivals", ()) if t >= sent[0] - 5), t0 + ms)
     return (f"{ms:.0f} ms = {click[0] - t0:.0f} to the kernel + {sent[0] - click[0]:.0f} "
-            f"({how}) + {t0 + ms - sent[0]:.0f} comm/browser; background layouts started "
-            f"since 2 s before: {len(behind)}")
+            f"({how}) + {came - sent[0]:.0f} to the page + {t0 + ms - came:.0f} drawing; "
+            f"background layouts started since 2 s before: {len(behind)}")
 
 
 def main(argv=None):
@@ -263,11 +289,13 @@ def main(argv=None):
     ap.add_argument("--think", type=float, default=1.5)
     ap.add_argument("--probe", action="store_true")
     ap.add_argument("--code", default="", help="another mlclab checkout for the kernel to import")
+    ap.add_argument("--aim", type=int, default=0,
+                    help="ms the pointer rests on a module before clicking it (0: no pointer)")
     ap.add_argument("--setup", default="", help="code the kernel runs before the build")
     ap.add_argument("--json", default="", help="also write the results here")
     args = ap.parse_args(argv)
-    out = run(args.model, args.repeat, args.think, args.probe, args.code, setup=args.setup)
-    print(f"{args.model}, {args.code or REPO}")
+    out = run(args.model, args.repeat, args.think, args.probe, args.code, setup=args.setup, aim=args.aim)
+    print(f"{args.model}, {args.code or REPO}, pointer on a module {args.aim} ms before its click")
     for k, v in out.items():
         if isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v):
             print(f"{k:55s} median {v[0]:.0f} ms, worst {v[1]:.0f} ms")

@@ -93,6 +93,11 @@ def test_the_state_under_the_pointer_is_laid_out_next_and_a_hold_ends_by_itself(
     go.set()
     assert layouts.wait_idle(10)
     assert order == ["a", "d", "b", "c"]
+    # The pointer reached a module before the front end said its drawing was done: the
+    # prefetch that follows starts with it.
+    layouts.prefer("v", Fold(False, frozenset({"h"})))
+    layouts.prefetch("v", [Fold(False, frozenset({n})) for n in "gh"])
+    assert layouts.wait_idle(10) and order[4:] == ["h", "g"]
     # A click with no drawing after it (a fold made from Python) pauses for `hold` only.
     layouts.prefetch("v", [Fold(False, frozenset({"e"}))])
     layouts.get("v", Fold(False, frozenset({"f"})))

@@ -116,6 +116,7 @@ class FoldLayouts:
         self._clicks = 0                             # clicks being answered (get) now
         self._waited = set()                         # what they wait for the thread to finish
         self._held_until = 0.0                       # time.monotonic() the thread waits for
+        self._pointed = None                         # (view, Fold) the pointer is on
         self._cond = threading.Condition()
         self._running = False                        # a thread takes work from the queue
 
@@ -165,6 +166,9 @@ class FoldLayouts:
             self._held_until = 0.0
             self._queue = [k for k in dict.fromkeys((view, f) for f in folds)
                            if k not in self._done and k != self._busy]
+            if self._pointed in self._queue:       # pointed at before this drawing was done
+                self._queue.remove(self._pointed)
+                self._queue.insert(0, self._pointed)
             self._cond.notify_all()
             if self._queue and not self._running:
                 self._running = True
@@ -172,10 +176,10 @@ class FoldLayouts:
                                  daemon=True).start()
 
     def prefer(self, view: str, fold: Fold) -> bool:
-        """Lay out ``fold`` of ``view`` next (the module under the pointer) if it is queued;
-        whether it was."""
+        """Lay out ``fold`` of ``view`` next (the module under the pointer) if it is queued,
+        or first if a :meth:`prefetch` brings it later; whether it is queued now."""
         with self._cond:
-            key = (view, fold)
+            key = self._pointed = (view, fold)
             if key not in self._queue:
                 return False
             self._queue.remove(key)
