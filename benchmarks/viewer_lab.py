@@ -158,18 +158,6 @@ WS_PROBE = """(() => {
   };
 })()"""
 
-# In the page: run cell `index` and resolve with its output text once it has finished.
-RUN_CELL = """async (index) => {
-  const nb = window.jupyterapp.shell.currentWidget.content;
-  nb.activeCellIndex = index;
-  await window.jupyterapp.commands.execute('notebook:run-cell');
-  const cell = nb.widgets[index];
-  while (cell.model.executionCount === null || cell.promptNode.textContent.includes('*'))
-    await new Promise((r) => setTimeout(r, 20));
-  return cell.outputArea.node.textContent;
-}"""
-
-
 def _selectors(path: str) -> tuple:
     node = f'g.node[id$={json.dumps("/module:" + path)}][id^="collapsed:"]'
     cluster = f'g.cluster[id$={json.dumps("/module:" + path)}]'
@@ -199,6 +187,8 @@ def session(page, paths, think: float, probe: bool, aim: int) -> dict:
         time.sleep(think)
         out["warm close"].append(_close(page, path))
     if probe:
+        from tests.browser.conftest import RUN_CELL
+
         text = page.evaluate(RUN_CELL, 2)
         out["probe"] = json.loads(text[text.index("PROBE") + 5:].strip())
         out["arrivals"] = page.evaluate("() => window.__big.splice(0)")
@@ -214,7 +204,7 @@ def run(model: str, repeat: int = 5, think: float = 1.5, probe: bool = False, co
     rests on a module before it is clicked open."""
     sys.path.insert(0, str(REPO))
     from playwright.sync_api import sync_playwright
-    from tests.browser.conftest import CHROMIUM, _run_all, _serve
+    from tests.browser.conftest import CHROMIUM, RUN_CELL, _run_all, _serve
 
     paths = CLICKS[model]
     with tempfile.TemporaryDirectory() as tmp:
