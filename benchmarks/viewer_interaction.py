@@ -105,10 +105,9 @@ def main(argv=None):
                     help="time first display and module folding in a real JupyterLab instead")
     args = ap.parse_args(argv)
     if args.lab:
-        from viewer_lab import run
+        from viewer_lab import main as lab
 
-        for key, value in run(args.lab, args.repeat).items():
-            print(f"{key:55s} {value:.0f} ms" if isinstance(value, (int, float)) else f"{key:55s} {value}")
+        lab([args.lab, "--repeat", str(args.repeat)])
         return
     fn = MODELS[args.model]()
     import mlclab.notebook  # noqa: F401  (IPython and anywidget: loaded in any notebook already)

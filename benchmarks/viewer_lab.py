@@ -1,32 +1,34 @@
 """The viewer's first display and module folding timed in a real JupyterLab (issue 20).
 
 Starts an isolated JupyterLab (the browser tests' harness, tests/browser/conftest.py) and drives
-Chromium through Playwright. A notebook builds the model (not timed), then, each timed in the
-page with ``performance.now()``:
+Chromium through Playwright. A notebook builds the model (not timed), then, ``--repeat`` times,
+each timed in the page with ``performance.now()`` from the event to the new drawing painted:
 
 - first display: from running the ``fn.viewer()`` cell until the widget's graph is drawn
   (kernel: view model and Graphviz; comm; browser: parse and draw);
-- open a folded module by a click until its drawing (the module as a box with its children)
-  is on screen, and close it again by its label; "cold" right after the first display, "warm"
-  once the kernel's background layouts of the next unfolds are ready.
+- cold clicks, while the kernel's background layouts (notebook/fold_layouts.py) still run:
+  open the first module of ``CLICKS`` right after the first display, then the second right
+  after that drawing;
+- warm clicks, after a student has looked for ``--think`` seconds (the background is done):
+  open the other modules, then close each again by its label.
 
-``--compare``: the same for ``mlclab.compare(fn, (fn, "FuseOps"))`` (the model before and after
-FuseOps, side by side): first display until both panes are drawn; each module opened by a
-click on the left pane until it draws it open, painted (the right follows, its counterpart
-module opened: its new drawing arrives in the same message), then closed by its label. Every
-repetition runs the comparison's cell again (a new comparison, nothing laid out), so the
-first click of each is cold; the others come after ``think`` seconds (warm: laid out ahead).
-Medians and worst over the repetitions, and the machine's load average before/after.
+Each row gives the median and the worst of the repetitions, and the machine's load average
+(1 min) is printed with them: the machine is shared, so compare runs made together
+(``--code`` times another checkout of mlclab in the same harness, for interleaved before/after
+runs). ``--probe`` also logs, in the kernel, when each click arrived, what the layouts did
+(laid out at the click, waited for the background, or ready) and when the answer left, so a
+slow click says where its milliseconds went.
 
-    python benchmarks/viewer_lab.py resnet50|bert [--compare] [--repeat 3]
-    (or viewer_interaction.py --lab)
+    python benchmarks/viewer_lab.py resnet50|bert [--repeat 5] [--probe] [--code DIR]
+    (or viewer_interaction.py --lab resnet50|bert)
 
 Needs /usr/bin/chromium. Issue 20's targets: interactions under 100 ms, first display under 1 s.
 """
 from __future__ import annotations
 
-import contextlib
+import argparse
 import json
+import os
 import pathlib
 import statistics
 import sys
@@ -46,23 +48,68 @@ BUILD = {
         "fn = mlclab.from_torch(m, torch.randint(0, 30522, (1, 128)))"),
 }
 
+# What a student clicks, per model: module paths opened in turn (each inside the one before
+# where nested), the first two cold, the others warm; then closed again innermost first.
+CLICKS = {"resnet50": ["layer3", "layer3.2", "layer1", "layer4"],
+          "bert": ["encoder", "encoder.layer.5", "encoder.layer.5.attention", "embeddings"]}
 
-VIEWER_CELL = "viewer = fn.viewer()\nviewer"
-COMPARE_CELL = "cmp = mlclab.compare(fn, (fn, 'FuseOps'))\ncmp"
+# The kernel side of --probe: timestamps (ms since the epoch, as the page's) of each click's
+# arrival and answer, and of every layout with the thread that made it.
+PROBE = r'''
+import threading, time
+import mlclab.notebook.fold_layouts as _fl, mlclab.notebook.viewer as _vw, mlclab.viz.dot as _dot
+PROBE = []
+def _mark(what, **kw):
+    PROBE.append([time.time() * 1000, threading.current_thread().name, what, kw])
+def _wrap_init(init):
+    def wrapped(self, layout, *a, **k):
+        def timed(view, fold):
+            _mark("layout", open=sorted(fold.open_modules or ()))
+            try:
+                return layout(view, fold)
+            finally:
+                _mark("layout done")
+        init(self, timed, *a, **k)
+    return wrapped
+_fl.FoldLayouts.__init__ = _wrap_init(_fl.FoldLayouts.__init__)
+def _wrap(name, before, after):
+    f = getattr(_vw.GraphViewer, name)
+    def wrapped(self, *a, **k):
+        _mark(before, open=list(self.open_modules))
+        try:
+            return f(self, *a, **k)
+        finally:
+            _mark(after)
+    setattr(_vw.GraphViewer, name, wrapped)
+_wrap("_load", "click", "answer sent")
+_run_dot = _dot.run_dot
+def _timed_dot(*a, **k):
+    _mark("dot")
+    try:
+        return _run_dot(*a, **k)
+    finally:
+        _mark("dot done")
+_dot.run_dot = _timed_dot
+'''
 
 
-def notebook(model: str, display: str = VIEWER_CELL) -> dict:
+def notebook(model: str, code: str = "", probe: bool = False, setup: str = "") -> dict:
     def cell(src):
         return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
                 "source": src}
+    path = f"import sys\nsys.path.insert(0, {code!r})\n" if code else ""
     return {"nbformat": 4, "nbformat_minor": 5,
             "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                         "language": "python"}},
-            "cells": [cell("import torch\nimport mlclab\nimport mlclab.notebook\n" + BUILD[model]),
-                      cell(display)]}
+            "cells": [cell(path + "import torch\nimport mlclab\nimport mlclab.notebook\n"
+                           + (PROBE if probe else "") + setup + "\n" + BUILD[model]),
+                      cell("viewer = fn.viewer()\nviewer"),
+                      cell("import json\nprint('PROBE' + json.dumps(PROBE))\nPROBE.clear()"
+                           if probe else "")]}
 
 
-# In the page: run cell `index`, resolve with ms until the live widget's graph is drawn.
+# In the page: run cell `index`, resolve with [ms until the live widget's graph is drawn,
+# epoch ms of the start].
 FIRST_DISPLAY = """async (index) => {
   const nb = window.jupyterapp.shell.currentWidget.content;
   nb.activeCellIndex = index;
@@ -72,15 +119,20 @@ FIRST_DISPLAY = """async (index) => {
       (v) => !v.closest('.mlclab-fallback') && v.querySelector('svg.mlclab-graph g.node'));
   while (!drawn()) await new Promise((r) => setTimeout(r, 5));
   await new Promise((r) => requestAnimationFrame(() => r()));
-  return performance.now() - t0;
+  return [performance.now() - t0, performance.timeOrigin + t0];
 }"""
 
-# In the page: click what `selector` finds in the live widget; resolve with ms until `done`
-# (a selector) is there and `selector` is gone, painted.
-CLICK_UNTIL = """async ([selector, done]) => {
+# In the page: click what `selector` finds in the live widget (the pointer on it `aim` ms
+# before, as a hand homes in on a target; 0: a click out of nowhere); resolve with [ms from the
+# click until `done` (a selector) is there and `selector` is gone, painted; epoch ms of it].
+CLICK_UNTIL = """async ([selector, done, aim]) => {
   const v = [...document.querySelectorAll('.mlclab-viewer')].find((x) => !x.closest('.mlclab-fallback'));
   const target = v.querySelector(selector);
   if (!target) throw new Error('nothing to click: ' + selector);
+  if (aim) {
+    target.dispatchEvent(new MouseEvent('mouseenter', {bubbles: false}));
+    await new Promise((r) => setTimeout(r, aim));
+  }
   const t0 = performance.now();
   target.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0}));
   target.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, button: 0}));
@@ -88,57 +140,23 @@ CLICK_UNTIL = """async ([selector, done]) => {
   while (!(v.querySelector(done) && !v.querySelector(selector)))
     await new Promise((r) => setTimeout(r, 2));
   await new Promise((r) => requestAnimationFrame(() => r()));
-  return performance.now() - t0;
+  return [performance.now() - t0, performance.timeOrigin + t0];
 }"""
 
-
-# What a student clicks, per model: module paths opened (and closed again) in turn.
-CLICKS = {"resnet50": ["layer1", "layer3", "layer3.2", "layer4"],
-          "bert": ["encoder", "encoder.layer.5", "encoder.layer.5.attention", "embeddings"]}
-
-
-@contextlib.contextmanager
-def lab_page(model: str, display: str, width: int):
-    """A Chromium page on a fresh, isolated JupyterLab with the benchmark notebook of ``model``
-    (its last cell ``display``) open and run once."""
-    sys.path.insert(0, str(REPO))
-    from playwright.sync_api import sync_playwright
-    from tests.browser.conftest import CHROMIUM, _run_all, _serve
-
-    with tempfile.TemporaryDirectory() as tmp:
-        server = _serve(pathlib.Path(tmp), "jupyterlab", "LabApp", "lab/tree",
-                        "--LabApp.news_url=None",
-                        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
-        lab = next(server)
-        try:
-            (lab.root / "bench.ipynb").write_text(json.dumps(notebook(model, display)))
-            with sync_playwright() as p:
-                b = p.chromium.launch(executable_path=str(CHROMIUM), args=[
-                    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--no-first-run"])
-                page = b.new_page(viewport={"width": width, "height": 900})
-                _run_all(page, lab, "bench.ipynb")
-                yield page
-                b.close()
-        finally:
-            next(server, None)
-
-
-def run(model: str, repeat: int = 3, think: float = 1.5) -> dict:
-    """Timings in ms (medians of ``repeat``), see the module docstring. ``think``: seconds a
-    student looks at a drawing before the next click."""
-    out = {}
-    with lab_page(model, VIEWER_CELL, 1100) as page:
-        firsts = []
-        for _ in range(repeat):
-            # The previous display's background layouts finish first: a student's first look
-            # does not race another viewer's.
-            time.sleep(2 * think)
-            firsts.append(page.evaluate(FIRST_DISPLAY, 1))
-        out["first display: run cell -> graph drawn"] = statistics.median(firsts)
-        out.update(fold_times(page, CLICKS[model], think, f"viewer-lab-{model}"))
-    return out
-
+# The page side of --probe: epoch ms at which each message over 50 kB (a view model) arrived.
+WS_PROBE = """(() => {
+  window.__big = [];
+  const Real = window.WebSocket;
+  window.WebSocket = class extends Real {
+    constructor(...a) {
+      super(...a);
+      this.addEventListener('message', (e) => {
+        const n = e.data.byteLength || e.data.size || e.data.length || 0;
+        if (n > 50000) window.__big.push(performance.timeOrigin + performance.now());
+      });
+    }
+  };
+})()"""
 
 def _selectors(path: str) -> tuple:
     node = f'g.node[id$={json.dumps("/module:" + path)}][id^="collapsed:"]'
@@ -146,121 +164,138 @@ def _selectors(path: str) -> tuple:
     return node, cluster
 
 
-def fold_times(page, paths, think: float, shot: str = "") -> dict:
-    """Open each module of ``paths`` by a click on its folded node (the first right after the
-    first display, then after ``think`` seconds each), keep the nested ones open on the way
-    down, and close each by its label at the end (innermost first). ``shot``: the name of a
-    screenshot (test-artifacts/) taken with everything open."""
-    opens, closes = [], []
-    for k, path in enumerate(paths):
-        if k:
-            time.sleep(think)
-        node, cluster = _selectors(path)
-        opens.append(page.evaluate(CLICK_UNTIL, [node, cluster]))
-    if shot:
-        (REPO / "test-artifacts").mkdir(exist_ok=True)
-        page.screenshot(path=str(REPO / "test-artifacts" / f"{shot}.png"))
+def _open(page, path, aim=0):
+    return page.evaluate(CLICK_UNTIL, [*_selectors(path), aim])
+
+
+def _close(page, path):
+    node, cluster = _selectors(path)
+    return page.evaluate(CLICK_UNTIL, [f"{cluster} .mlclab-cluster-handle", node, 0])
+
+
+def session(page, paths, think: float, probe: bool, aim: int) -> dict:
+    """One repetition: first display, two cold opens, the warm opens and closes; each entry
+    [ms, epoch ms of the event], plus the load and (``probe``) the kernel's log."""
+    time.sleep(2 * think)             # the previous display's background layouts are done
+    out = {"load": os.getloadavg()[0], "first display": page.evaluate(FIRST_DISPLAY, 1)}
+    out["cold"] = [_open(page, paths[0], aim), _open(page, paths[1], aim)]
+    out["warm open"], out["warm close"] = [], []
+    for path in paths[2:]:
+        time.sleep(think)
+        out["warm open"].append(_open(page, path, aim))
     for path in reversed(paths):
         time.sleep(think)
-        node, cluster = _selectors(path)
-        closes.append(page.evaluate(CLICK_UNTIL, [f"{cluster} .mlclab-cluster-handle", node]))
-    return {"open a module, right after first display": opens[0],
-            "open a module, after looking": statistics.median(opens[1:]),
-            "close a module by its label": statistics.median(closes),
-            "every open (" + ", ".join(paths) + ")": [round(x) for x in opens],
-            "every close (reverse order)": [round(x) for x in reversed(closes)]}
+        out["warm close"].append(_close(page, path))
+    if probe:
+        from tests.browser.conftest import RUN_CELL
+
+        text = page.evaluate(RUN_CELL, 2)
+        out["probe"] = json.loads(text[text.index("PROBE") + 5:].strip())
+        out["arrivals"] = page.evaluate("() => window.__big.splice(0)")
+    return out
 
 
-# The comparison's counterparts of the above: both panes of the live comparison.
-COMPARE_DISPLAY = """async (index) => {
-  const nb = window.jupyterapp.shell.currentWidget.content;
-  const old = new Set(document.querySelectorAll('.mlclab-compare'));
-  nb.activeCellIndex = index;
-  const t0 = performance.now();
-  window.jupyterapp.commands.execute('notebook:run-cell');
-  const drawn = () => [...document.querySelectorAll('.mlclab-compare')].some((c) =>
-      !old.has(c) && !c.closest('.mlclab-fallback') &&
-      c.querySelectorAll('.mlclab-compare-pane svg.mlclab-graph g.node').length &&
-      [...c.querySelectorAll('.mlclab-compare-pane')].every((p) => p.querySelector('svg.mlclab-graph g.node')));
-  while (!drawn()) await new Promise((r) => setTimeout(r, 5));
-  await new Promise((r) => requestAnimationFrame(() => r()));
-  return performance.now() - t0;
-}"""
+def run(model: str, repeat: int = 5, think: float = 1.5, probe: bool = False, code: str = "",
+        shot: str = "", setup: str = "", aim: int = 0) -> dict:
+    """Timings in ms (see the module docstring): ``{row: [median, worst]}``, the loads and
+    each repetition's raw times. ``code``: the checkout of mlclab the kernel imports (default
+    this one); ``shot``: a screenshot name (test-artifacts/) taken at the end; ``setup``: code
+    the first cell runs before the build (an experiment's setting); ``aim``: ms the pointer
+    rests on a module before it is clicked open."""
+    sys.path.insert(0, str(REPO))
+    from playwright.sync_api import sync_playwright
+    from tests.browser.conftest import CHROMIUM, RUN_CELL, _run_all, _serve
 
-# Done when the left pane draws the module as `done` says, painted. The right pane's new drawing
-# (if it changed: the right side need not have the same module, a fused program's module boxes
-# differ) comes in the same kernel message and is drawn in the same task (pair.js syncFolding).
-COMPARE_CLICK_UNTIL = """async ([selector, done]) => {
-  const c = [...document.querySelectorAll('.mlclab-compare')].filter((x) => !x.closest('.mlclab-fallback')).pop();
-  const left = c.querySelector('.mlclab-compare-left');
-  const target = left.querySelector(selector);
-  if (!target) throw new Error('nothing to click: ' + selector);
-  const t0 = performance.now();
-  target.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0}));
-  target.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, button: 0}));
-  target.dispatchEvent(new MouseEvent('click', {bubbles: true, button: 0}));
-  while (!(left.querySelector(done) && !left.querySelector(selector))) {
-    if (performance.now() - t0 > 30000) throw new Error('not drawn in 30 s: ' + done);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-  await new Promise((r) => requestAnimationFrame(() => r()));
-  return performance.now() - t0;
-}"""
-
-
-def _interleave(cold: list, warm: list) -> list:
-    """The opens of each repetition in click order: its cold one, then its warm ones."""
-    per = len(warm) // max(len(cold), 1)
-    return [x for k, c in enumerate(cold) for x in [c, *warm[k * per:(k + 1) * per]]]
+    paths = CLICKS[model]
+    with tempfile.TemporaryDirectory() as tmp:
+        server = _serve(pathlib.Path(tmp), "jupyterlab", "LabApp", "lab/tree",
+                        "--LabApp.news_url=None",
+                        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
+        lab = next(server)
+        try:
+            (lab.root / "bench.ipynb").write_text(json.dumps(notebook(model, code, probe, setup)))
+            with sync_playwright() as p:
+                b = p.chromium.launch(executable_path=str(CHROMIUM), args=[
+                    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run"])
+                page = b.new_page(viewport={"width": 1100, "height": 900})
+                if probe:                   # when each big message (a layout) reaches the page
+                    page.add_init_script(WS_PROBE)
+                _run_all(page, lab, "bench.ipynb")
+                if probe:
+                    page.evaluate(RUN_CELL, 2)          # the build's own log, not timed
+                runs = [session(page, paths, think, probe, aim) for _ in range(repeat)]
+                if shot:
+                    (REPO / "test-artifacts").mkdir(exist_ok=True)
+                    page.screenshot(path=str(REPO / "test-artifacts" / f"{shot}.png"))
+                b.close()
+        finally:
+            next(server, None)
+    return summary(runs, paths)
 
 
-def load() -> str:
-    return " ".join(pathlib.Path("/proc/loadavg").read_text().split()[:3])
+def summary(runs: list, paths: list) -> dict:
+    def row(values):
+        return [statistics.median(values), max(values)]
+    out = {
+        "first display: run cell -> graph drawn": row([r["first display"][0] for r in runs]),
+        f"cold: open {paths[0]} right after first display": row([r["cold"][0][0] for r in runs]),
+        f"cold: open {paths[1]} right after that": row([r["cold"][1][0] for r in runs]),
+        "warm: open a module after looking": row([t for r in runs for t, _ in r["warm open"]]),
+        "warm: close a module by its label": row([t for r in runs for t, _ in r["warm close"]]),
+        "load average (1 min) per repetition": [round(r["load"], 1) for r in runs],
+        "cold opens per repetition": [[round(t) for t, _ in r["cold"]] for r in runs],
+    }
+    if "probe" in runs[0]:
+        out["where the cold clicks' ms went"] = [where(r, k) for r in runs for k in (0, 1)]
+    return out
 
 
-def run_compare(model: str, repeat: int = 3, think: float = 1.5) -> dict:
-    """The comparison's timings in ms, see the module docstring."""
-    firsts, cold, warm, closes = [], [], [], []
-    loads = [load()]
-    with lab_page(model, COMPARE_CELL, 1400) as page:
-        for _ in range(repeat):
-            time.sleep(2 * think)      # the last comparison's background layouts end
-            firsts.append(page.evaluate(COMPARE_DISPLAY, 1))
-            paths = CLICKS[model]
-            for k, path in enumerate(paths):
-                if k:
-                    time.sleep(think)
-                node, cluster = _selectors(path)
-                (warm if k else cold).append(page.evaluate(COMPARE_CLICK_UNTIL, [node, cluster]))
-            for path in reversed(paths):
-                time.sleep(think)
-                node, cluster = _selectors(path)
-                closes.append(page.evaluate(COMPARE_CLICK_UNTIL,
-                                            [f"{cluster} .mlclab-cluster-handle", node]))
-        (REPO / "test-artifacts").mkdir(exist_ok=True)
-        page.screenshot(path=str(REPO / "test-artifacts" / f"compare-lab-{model}.png"))
-    loads.append(load())
+def where(rep: dict, k: int) -> str:
+    """One cold click, from the kernel's log: ms from the click until the kernel took it up,
+    laying out (at the click: "here", or waited for the background: "waited", or "ready"),
+    until the answer left, until it reached the page and until it was painted; how many
+    layouts the background started around it."""
+    ms, t0 = rep["cold"][k]
+    log = [e for e in rep["probe"] if e[0] >= t0]
+    click = next((e for e in log if e[2] == "click"), None)
+    sent = next((e for e in log if e[2] == "answer sent" and click and e[0] >= click[0]), None)
+    if click is None or sent is None:
+        return f"{ms:.0f} ms: no kernel log"
+    here = [e for e in log if e[2] == "layout" and e[1] == click[1] and click[0] <= e[0] <= sent[0]]
+    behind = [e for e in rep["probe"] if e[2] == "layout" and e[1] != click[1]
+              and e[0] <= sent[0] and e[0] >= t0 - 2000]
+    how = "here" if here else ("waited" if sent[0] - click[0] > 5 else "ready")
+    came = next((t for t in rep.get("arrivals", ()) if t >= sent[0] - 5), t0 + ms)
+    return (f"{ms:.0f} ms = {click[0] - t0:.0f} to the kernel + {sent[0] - click[0]:.0f} "
+            f"({how}) + {came - sent[0]:.0f} to the page + {t0 + ms - came:.0f} drawing; "
+            f"background layouts started since 2 s before: {len(behind)}")
 
-    def stat(xs):
-        return f"median {statistics.median(xs):.0f} ms, worst {max(xs):.0f} ms (n={len(xs)})"
-    return {"first display: run cell -> both panes drawn": stat(firsts),
-            "open a module, cold (right after first display)": stat(cold),
-            "open a module, warm (after looking)": stat(warm),
-            "close a module by its label": stat(closes),
-            "modules opened (left pane; right follows)": ", ".join(CLICKS[model]),
-            "every open, in order, each repetition": [round(x) for x in _interleave(cold, warm)],
-            "every close (reverse order), each repetition": [round(x) for x in closes],
-            "load average (1/5/15 min) before; after": "; ".join(loads)}
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model", choices=sorted(BUILD), nargs="?", default="resnet50")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--think", type=float, default=1.5)
+    ap.add_argument("--probe", action="store_true")
+    ap.add_argument("--code", default="", help="another mlclab checkout for the kernel to import")
+    ap.add_argument("--aim", type=int, default=0,
+                    help="ms the pointer rests on a module before clicking it (0: no pointer)")
+    ap.add_argument("--setup", default="", help="code the kernel runs before the build")
+    ap.add_argument("--json", default="", help="also write the results here")
+    args = ap.parse_args(argv)
+    out = run(args.model, args.repeat, args.think, args.probe, args.code, setup=args.setup, aim=args.aim)
+    print(f"{args.model}, {args.code or REPO}, pointer on a module {args.aim} ms before its click")
+    for k, v in out.items():
+        if isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v):
+            print(f"{k:55s} median {v[0]:.0f} ms, worst {v[1]:.0f} ms")
+        elif k.startswith("where"):
+            print(k + ":\n  " + "\n  ".join(v))
+        else:
+            print(f"{k:55s} {v}")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(out))
 
 
 if __name__ == "__main__":
-    import argparse
-
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", nargs="?", choices=sorted(BUILD), default="resnet50")
-    ap.add_argument("--compare", action="store_true", help="a comparison before/after FuseOps")
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
-    rows = (run_compare if args.compare else run)(args.model, args.repeat)
-    for k, v in rows.items():
-        print(f"{k:55s} {v:.0f} ms" if isinstance(v, (int, float)) else f"{k:55s} {v}")
+    main()

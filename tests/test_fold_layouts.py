@@ -35,7 +35,12 @@ def test_ancestors_open_with_a_module_and_the_first_look_is_one_state():
 def test_the_next_states_are_each_folded_module_opened_and_each_open_one_closed(resnet):
     v = function_viewer(resnet)
     first = next_folds(v.current, Fold(), v.open_modules)
-    assert [sorted(f.open_modules) for f in first] == [[p] for p in folded_paths(v)]
+    # The likely clicks first: the biggest module (most operators), equals in drawing order.
+    ops = {ns["path"]: ns["ops"] for ns in v.current["namespaces"].values() if ns["kind"] == "module"}
+    biggest_first = sorted(folded_paths(v), key=lambda p: -ops[p])
+    assert [sorted(f.open_modules) for f in first] == [[p] for p in biggest_first]
+    # layer2-4 hold a downsample more than layer1; the stem's maxpool is the smallest.
+    assert biggest_first == ["layer2", "layer3", "layer4", "layer1", "fc", "maxpool"]
     v.open_module("layer2")
     now = fold_of(False, v.open_modules, v.folded, [])
     after = next_folds(v.current, now, [])
@@ -136,3 +141,31 @@ def test_a_failing_layout_shows_its_message_in_the_viewer(resnet):
     assert v.current["error"] == "RuntimeError: Graphviz is missing"
     v.open_modules = []
     assert not v.current.get("error") and v.nodes
+
+
+def test_the_module_under_the_pointer_is_laid_out_next(resnet):
+    v = function_viewer(resnet)
+    order, first, go = [], threading.Event(), threading.Event()
+    real = v._layouts._layout
+
+    def layout(name, fold):
+        order.append(sorted(fold.open_modules or ()))
+        if len(order) == 1:
+            first.set()
+            go.wait(60)
+        return real(name, fold)
+
+    v._layouts._layout = layout
+    v._on_front_end(v, {"event": "drawn", "view": "dataflow"}, [])
+    assert first.wait(60)
+    # Messages the page should not send change nothing.
+    for junk in ({"event": "hover", "view": "nope", "open_modules": ["maxpool"], "folded": []},
+                 {"event": "hover", "view": "dataflow", "open_modules": "maxpool", "folded": []},
+                 {"event": "hover", "view": "dataflow", "open_modules": [3], "folded": []}, "hover"):
+        v._on_front_end(v, junk, [])
+    # What the front end sends when the pointer enters the folded maxpool (the smallest: last).
+    v._on_front_end(v, {"event": "hover", "view": "dataflow", "open_modules": ["maxpool"],
+                        "folded": []}, [])
+    go.set()
+    assert v.wait_for_layouts(120)
+    assert order == [["layer2"], ["maxpool"], ["layer3"], ["layer4"], ["layer1"], ["fc"]]

@@ -20,7 +20,7 @@ from ..viz.registry import view_kind, view_names
 from ..viz.view_model import build
 from ..viz.views import GraphView, refolds
 from .browser_layout import dot_geometry
-from .fold_layouts import Fold, FoldLayouts
+from .fold_layouts import Fold, FoldLayouts, checkpoint
 from .viewer import PENDING, GraphViewer, _clean_view, svg_of
 
 # The texts a view model anchors its nodes in: the let pane and the details' TVMScript line.
@@ -112,8 +112,11 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
     ``layers`` (name -> entries keyed by ``whole``'s node ids), laid out by Graphviz: here
     (``draw(drawing)``: SVG of the drawing made another way, the scrubber's stable layout),
     or where no ``dot`` program exists, in the browser (``browser_layout.dot_geometry``)."""
+    # checkpoint(): between steps, a viewer's background layout gives way to a click.
     shown = whole if full else overview(whole, open_modules=open_modules, folded=folded)
+    checkpoint()
     vm = build(shown, whole, texts, layers)
+    checkpoint()
     drawing = _painted(shown, vm["overlays"])
     plotter = DotPlotter()
     copies = plotter.copies(drawing)
@@ -132,6 +135,7 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
     except LayoutTimeout as err:
         vm["geometry"].update(svg="", text=GraphView(drawing).text,
                               note=f"{err}; the graph is shown as text instead.")
+    checkpoint()
     return clean_json(vm)
 
 

@@ -26,7 +26,7 @@ import traitlets
 from ..viz.view_model import check
 from .browser_layout import graphviz_module, needs_module
 from .bundle import bundle
-from .fold_layouts import FoldLayouts, fold_of, next_folds, with_ancestors
+from .fold_layouts import FoldLayouts, checkpoint, fold_of, next_folds, with_ancestors
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 
@@ -103,6 +103,7 @@ def _clean_view(v: Mapping, edit: Optional[Callable[[ET.Element], None]] = None)
         return {"error": str(v["error"]), "nodes": {}}
     vm = check(dict(v))
     geometry = dict(vm["geometry"])
+    checkpoint()                        # a viewer's background layout gives way to a click
     if geometry.get("svg"):
         geometry["svg"] = sanitize_svg(svg_of(geometry["svg"]), edit)
     return {**vm, "geometry": geometry}
@@ -305,10 +306,19 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
 
     def _on_front_end(self, _widget, content, _buffers) -> None:
         # The front end drew a view: lay out the next clicks' states while the student looks.
-        if isinstance(content, dict) and content.get("event") == "drawn":
+        # The pointer is on a module: the state its click asks for is laid out next.
+        if not isinstance(content, dict):
+            return
+        if content.get("event") == "drawn":
             self.prefetch(str(content.get("view", "")))
+        elif content.get("event") == "hover" and self._layouts is not None:
+            name = str(content.get("view", ""))
+            paths = [_names(content.get(k)) for k in ("open_modules", "folded")]
+            if name in self.views and None not in paths:
+                self._layouts.prefer(name, fold_of(name in self.unfolded, with_ancestors(paths[0]),
+                                                   paths[1], self._first_open))
         # It must lay a view out and its page carries no WebAssembly Graphviz (browser_layout).
-        if isinstance(content, dict) and content.get("event") == "graphviz":
+        elif content.get("event") == "graphviz":
             self.send_graphviz()
 
     def send_graphviz(self) -> None:
@@ -408,6 +418,12 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
 
     def _plain(self) -> str:
         return f"<GraphViewer {self.view}: its picture is in the output above>"
+
+
+def _names(value) -> Optional[list]:
+    """``value`` if it is a list of strings (as a message from the page should be), else None."""
+    ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return value if ok else None
 
 
 def _overview_note(view: Mapping) -> str:

@@ -13,9 +13,12 @@ time limit (:func:`run_dot`), so no drawing can hang the kernel.
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shutil
 import subprocess
+import threading
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -420,17 +423,39 @@ def run_dot(source: str, format: str = "svg", timeout: Optional[float] = None,
 
     cmd = [DOT, *args, f"-T{format}"]
     try:
-        proc = subprocess.run(cmd, input=xml_text(source).encode("utf-8"), capture_output=True,
-                              timeout=timeout)
-    except FileNotFoundError as err:
-        raise graphviz.ExecutableNotFound(cmd) from err
-    except subprocess.TimeoutExpired as err:
-        # subprocess.run has already killed dot: nothing keeps running behind the student.
-        raise LayoutTimeout(f"Graphviz's layout took over {timeout:g} s and was stopped") from err
+        with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) as proc:
+            if getattr(_PRIORITY, "low", False) and hasattr(os, "setpriority"):
+                with contextlib.suppress(OSError):       # dot may have exited already
+                    os.setpriority(os.PRIO_PROCESS, proc.pid, 19)
+            try:
+                out, err = proc.communicate(xml_text(source).encode("utf-8"), timeout=timeout)
+            except subprocess.TimeoutExpired as expired:
+                proc.kill()                  # nothing keeps running behind the student
+                proc.communicate()
+                raise LayoutTimeout(f"Graphviz's layout took over {timeout:g} s and was stopped") from expired
+    except FileNotFoundError as missing:
+        raise graphviz.ExecutableNotFound(cmd) from missing
     if proc.returncode:
-        raise graphviz.CalledProcessError(proc.returncode, cmd, output=proc.stdout,
-                                          stderr=proc.stderr)
-    return proc.stdout
+        raise graphviz.CalledProcessError(proc.returncode, cmd, output=out, stderr=err)
+    return out
+
+
+# Whether this thread's Graphviz runs are work done ahead of time (low_priority()).
+_PRIORITY = threading.local()
+
+
+@contextlib.contextmanager
+def low_priority():
+    """Graphviz runs started by this thread inside the block run at the lowest CPU priority
+    (where the system has one): layouts made ahead of a click give way to the one a student
+    waits for (notebook/fold_layouts.py)."""
+    before = getattr(_PRIORITY, "low", False)
+    _PRIORITY.low = True
+    try:
+        yield
+    finally:
+        _PRIORITY.low = before
 
 
 def svg_text(dot, timeout: Optional[float] = None) -> str:

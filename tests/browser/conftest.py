@@ -227,6 +227,25 @@ def run_all(page, lab):
     return lambda notebook, stops=False: _run_all(page, lab, notebook, stops=stops)
 
 
+# In the page: run cell `index` of the open notebook; resolve with its output text once it
+# has finished.
+RUN_CELL = """async (index) => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  nb.activeCellIndex = index;
+  await window.jupyterapp.commands.execute('notebook:run-cell');
+  const cell = nb.widgets[index];
+  while (cell.model.executionCount === null || cell.promptNode.textContent.includes('*'))
+    await new Promise((r) => setTimeout(r, 20));
+  return cell.outputArea.node.textContent;
+}"""
+
+
+@pytest.fixture
+def run_cell(page):
+    """``run_cell(index)``: run that cell of the open notebook, return its output text."""
+    return lambda index: page.evaluate(RUN_CELL, index)
+
+
 @pytest.fixture
 def screenshot(page):
     """``screenshot("name")``: save test-artifacts/name.png and print its path."""

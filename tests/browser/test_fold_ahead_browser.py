@@ -11,17 +11,6 @@ pytestmark = pytest.mark.browser
 FOLDED = 'g.node[id="collapsed:fn:TransformerEncoderLayer/module:{}"]'
 CLUSTER = 'g.cluster[id="cluster:fn:TransformerEncoderLayer/module:{}"]'
 
-# Run cell `index` of the open notebook; resolve once it has finished.
-RUN_CELL = """async (index) => {
-  const nb = window.jupyterapp.shell.currentWidget.content;
-  nb.activeCellIndex = index;
-  await window.jupyterapp.commands.execute('notebook:run-cell');
-  const cell = nb.widgets[index];
-  while (cell.model.executionCount === null || cell.promptNode.textContent.includes('*'))
-    await new Promise((r) => setTimeout(r, 20));
-  return cell.outputArea.node.textContent;
-}"""
-
 # Click the folded module's node; resolve with ms until its cluster is drawn in its place.
 OPEN = """async ([node, cluster]) => {
   const v = [...document.querySelectorAll('.mlclab-viewer')].find((x) => !x.closest('.mlclab-fallback'));
@@ -35,18 +24,18 @@ OPEN = """async ([node, cluster]) => {
 }"""
 
 
-def test_a_module_opens_from_the_layout_made_while_the_student_looked(page, run_all, screenshot):
+def test_a_module_opens_from_the_layout_made_while_the_student_looked(page, run_all, run_cell, screenshot):
     page.set_viewport_size({"width": 1100, "height": 900})
     run_all("fold_ahead.ipynb")
     viewer = page.locator(".mlclab-viewer:not(.mlclab-fallback .mlclab-viewer)").first
     viewer.locator("svg.mlclab-graph g.node").first.wait_for()
     # Three folded modules drawn: the three "open one" states laid out in the background.
-    ready = page.evaluate(RUN_CELL, 2)
+    ready = run_cell(2)
     assert "ready: True 3" in ready, ready
 
     ms = page.evaluate(OPEN, [FOLDED.format("self_attn"), CLUSTER.format("self_attn")])
     print(f"\nopen self_attn: {ms:.0f} ms from click to drawing")
-    after = page.evaluate(RUN_CELL, 3)
+    after = run_cell(3)
     # The click's state was laid out once, in the background before it: the prepared one was drawn.
     assert "after the click: 1 ['self_attn']" in after, after
     label = viewer.locator("g.cluster text", has_text="self_attn · MultiheadAttention")

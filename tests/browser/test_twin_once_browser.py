@@ -4,12 +4,10 @@ after the widget stands down (issue 20; what JupyterLab shows here is what VS Co
 would show if they render both outputs in one document, which is not tested here)."""
 import pytest
 
-from test_fold_ahead_browser import RUN_CELL
-
 pytestmark = pytest.mark.browser
 
 
-def test_each_display_shows_one_viewer_whatever_order_its_outputs_draw_in(page, run_all):
+def test_each_display_shows_one_viewer_whatever_order_its_outputs_draw_in(page, run_all, run_cell):
     run_all("twin_once.ipynb")
     live = page.locator(".mlclab-viewer:not(.mlclab-fallback .mlclab-viewer)")
     live.locator("svg.mlclab-graph g.node").first.wait_for()
@@ -21,7 +19,7 @@ def test_each_display_shows_one_viewer_whatever_order_its_outputs_draw_in(page, 
     assert page.locator(".mlclab-viewer:visible").count() == 1
     # Run the second cell again now that the widget is on screen: its twin is drawn after the
     # widget, and stands down without building a second viewer.
-    page.evaluate(RUN_CELL, 2)
+    run_cell(2)
     again = page.locator(".jp-Cell").nth(2).locator(".mlclab-fallback")
     again.wait_for(state="attached")
     assert again.is_hidden() and again.locator(".mlclab-viewer").count() == 0

@@ -130,6 +130,15 @@ function askFold(state, target) {
   return true;
 }
 
+// The pointer is on something a click would fold or open: the kernel lays that state out
+// next among the ones it makes ahead (notebook/fold_layouts.py, FoldLayouts.prefer).
+function announceHover(state, target) {
+  const { model } = state;
+  if (!model.get("live") || typeof model.send !== "function") return;
+  const change = clickFold(currentView(model), foldState(model), target);
+  if (change) model.send({ event: "hover", view: model.get("view"), ...foldState(model), ...change });
+}
+
 function bindNamespaces(state) {
   for (const [ns, g] of state.index.namespaces) {
     // Clicking a namespace's label folds it (a cluster with a tooltip has its label in an <a>).
@@ -137,6 +146,7 @@ function bindNamespaces(state) {
     if (!handle) continue;
     handle.classList.add("mlclab-cluster-handle");
     handle.addEventListener("click", () => askFold(state, { namespace: ns }));
+    handle.addEventListener("mouseenter", () => announceHover(state, { namespace: ns }));
   }
 }
 
@@ -253,7 +263,7 @@ function draw(state) {
   state.index = indexDrawing(svg, view);
   state.minK = minScale(smallestFont(svg));
   for (const [id, els] of state.index.elements) for (const g of els) {
-    g.addEventListener("mouseenter", () => hover(state, id));
+    g.addEventListener("mouseenter", () => { hover(state, id); announceHover(state, { node: id }); });
     g.addEventListener("mouseleave", () => hover(state, null));
   }
   bindNamespaces(state);
