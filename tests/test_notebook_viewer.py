@@ -194,3 +194,21 @@ def test_folding_any_namespace_is_laid_out_again_by_the_one_fold(foo):
     assert set(members) <= set(v.nodes)
     with pytest.raises(ValueError, match="no namespace 'nope'"):
         v.fold("nope")
+
+
+def test_a_fold_sends_only_what_changed(foo, monkeypatch):
+    # The texts a view is anchored in stay as they were when a namespace folds: the message
+    # names them instead of sending them again (half of a BERT-base fold's view model).
+    v = function_viewer(foo)
+    v.view = "fused"
+    before = v.views["fused"]
+    sent = []
+    monkeypatch.setattr(v.comm, "publish_msg", lambda msg_type, data=None, **_: sent.append(data))
+    group = next(cid for cid, ns in before["namespaces"].items() if ns["kind"] == "fused")
+    v.fold(group)
+    (msg,) = [m["content"] for m in sent if m.get("method") == "custom"]
+    assert msg["event"] == "view" and msg["name"] == "fused" and "texts" in msg["same"]
+    assert "texts" not in msg["view"] and "namespaces" in msg["view"]
+    # What the front end rebuilds (switcher.js receiveView) is the kernel's view.
+    rebuilt = {**msg["view"], **{k: before[k] for k in msg["same"]}}
+    assert rebuilt == v.views["fused"]

@@ -109,6 +109,23 @@ def _clean_view(v: Mapping, edit: Optional[Callable[[ET.Element], None]] = None)
     return {**vm, "geometry": geometry}
 
 
+# What a fold leaves as it was: the texts the nodes are anchored in, the namespace hierarchy
+# (of the whole graph) and the overlays. A BERT-base fold's view model is ~330 kB, half of it
+# the let and TVMScript texts.
+_KEPT_ACROSS_FOLDS = ("texts", "namespaces", "overlays")
+
+
+def view_message(name: str, payload: Mapping, previous: Optional[Mapping]) -> dict:
+    """The ``view`` message that sends ``payload`` as view ``name`` to a front end holding
+    ``previous`` (its last drawing of that view): what is equal to it is named in ``same``
+    rather than sent again (``switcher.js`` ``receiveView`` takes it from the previous)."""
+    if not previous or previous.get("pending") or previous.get("error"):
+        return {"event": "view", "name": name, "view": payload}
+    same = [k for k in _KEPT_ACROSS_FOLDS if k in payload and previous.get(k) == payload[k]]
+    view = {k: v for k, v in payload.items() if k not in same}
+    return {"event": "view", "name": name, "view": view, "same": same}
+
+
 class TwinDisplay:
     """A widget shown with its interactive ``text/html`` twin (``notebook.page``), so an export
     keeps a picture whatever it does with widgets; the widget hides the twin where it draws.
@@ -292,12 +309,13 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         the ``views`` trait would send every view drawn so far again (a scrubber's passes drawn
         whole: 65 MB per step at BERT-base size). ``views`` stays whole here, so a front end
         that attaches later, a save and the twin get every view."""
+        previous = self.views.get(name)
         self._sending_one = True
         try:
             self.views = {**self.views, name: payload}      # a new dict: observers run
         finally:
             self._sending_one = False
-        self.send({"event": "view", "name": name, "view": payload})
+        self.send(view_message(name, payload, previous))
 
     def _should_send_property(self, key, value):
         if key == "views" and getattr(self, "_sending_one", False):

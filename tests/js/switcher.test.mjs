@@ -28,3 +28,14 @@ test("other messages are not views", () => {
   assert.equal(receiveView(model, null), false);
   assert.deepEqual(currentView(model), PENDING);
 });
+
+test("what a fold left as it was is taken from the view's last drawing", () => {
+  const texts = { let: "let %x = ..." };
+  const model = localModel({ views: { a: { nodes: { x: {} }, texts, namespaces: { n: {} } } }, view: "a" });
+  assert.ok(receiveView(model, { event: "view", name: "a", view: { nodes: { y: {} } }, same: ["texts", "namespaces", "overlays"] }));
+  // Named but absent before (overlays): not made up.
+  assert.deepEqual(currentView(model), { nodes: { y: {} }, texts, namespaces: { n: {} } });
+  // The next fold's message builds on the drawing the last message made.
+  receiveView(model, { event: "view", name: "a", view: { nodes: { z: {} }, namespaces: { m: {} } }, same: ["texts"] });
+  assert.deepEqual(currentView(model), { nodes: { z: {} }, texts, namespaces: { m: {} } });
+});

@@ -9,9 +9,13 @@ import { drawScrubber } from "./scrubber.js";
 // kernel holds all of them, so it drops these.
 const sentViews = new WeakMap();
 
+// What the kernel did not send again because it equals this front end's last drawing of the
+// view (`same`: viewer.py `view_message`) is taken from that drawing.
 export function receiveView(model, msg) {
   if (!msg || msg.event !== "view" || typeof msg.name !== "string" || !msg.view) return false;
-  sentViews.set(model, { ...(sentViews.get(model) || {}), [msg.name]: msg.view });
+  const view = { ...msg.view }, previous = viewNamed(model, msg.name);
+  for (const key of Array.isArray(msg.same) ? msg.same : []) if (key in previous) view[key] = previous[key];
+  sentViews.set(model, { ...(sentViews.get(model) || {}), [msg.name]: view });
   return true;
 }
 
