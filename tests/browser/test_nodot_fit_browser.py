@@ -39,7 +39,7 @@ def check_column_picture(output, folded=True):
     return svg
 
 
-def test_jupyterlab_without_dot_fits_and_folds_like_dot(page, run_all, screenshot):
+def test_jupyterlab_without_dot_fits_and_folds_like_dot(page, run_all, run_cell, screenshot):
     page.set_viewport_size({"width": 1100, "height": 900})
     run_all("nodot_fit.ipynb")
     cells = page.locator(".jp-Notebook .jp-CodeCell")
@@ -54,9 +54,7 @@ def test_jupyterlab_without_dot_fits_and_folds_like_dot(page, run_all, screensho
     note.locator(".mlclab-fold-more").click()
     tall.locator('g.node[id="collapsed:fused_chain"]').wait_for(timeout=60_000)
     # Its twin above it carries the WebAssembly Graphviz: the kernel never sent a second copy.
-    from test_fold_ahead_browser import RUN_CELL
-
-    assert "module sent to the live viewer: 0" in page.evaluate(RUN_CELL, 5)
+    assert "module sent to the live viewer: 0" in run_cell(5)
     # The %%tinynn cell: one picture (its text/html twin hidden by the widget's viewer).
     tinynn = cells.nth(2)
     tinynn.locator(".mlclab-tabs .mlclab-viewer svg.mlclab-graph g.node").first.wait_for(timeout=60_000)
@@ -130,16 +128,14 @@ def test_a_tinynn_cell_exported_without_dot_shows_its_graphs_laid_out(page, tmp_
     screenshot(f"nodot-tinynn-export-{'stored' if store else 'plain'}")
 
 
-def test_a_viewer_whose_page_has_no_module_asks_its_kernel(page, run_all):
+def test_a_viewer_whose_page_has_no_module_asks_its_kernel(page, run_all, run_cell):
     """Colab shows each output in a frame of its own, so the twin carrying the WebAssembly
     Graphviz is not on the widget's page: the widget asks its kernel, which sends it then (and
     only then: a widget beside its twin never gets a second copy)."""
-    from test_fold_ahead_browser import RUN_CELL
-
     run_all("nodot_alone.ipynb")
     viewer = page.locator(".mlclab-viewer:visible")
     viewer.locator("svg.mlclab-graph g.node").first.wait_for(timeout=60_000)
     assert page.locator("script.mlclab-graphviz").count() == 0
-    assert "sent: True" in page.evaluate(RUN_CELL, 3)
+    assert "sent: True" in run_cell(3)
     viewer.locator('g.node[id="g:y"]').click()
     assert "R.log(a)" in viewer.locator(".mlclab-details").text_content()
