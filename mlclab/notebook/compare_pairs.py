@@ -27,7 +27,7 @@ _SHAPES = {"polygon", "ellipse", "path", "rect"}
 
 # In SVG as ElementTree writes it (sanitize_svg's output): "<" only starts a tag (text and
 # attribute values escape it), attribute values are double-quoted, no comments.
-_NODE_START = re.compile(r'<g id="([^"]*)"')
+_ID_START = re.compile(r'<[A-Za-z_][\w:.-]*(?:\s[\w:.-]+="[^"]*")*?\sid="([^"]*)"')
 _TAG = re.compile(r'<(/?)([A-Za-z_][\w:.-]*)((?:[^>"/]|"[^"]*")*)(/?)>')
 
 
@@ -59,23 +59,24 @@ def mark_tree(root: ET.Element, changes: Mapping[str, str]) -> None:
 
 def mark_svg_text(svg: str, changes: Mapping[str, str]) -> str:
     """:func:`mark_svg` of a sanitized drawing (``sanitize_svg``'s output), done on its text:
-    only the marked node groups are edited, the rest is copied (the same text as ``mark_svg``)."""
+    only the marked elements (Graphviz's node groups) are edited, the rest is copied (the same
+    text as ``mark_svg``)."""
     if not svg or not changes:
         return svg
     out, pos = [], 0
-    for start in _NODE_START.finditer(svg):
+    for start in _ID_START.finditer(svg):
         change = changes.get(html.unescape(start.group(1)))
         if change is None or start.start() < pos:      # (a group inside one marked: as is)
             continue
         colour, dash = MARKS[change]
         head = _TAG.match(svg, start.start())
-        if head is None or head.group(4):          # not a group with children: left as is
+        if head is None:
             continue
         cls = re.search(r'\sclass="([^"]*)"', head.group(3))
         value = f"{html.unescape(cls.group(1)) if cls else ''} mlclab-{change}".strip()
         out += [svg[pos:start.start()], _with(head, {"class": value})]
         pos, depth = head.end(), 0
-        for tag in _TAG.finditer(svg, head.end()):
+        for tag in () if head.group(4) else _TAG.finditer(svg, head.end()):
             closing, name, _attrs, empty = tag.groups()
             if closing:
                 if depth == 0:
