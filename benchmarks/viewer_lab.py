@@ -82,7 +82,6 @@ CLICK_UNTIL = """async ([selector, done]) => {
   const target = v.querySelector(selector);
   if (!target) throw new Error('nothing to click: ' + selector);
   const t0 = performance.now();
-  (window.mlclabClicks = window.mlclabClicks || []).push(performance.timeOrigin + t0);
   target.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0}));
   target.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, button: 0}));
   target.dispatchEvent(new MouseEvent('click', {bubbles: true, button: 0}));

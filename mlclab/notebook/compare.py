@@ -20,10 +20,11 @@ With a kernel, opening a module on one side opens the matching module on the oth
 module path, else the module of the folded node matched to it) and closing it closes both;
 "collapse groups" and "draw all" act on their own side. The kernel lays both sides out again
 and matches them anew; a saved file keeps the folding it was saved with. Each side is read
-once (parsed, identities carried, texts printed: ``compare_sides.Side``) and each pair of fold
-states laid out and matched once (``fold_layouts.FoldLayouts``, the viewer's cache, keyed by
-the pair); once the panes are drawn, the pairs one click away are laid out in its background
-thread.
+once (parsed, identities carried, texts printed: ``compare_sides.Side``); each side's fold
+state is laid out once and shared by every pair that draws it, and each pair of fold states
+matched and marked once (``compare_pairs``; ``fold_layouts.FoldLayouts``, the viewer's cache,
+keyed by the side, then by the pair). From the display on, the pairs one click away are laid
+out in its background thread, the likely clicks first (:meth:`CompareViewer.next_pairs`).
 """
 from __future__ import annotations
 
