@@ -92,6 +92,7 @@ COMPARE_CLICK_UNTIL = """async ([selector, done]) => {
   const target = left.querySelector(selector);
   if (!target) throw new Error('nothing to click: ' + selector);
   const t0 = performance.now();
+  (window.mlclabClicks = window.mlclabClicks || []).push(performance.timeOrigin + t0);
   target.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0}));
   target.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, button: 0}));
   target.dispatchEvent(new MouseEvent('click', {bubbles: true, button: 0}));
@@ -114,11 +115,28 @@ def load() -> str:
     return " ".join(pathlib.Path("/proc/loadavg").read_text().split()[:3])
 
 
-def run_compare(model: str, repeat: int = 3, think: float = 1.5) -> dict:
+# --probe: the kernel logs when it began and ended answering each fold (epoch ms, as the
+# page's click times), to split a click into waiting, kernel and transport + drawing.
+PROBE_CELL = """import json as _json, time as _time
+import mlclab.notebook.compare as _compare
+_compare.CompareViewer._unprobed = getattr(_compare.CompareViewer, "_unprobed",
+                                           _compare.CompareViewer._on_fold)
+def _probed(self, change, _path={path!r}):
+    t0 = _time.time() * 1000
+    self._unprobed(change)
+    with open(_path, "a") as f:
+        f.write(_json.dumps([t0, _time.time() * 1000]) + "\\n")
+_compare.CompareViewer._on_fold = _probed
+"""
+
+
+def run_compare(model: str, repeat: int = 3, think: float = 1.5, probe: bool = False) -> dict:
     """The comparison's timings in ms, see the module docstring."""
     firsts, cold, warm, closes = [], [], [], []
     loads = [load()]
-    with lab_page(model, COMPARE_CELL, 1400) as page:
+    log = pathlib.Path(tempfile.mkdtemp()) / "probe.jsonl"
+    cell = (PROBE_CELL.format(path=str(log)) if probe else "") + COMPARE_CELL
+    with lab_page(model, cell, 1400) as page:
         for _ in range(repeat):
             time.sleep(2 * think)      # the last comparison's background layouts end
             firsts.append(page.evaluate(COMPARE_DISPLAY, 1))
@@ -135,6 +153,7 @@ def run_compare(model: str, repeat: int = 3, think: float = 1.5) -> dict:
                                             [f"{cluster} .mlclab-cluster-handle", node]))
         (REPO / "test-artifacts").mkdir(exist_ok=True)
         page.screenshot(path=str(REPO / "test-artifacts" / f"compare-lab-{model}.png"))
+        clicks = page.evaluate("window.mlclabClicks || []")
     loads.append(load())
 
     def stat(xs):
@@ -146,7 +165,19 @@ def run_compare(model: str, repeat: int = 3, think: float = 1.5) -> dict:
             "modules opened (left pane; right follows)": ", ".join(CLICKS[model]),
             "every open, in order, each repetition": [round(x) for x in _interleave(cold, warm)],
             "every close (reverse order), each repetition": [round(x) for x in closes],
-            "load average (1/5/15 min) before; after": "; ".join(loads)}
+            "load average (1/5/15 min) before; after": "; ".join(loads),
+            **(split(clicks, log) if probe else {})}
+
+
+def split(clicks: list, log: pathlib.Path) -> dict:
+    """--probe: each open's time split into the wait before the kernel answers it, the
+    kernel's answer and the rest (the message to the page and its drawing)."""
+    answers = [json.loads(line) for line in log.read_text().splitlines()]
+    rows = []
+    for at in clicks:
+        a = next((x for x in answers if x[0] >= at - 5), None)
+        rows.append("-" if a is None else f"{a[0] - at:.0f}+{a[1] - a[0]:.0f}")
+    return {"each click: ms until the kernel began + its answer, in click order": rows}
 
 
 if __name__ == "__main__":
@@ -155,6 +186,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", nargs="?", choices=sorted(BUILD), default="resnet50")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--probe", action="store_true", help="split each click's time")
     args = ap.parse_args()
-    for k, v in run_compare(args.model, args.repeat).items():
+    for k, v in run_compare(args.model, args.repeat, probe=args.probe).items():
         print(f"{k:55s} {v}")

@@ -1,12 +1,17 @@
 """Folding inside a comparison (issue 20): both sides start folded as the viewer first draws
 them; opening a module on one side opens the matching module on the other, closing it closes
-both, and the selection stays synced across the new drawings."""
+both, and the selection stays synced across the new drawings. Each side's fold state is laid
+out once and shared by the pairs that draw it (notebook/compare_pairs.py), a pair's marks are
+written into the SVG's text as marking the parsed drawing writes them, and the pairs one click
+away are laid out ahead, the likely clicks first."""
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import mlclab  # noqa: E402
 from mlclab.notebook.compare import CompareViewer, counterpart_module  # noqa: E402
+from mlclab.notebook.compare_pairs import mark_svg, mark_svg_text  # noqa: E402
+from mlclab.notebook.viewer import sanitize_svg  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +187,72 @@ def test_the_next_clicks_inside_the_module_just_opened_are_laid_out_first(stack)
     order = [inside(pair) for pair in c.next_pairs()]
     assert True in order and False in order
     assert order == sorted(order, reverse=True)          # all of those inside layers.1 first
+
+
+def test_marking_the_text_writes_what_marking_the_parsed_drawing_writes(layer):
+    c = mlclab.compare(layer, (layer, "FuseOps"), full=True)
+    svg = sanitize_svg(c.right["geometry"]["svg"])
+    ids = [nid for nid in c.right["nodes"] if f'id="{nid}"' in svg]
+    changes = {nid: ("added", "removed", "changed")[k % 3] for k, nid in enumerate(ids[::4])}
+    assert len(changes) > 5
+    assert mark_svg_text(svg, changes) == mark_svg(svg, changes)
+    assert mark_svg_text(svg, {}) == svg and mark_svg_text("", changes) == ""
+
+
+def test_marking_the_text_finds_escaped_ids_and_leaves_inner_groups_alone():
+    svg = sanitize_svg(
+        '<svg xmlns="http://www.w3.org/2000/svg"><g id="a&amp;&quot;b" class="node">'
+        '<title>x</title><g id="a_inner"><path d="M0,0" stroke="black"/></g>'
+        '<polygon fill="white" stroke="black" points="0,0 1,1"/></g>'
+        '<g class="node" id="other"><ellipse rx="1"/></g><rect width="1" id="lone"/></svg>')
+    changes = {'a&"b': "removed", "other": "added", "lone": "changed", "missing": "added"}
+    marked = mark_svg_text(svg, changes)
+    assert marked == mark_svg(svg, changes)
+    assert 'class="node mlclab-removed"' in marked and 'stroke-dasharray="6,3"' in marked
+    assert '<path d="M0,0" stroke="black" />' in marked       # not a direct child: as drawn
+
+
+def test_a_pair_that_keeps_one_side_as_it_was_lays_out_only_the_other(layer, monkeypatch):
+    c = mlclab.compare(layer, (layer, "FuseOps"))
+    calls = counting_drawings(monkeypatch)
+    c.fold_left = {**c.fold_left, "full": True}            # "draw all" on the left only
+    assert len(calls) == 1
+    c.fold_right = {**c.fold_right, "full": True}          # now both: the left is kept
+    assert len(calls) == 2
+    c.fold_left = {**c.fold_left, "full": False}           # the left's first look: kept too
+    assert len(calls) == 2
+
+
+def test_the_marks_of_a_pair_are_the_pairs_and_never_leak_into_a_shared_side(layer):
+    c = mlclab.compare(layer, (layer, "FuseOps"))
+    first_left = c.left
+    c.fold_right = {**c.fold_right, "full": True}          # a new pair, the same left side
+    c.fold_right = {**c.fold_right, "full": False}         # back: the first pair, as it was
+    assert c.left == first_left
+    again = mlclab.compare(layer, (layer, "FuseOps"))
+    assert again.left == first_left and again.right == c.right      # deterministic
+
+
+def test_the_likely_clicks_come_first_the_biggest_module_before_smaller_and_closes_last(layer):
+    c = mlclab.compare(layer, (layer, "FuseOps"))
+    ops = {ns["path"]: ns["ops"] for ns in c.left["namespaces"].values() if ns["kind"] == "module"}
+    opened = [next(iter(l["open_modules"] or ["-"])) for l, _r in c.next_pairs()]
+    assert set(opened) == {"linear1", "linear2", "self_attn"}
+    firsts = list(dict.fromkeys(opened))
+    assert [ops[p] for p in firsts] == sorted((ops[p] for p in firsts), reverse=True)
+    assert firsts[0] == "self_attn"
+    c.open_module("left", "self_attn")
+    closes = [not set(c.fold_left["open_modules"]) <= set(l["open_modules"])
+              for l, _r in c.next_pairs()]
+    assert closes == sorted(closes) and closes[-1]          # the close after every open
+
+
+def test_showing_a_comparison_lays_out_its_likely_first_clicks(layer, monkeypatch, capsys):
+    c = mlclab.compare(layer, (layer, "FuseOps"))
+    calls = counting_drawings(monkeypatch)
+    c._ipython_display_()                   # as a notebook shows it (outside one: printed)
+    assert c.wait_for_layouts(120)
+    ahead = len(calls)
+    assert ahead >= 2
+    c.open_module("left", "self_attn")      # the biggest module: answered from what was made
+    assert len(calls) == ahead

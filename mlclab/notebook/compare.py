@@ -20,60 +20,30 @@ With a kernel, opening a module on one side opens the matching module on the oth
 module path, else the module of the folded node matched to it) and closing it closes both;
 "collapse groups" and "draw all" act on their own side. The kernel lays both sides out again
 and matches them anew; a saved file keeps the folding it was saved with. Each side is read
-once (parsed, identities carried, texts printed: ``compare_sides.Side``) and each pair of fold
-states laid out and matched once (``fold_layouts.FoldLayouts``, the viewer's cache, keyed by
-the pair); once the panes are drawn, the pairs one click away are laid out in its background
-thread.
+once (parsed, identities carried, texts printed: ``compare_sides.Side``); each side's fold
+state is laid out once and shared by every pair that draws it, and each pair of fold states
+matched and marked once (``compare_pairs``; ``fold_layouts.FoldLayouts``, the viewer's cache,
+keyed by the side, then by the pair). From the display on, the pairs one click away are laid
+out in its background thread, the likely clicks first (:meth:`CompareViewer.next_pairs`).
 """
 from __future__ import annotations
 
 import html
 import pathlib
 import uuid
-import xml.etree.ElementTree as ET
 from typing import Any, Callable, Mapping, Optional
 
 import anywidget
 import traitlets
 
-from ..viz.matching import METHODS, diff_entries, match, summary
+from ..viz.matching import METHODS
 from .browser_layout import graphviz_module, needs_module
 from .bundle import STATIC, bundle
+from .compare_pairs import checked, pair_payload, side_layout
 from .compare_sides import is_step, side_of
 from .fold_layouts import Fold, FoldLayouts, fold_of, next_folds, with_ancestors
 from .graphs import open_module_paths
-from .viewer import TwinDisplay, _clean_view, sanitize_svg, svg_of
-
-# How a node with no match is drawn, in the SVG itself (so the static twin shows it too).
-MARKS = {"removed": ("#cf222e", "6,3"), "added": ("#1a7f37", ""), "changed": ("#bf8700", "2,2")}
-_SHAPES = {"polygon", "ellipse", "path", "rect"}
-
-
-def mark_svg(svg: str, changes: Mapping[str, str]) -> str:
-    """``svg`` with each node ``changes`` names (id -> ``"added"``/``"removed"``) outlined in
-    its colour and given the class ``mlclab-added`` / ``mlclab-removed``."""
-    if not svg or not changes:
-        return svg
-    root = ET.fromstring(svg)
-    _mark_tree(root, changes)
-    return ET.tostring(root, encoding="unicode")
-
-
-def _mark_tree(root: ET.Element, changes: Mapping[str, str]) -> None:
-    """:func:`mark_svg` on a parsed drawing."""
-    for g in root.iter():
-        change = changes.get(g.get("id", ""))
-        if change is None:
-            continue
-        colour, dash = MARKS[change]
-        g.set("class", f"{g.get('class', '')} mlclab-{change}".strip())
-        for shape in g:
-            if shape.tag.rsplit("}", 1)[-1] in _SHAPES:
-                shape.set("stroke", colour)
-                shape.set("stroke-width", "3")
-                if dash:
-                    shape.set("stroke-dasharray", dash)
-
+from .viewer import TwinDisplay
 
 def _drawing(geometry: Mapping) -> str:
     """A pane's drawing without script: dot's SVG, or the graph as text and why (laid out by
@@ -88,34 +58,7 @@ def payload(left: Mapping, right: Mapping, by: str, names=("left", "right")) -> 
     """The compare display's data: both view models (checked, their SVG sanitized, unmatched
     nodes marked in the drawing and in the ``diff`` layer), ``matches`` (left id -> right id)
     and the ``summary`` line."""
-    # Checked now; each SVG is sanitized and marked below, in one parse (a big drawing's
-    # parse and write cost as much as its layout).
-    (left, lsvg), (right, rsvg) = _checked(left), _checked(right)
-    matches = match(left, right, by)
-    s = summary(left, right, matches, by)
-    changed_right = [matches[n] for n in s["changed"]]
-    for vm, svg, ids, change, changed, other in (
-            (left, lsvg, s["only_left"], "removed", s["changed"], names[1]),
-            (right, rsvg, s["only_right"], "added", changed_right, names[0])):
-        entries = {**diff_entries(vm["nodes"], ids, change, other),
-                   **diff_entries(vm["nodes"], changed, "changed", other)}
-        marks = {nid: e["change"] for nid, e in entries.items()}
-        vm["overlays"] = {**vm["overlays"], "diff": {**vm["overlays"].get("diff", {}), **entries}}
-        if vm["geometry"].get("dot"):      # laid out in the browser, which outlines them there
-            outlines = {nid: {"change": c, "colour": MARKS[c][0], "dash": MARKS[c][1]}
-                        for nid, c in marks.items()}
-            vm["geometry"] = {**vm["geometry"], "marks": outlines}
-        if svg:
-            vm["geometry"] = {**vm["geometry"], "svg": sanitize_svg(
-                svg_of(svg), edit=lambda root, marks=marks: _mark_tree(root, marks))}
-    return {"left": left, "right": right, "matches": matches, "summary": s["line"], "method": by}
-
-
-def _checked(vm: Mapping) -> tuple:
-    """``(view model as _clean_view checks it, but without its SVG; that SVG)``."""
-    geometry = dict(vm.get("geometry") or {})
-    svg = geometry.get("svg", "")
-    return _clean_view({**vm, "geometry": {**geometry, "svg": ""} if svg else geometry}), svg
+    return pair_payload(checked(left), checked(right), by, names)
 
 
 # ---------------------------------------------------------------------- the display
@@ -216,29 +159,39 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
 
     def next_pairs(self) -> list:
         """The pair of folds each click on a module would ask for next (each folded module
-        opened, each open one closed, on either side, the other side following); first those
-        that open a module inside the one just opened (where a student looks next)."""
-        pairs, first = [], []
+        opened, each open one closed, on either side, the other side following), the likely
+        first: those that open a module inside the one just opened (where a student looks
+        next), then the other opens, the biggest module (most operators) first, then the
+        closes; equals in drawing order."""
+        ranked = []
         for side in ("left", "right"):
-            fold = getattr(self, f"fold_{side}")
+            fold, vm = getattr(self, f"fold_{side}"), getattr(self, side)
             if fold.get("full"):
                 continue
             opened = fold.get("open_modules", [])
+            ops = {ns.get("path"): ns.get("ops", 0) for ns in (vm.get("namespaces") or {}).values()
+                   if ns.get("kind") == "module"}
             # next_folds against the present state as "first look": every state it gives
             # differs from it, so each names its open modules (none is None).
-            for f in next_folds(getattr(self, side), Fold(False, None, frozenset(fold["folded"])),
-                                opened):
+            for f in next_folds(vm, Fold(False, None, frozenset(fold["folded"])), opened):
                 new = {**fold, "open_modules": with_ancestors(sorted(f.open_modules))}
                 followed = self._followed(side, fold, new)
                 pair = (new, followed) if side == "left" else (followed, new)
-                inside = any(p.startswith(o + ".") for p in f.open_modules for o in self._opened)
-                (first if inside else pairs).append(pair)
-        return first + pairs
+                added = set(f.open_modules) - set(opened)
+                inside = any(p.startswith(o + ".") for p in added for o in self._opened)
+                size = max((ops.get(p, 0) for p in added), default=-1)   # -1: a close
+                ranked.append((not inside, -size, len(ranked), pair))
+        return [pair for *_, pair in sorted(ranked, key=lambda r: r[:3])]
 
     def prefetch(self) -> None:
         """Lay out, in the background, the pairs of folds of :meth:`next_pairs`."""
         if self._layouts is not None and self.left.get("nodes") and self.right.get("nodes"):
             self._layouts.prefetch("pair", [self._pair(*p) for p in self.next_pairs()])
+
+    def _ipython_display_(self):
+        super()._ipython_display_()
+        # The likely first clicks laid out while the panes travel and are drawn.
+        self.prefetch()
 
     def wait_for_layouts(self, timeout: float = 60.0) -> bool:
         """Block until the background layouts of :meth:`prefetch` are made (tests and
@@ -368,19 +321,23 @@ def compare(a, b, view: str = "dataflow", match: Optional[str] = None,
     if lname == rname:
         lname, rname = f"left: {lname}", f"right: {rname}"
     by = match or ("value" if left.key is right.key else "structure")
-    data = payload(left.draw(full), right.draw(full), by, (lname, rname))
+    # Each side's fold states laid out once each and shared by every pair that draws that
+    # side so (compare_pairs); a pair adds only the matching and the marks.
+    sides = {"left": left, "right": right}
+    drawn = FoldLayouts(lambda name, fold: side_layout(sides[name], fold))
+    data = pair_payload(drawn.get("left", Fold(full)), drawn.get("right", Fold(full)), by,
+                        (lname, rname))
     first_open = {side: with_ancestors(open_module_paths(data[side])) for side in ("left", "right")}
 
     def key(fold: Mapping, side: str) -> Fold:
         return fold_of(fold["full"], fold["open_modules"], fold["folded"], first_open[side])
 
     def draw(_name: str, folds: tuple) -> dict:
-        lvm, rvm = (s.draw(f.full, f.open_modules, f.folded) for s, f in zip((left, right), folds))
-        return payload(lvm, rvm, by, (lname, rname))
+        return pair_payload(drawn.get("left", folds[0]), drawn.get("right", folds[1]), by,
+                            (lname, rname))
 
-    # A pair of fold states is the pair's: both sides laid out and matched together, once
-    # (FoldLayouts keeps it), the next clicks' pairs ahead in its thread. A pair holds two
-    # drawings: half as many kept as a viewer keeps states, for the same memory.
+    # A pair of fold states is the pair's: matched and marked together, once (FoldLayouts
+    # keeps it), the next clicks' pairs ahead in its thread.
     layouts = FoldLayouts(draw, capacity=24)
 
     def pair(fold_left: Mapping, fold_right: Mapping) -> tuple:
