@@ -256,3 +256,19 @@ def test_showing_a_comparison_lays_out_its_likely_first_clicks(layer, monkeypatc
     assert ahead >= 2
     c.open_module("left", "self_attn")      # the biggest module: answered from what was made
     assert len(calls) == ahead
+
+
+def test_the_module_under_the_pointer_has_its_pair_laid_out_next(layer):
+    # A pane tells the kernel (through the comparison's comm, with its side) which fold a
+    # click on what is under the pointer asks for: that pair, the other side following.
+    c = mlclab.compare(layer, (layer, "FuseOps"))
+    (expected,) = {c._pair(*p) for p in c.next_pairs() if p[0]["open_modules"] == ["linear2"]}
+    c._on_front_end(c, {"event": "hover", "side": "left", "open_modules": ["linear2"],
+                        "folded": []}, [])
+    assert c._layouts._pointed == ("pair", expected)
+    # Malformed or idle messages change nothing.
+    for bad in ({"event": "hover", "side": "top", "open_modules": [], "folded": []},
+                {"event": "hover", "side": "left", "open_modules": "linear2", "folded": []},
+                {"event": "hover", "side": "left", "open_modules": [], "folded": []}):
+        c._on_front_end(c, bad, [])
+        assert c._layouts._pointed == ("pair", expected)

@@ -43,7 +43,7 @@ from .compare_pairs import checked, pair_payload, side_layout
 from .compare_sides import is_step, side_of
 from .fold_layouts import Fold, FoldLayouts, fold_of, next_folds, with_ancestors
 from .graphs import open_module_paths
-from .viewer import TwinDisplay
+from .viewer import TwinDisplay, message_names
 
 def _drawing(geometry: Mapping) -> str:
     """A pane's drawing without script: dot's SVG, or the graph as text and why (laid out by
@@ -199,12 +199,29 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         return True if self._layouts is None else self._layouts.wait_idle(timeout)
 
     def _on_front_end(self, _widget, content, _buffers) -> None:
+        if not isinstance(content, dict):
+            return
         # A pane was drawn: lay out the next clicks' pairs while the student looks.
-        if isinstance(content, dict) and content.get("event") == "drawn":
+        if content.get("event") == "drawn":
             self.prefetch()
+        # The pointer is on a module of a pane: the pair its click asks for is laid out next.
+        elif content.get("event") == "hover":
+            self._prefer(content.get("side"), message_names(content.get("open_modules")),
+                         message_names(content.get("folded")))
         # A pane lays out in the browser and its page holds no WebAssembly Graphviz.
-        if isinstance(content, dict) and content.get("event") == "graphviz":
+        elif content.get("event") == "graphviz":
             self.send_graphviz()
+
+    def _prefer(self, side, open_modules: Optional[list], folded: Optional[list]) -> None:
+        if self._layouts is None or side not in ("left", "right") or None in (open_modules, folded):
+            return
+        fold = getattr(self, f"fold_{side}")
+        new = {**fold, "open_modules": with_ancestors(open_modules), "folded": folded}
+        if new == fold:
+            return
+        followed = self._followed(side, fold, new)
+        self._layouts.prefer("pair", self._pair(*((new, followed) if side == "left"
+                                                  else (followed, new))))
 
     def send_graphviz(self) -> None:
         """Send the WebAssembly Graphviz (the ``graphviz_wasm`` trait), once, if a side needs it."""

@@ -331,7 +331,7 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
             self.prefetch(str(content.get("view", "")))
         elif content.get("event") == "hover" and self._layouts is not None:
             name = str(content.get("view", ""))
-            paths = [_names(content.get(k)) for k in ("open_modules", "folded")]
+            paths = [message_names(content.get(k)) for k in ("open_modules", "folded")]
             if name in self.views and None not in paths:
                 self._layouts.prefer(name, fold_of(name in self.unfolded, with_ancestors(paths[0]),
                                                    paths[1], self._first_open))
@@ -438,7 +438,7 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         return f"<GraphViewer {self.view}: its picture is in the output above>"
 
 
-def _names(value) -> Optional[list]:
+def message_names(value) -> Optional[list]:
     """``value`` if it is a list of strings (as a message from the page should be), else None."""
     ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
     return value if ok else None
