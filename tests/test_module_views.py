@@ -236,6 +236,44 @@ def test_the_fused_view_is_grouped_by_module_too(resnet):
     assert all(module_cluster(g, f"layer{i}").parent == "fn:ResNet" for i in range(1, 5))
 
 
+@pytest.fixture(scope="module")
+def encoder():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=2, dim_feedforward=64,
+                                             dropout=0.0, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=3, enable_nested_tensor=False).eval()
+    return mlclab.from_torch(model, torch.randn(1, 8, 32))
+
+
+def test_each_call_of_a_shared_fused_function_sits_in_its_own_layer(encoder):
+    # The three layers call the same fused functions (fused_softmax_...#2 is layer 1's call),
+    # whose vars are layer 0's: each call's members take the module of the value it computes,
+    # so every fused group sits in the innermost module holding all its members.
+    g = encoder.graph("fused", collapse=None).graph
+    for k in range(3):
+        assert module_cluster(g, f"layers.{k}").parent == module_cluster(g, "layers").id
+    fused = [c for c in g.clusters.values() if c.kind == "fused"]
+    assert len(fused) == 45
+    layer_of = {}
+    for c in fused:
+        parent = g.clusters[c.parent]
+        assert parent.kind == MODULE and parent.path.startswith("layers.")
+        layer_of[c.id] = parent.path.split(".")[1]
+        members = [n for n in g.nodes.values() if n.group == c.id]
+        paths = {n.source.module for n in members}
+        assert all(p == parent.path or p.startswith(parent.path + ".") for p in paths), c.id
+    # The k-th call of a fused function is layer k-1's; softmax and its mask are not swapped.
+    for c in fused:
+        k = int(c.id.rpartition("#")[2]) if "#" in c.id else 1
+        assert layer_of[c.id] == str(k - 1), c.id
+    assert module_cluster(g, "layers.1.self_attn").id in {
+        c.parent for c in fused if c.label.startswith("fused_softmax")}
+    # Its first look (fn.graph, the pipeline's step) is folded by layer, as the input view's.
+    for view in (encoder.graph("fused"), encoder.pipeline()["FuseOps"].graph(), encoder.graph()):
+        assert sorted(folded(view.graph)) == ["layers.0", "layers.1", "layers.2"]
+        assert len(view.graph) <= 6
+
+
 def test_the_fused_view_of_a_big_model_starts_folded_as_the_dataflow_view_does(resnet):
     # Lesson 10's fused graph was drawn whole at 6,635 x 7,907 px: fn.graph("fused") and the
     # pipeline's steps fold an imported model's modules as fn.graph() does.

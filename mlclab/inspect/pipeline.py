@@ -194,8 +194,10 @@ class Pipeline(HoldsPipelineIR):
                 orig = ident.get(node.value)
                 if orig is not None:
                     node.value = orig
-                    if node.source is None:
-                        node.source = self.sources.get(orig)
+                    # The carried origin wins over the parser's: one fused function serves
+                    # every call site (the builder keeps one of equal functions), and its
+                    # vars are the first site's, so only the identity knows a member's layer.
+                    node.source = self.sources.get(orig) or node.source
             self._parsed[key] = g
         return fitted_view(self._parsed[key].copy(), collapse=collapse, depth=depth)
 

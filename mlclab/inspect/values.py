@@ -125,7 +125,8 @@ def carry(prev: ValueTable, prev_ident: dict, cur: ValueTable) -> dict:
     Values are matched in definition order, so a value's inputs are identified before it:
     1. same name and same inputs: the same value;
     2. else a previous value computed from the same inputs (FuseOps names a group's result
-       ``gv``, which may be a name another value had: inputs decide, not the name);
+       ``gv``, which may be a name another value had: inputs decide, not the name), of the
+       same name or else the same operator if there is one;
     3. else the same name (a pass changed how it is computed, e.g. its allocation);
     4. destination-passing style (CallTIRRewrite): ``_ = matmul(x, w, alloc)`` computes what
        ``lv = call_tir(matmul, (x, w))`` did, into ``alloc``: the buffer takes ``lv``'s identity.
@@ -176,8 +177,12 @@ class _Matcher:
             return self._take(raw, same_name)
         free = [p for p in self.by_inputs.get(key, ()) if p not in self.taken] if key else []
         if free:
+            # Same name first, then same operator: after LegalizeOps a softmax and an equal
+            # of one tensor both read just it, and inside a fused function shared by many call
+            # sites the names are the first site's (layer 1's equal is not layer 1's softmax).
             named = [p for p in free if short_name(self.prev.values[p].value) == short_name(raw)]
-            return self._take(raw, (named or free)[0])
+            same_op = [p for p in free if self.prev.values[p].op == v.op]
+            return self._take(raw, (named or same_op or free)[0])
         if same_name is not None and same_name not in self.taken:
             self._take(raw, same_name)
 
