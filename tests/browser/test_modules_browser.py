@@ -44,3 +44,28 @@ def test_modules_open_on_click_fold_by_name_and_open_to_search_hits(page, run_al
     viewer.locator(".mlclab-fold-modules").click()
     viewer.locator(FOLDED.format("linear1")).wait_for()
     screenshot("modules")
+
+
+LAYER = 'g.node[id="collapsed:fn:TransformerEncoder/module:{}"]'
+
+
+def test_the_fused_view_of_a_stack_of_layers_folds_and_opens_by_layer(page, run_all, screenshot):
+    # Each layer calls the same fused functions; each call sits in its own layer's module, so
+    # the fused view first shows the three layers folded and a click opens one layer only.
+    run_all("fused_modules.ipynb")
+    viewer = page.locator(".mlclab-viewer").first
+    graph = viewer.locator("svg.mlclab-graph")
+    graph.wait_for()
+    for k in range(3):
+        assert "TransformerEncoderLayer" in viewer.locator(LAYER.format(f"layers.{k}")).text_content()
+    assert graph.locator("g.node").count() <= 6
+
+    viewer.locator(LAYER.format("layers.1")).click()
+    page.locator(".widget-label", has_text="layers.1").wait_for()
+    viewer.locator(LAYER.format("layers.1")).wait_for(state="detached")
+    # Layer 1's own modules are folded inside it; layers 0 and 2 stay one box each.
+    viewer.locator(LAYER.format("layers.1.self_attn")).wait_for()
+    assert viewer.locator(LAYER.format("layers.0")).count() == 1
+    assert viewer.locator(LAYER.format("layers.2")).count() == 1
+    assert viewer.locator("svg.mlclab-graph g.node").count() <= 25
+    screenshot("fused-modules")
