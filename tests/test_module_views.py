@@ -274,6 +274,22 @@ def test_each_call_of_a_shared_fused_function_sits_in_its_own_layer(encoder):
         assert len(view.graph) <= 6
 
 
+def test_a_later_call_of_a_fused_function_takes_no_source_from_the_first_calls_vars(encoder):
+    # Parsed with no pipeline to carry identities: the shared function's vars are layer 0's,
+    # so a later call's members get no source rather than layer 0's.
+    from mlclab.viz.parser import DataflowParser
+    from mlclab.viz.relax_info import Subject, resolve
+
+    subject = resolve(encoder)
+    mod = encoder.pipeline()["FuseOps"].mod
+    g = DataflowParser().parse(Subject(mod, subject.name, subject.bindings, subject.source))
+    first = [n for n in g.nodes.values() if n.group and n.group.endswith("/fused_packed_matmul_add")]
+    later = [n for n in g.nodes.values() if n.group and n.group.endswith("/fused_packed_matmul_add#2")]
+    assert first and later
+    assert any(n.source is not None and n.source.module == "layers.0.self_attn" for n in first)
+    assert all(n.source is None for n in later)
+
+
 def test_the_fused_view_of_a_big_model_starts_folded_as_the_dataflow_view_does(resnet):
     # Lesson 10's fused graph was drawn whole at 6,635 x 7,907 px: fn.graph("fused") and the
     # pipeline's steps fold an imported model's modules as fn.graph() does.

@@ -21,6 +21,10 @@ class DataflowWalk:
     """
 
     inline_fused = True
+    # True while the body of a fused function is walked at its second or later call site. The
+    # builder keeps one of equal fused functions, the first group's: its vars (and the sources
+    # the DSL gave them) are the first call's, so they say nothing of where a later call is.
+    in_repeated_call = False
 
     def walk(self, subject: Subject):
         self.subject, self.mod = subject, subject.mod
@@ -133,7 +137,11 @@ class DataflowWalk:
         # one fused function at many places, and each place has its own inputs and source.
         count = self._inlined[callee] = self._inlined.get(callee, 0) + 1
         site = callee if count == 1 else f"{callee}@{count}"
-        return self._seq(site, owner, func.body, inner, cid)
+        self.in_repeated_call = count > 1
+        try:
+            return self._seq(site, owner, func.body, inner, cid)
+        finally:
+            self.in_repeated_call = False
 
     # ------------------------------------------------------------------ hooks
     def function_group(self, fname):

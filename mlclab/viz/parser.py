@@ -33,6 +33,7 @@ class RelaxParser:
 
     view = "dataflow"
     layout = "dataflow"             # the Graph's layout intent (mlclab.viz.model.LAYOUTS)
+    in_repeated_call = False        # see DataflowWalk (the tree view inlines no fused call)
 
     def parse(self, obj, function: Optional[str] = None, params: Optional[dict] = None) -> Graph:
         """``params`` maps parameter names to arrays bound to them (weights): drawn as constants."""
@@ -70,6 +71,10 @@ class RelaxParser:
         return cid
 
     def _source(self, var, value):
+        if self.in_repeated_call:
+            # Another call's vars: no source rather than a wrong one (the pipeline gives each
+            # call's values theirs, by identity).
+            return None
         return self.subject.source_of(var, value)
 
     def _param_node(self, fname, var, nid, group):
