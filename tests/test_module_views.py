@@ -287,6 +287,28 @@ def test_the_profile_coloured_fused_view_shares_the_time_out_by_layer(encoder):
     assert 97 <= sum(shares) <= 102
 
 
+def test_the_scrubbers_passes_after_fuseops_keep_the_layers(encoder):
+    # After CallTIRRewrite a kernel writes into its destination (``_ = k(x, w, out)``) and
+    # nothing reads ``_``: it goes with its buffer, so the layers hold together; a removed
+    # value's module, drawn as a ghost, keeps its path.
+    from mlclab.notebook.scrubber import marked_graph
+
+    pipe = encoder.pipeline()
+    for name in ("FuseOps", "FuseTIR", "CallTIRRewrite", "StaticPlanBlockMemory",
+                 "KillAfterLastUse"):
+        g = marked_graph(pipe, pipe[name].index)
+        modules = [c for c in g.clusters.values() if c.kind == MODULE]
+        assert all(c.path for c in modules), name
+        assert {"layers.0", "layers.1", "layers.2"} <= {c.path for c in modules}, name
+        kernels = [n for n in g.nodes.values() if n.kind == "fused"]
+        in_module = [any(g.clusters[a].kind == MODULE for a in g.cluster_path(n.group))
+                     for n in kernels]
+        assert (kernels or name == "FuseOps") and all(in_module), name
+    for step in pipe.steps:
+        g = marked_graph(pipe, step.index)
+        assert all(c.path for c in g.clusters.values() if c.kind == MODULE), step.name
+
+
 def test_a_later_call_of_a_fused_function_takes_no_source_from_the_first_calls_vars(encoder):
     # Parsed with no pipeline to carry identities: the shared function's vars are layer 0's,
     # so a later call's members get no source rather than layer 0's.

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import difflib
 import html
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from ..viz.model import Cluster, Node
+from ..viz.model import Node
 from ..viz.registry import view_kind
 from ..viz.relax_info import Subject, relax_function_names, resolve, value_ids
 from ..viz.views import GraphView, check_shape_options, fitted_view
@@ -348,7 +348,7 @@ class Diff(HoldsPipelineIR):
             if old.group in a.clusters and old.group not in g.clusters:
                 c = a.clusters[old.group]
                 parent = c.parent if c.parent in g.clusters else group
-                g.add_cluster(Cluster(c.id, c.label, c.kind, parent))
+                g.add_cluster(replace(c, parent=parent))   # a module keeps its path
                 group = c.id
             ghost = Node(f"removed:{old.id}", old.kind, old.op, name=old.name, value=v,
                          type=old.type, attrs=dict(old.attrs), source=old.source, group=group,

@@ -118,6 +118,18 @@ def _unit_paths(graph: Graph, units: dict, own: dict) -> dict:
             paths = [path_of[r] for r in readers[nid] if r in path_of]
             if paths and len(paths) == len(readers[nid]):
                 path_of[unit] = _common(paths)
+    # Destination-passing style (after CallTIRRewrite): ``_ = kernel(x, w, out)`` computes into
+    # ``out``, its last argument, and nothing reads ``_``: the buffer carries the value's
+    # identity (and module), so the call goes with it, or every module would fall apart.
+    last_input = {}
+    for e in graph.edges:
+        if e.kind == "data" and e.index >= last_input.get(e.dst, (-1, None))[0]:
+            last_input[e.dst] = (e.index, e.src)
+    for nid, node in graph.nodes.items():
+        unit = units[nid]
+        if unit not in path_of and unit[0] == "node" and nid not in own and not readers[nid] \
+                and nid in last_input and units[last_input[nid][1]] in path_of:
+            path_of[unit] = path_of[units[last_input[nid][1]]]
     return path_of
 
 
