@@ -8,3 +8,24 @@ def ipython_shell():
     from IPython.testing import globalipapp
 
     return globalipapp.start_ipython() or globalipapp.get_ipython()
+
+
+@pytest.fixture(scope="session")
+def encoder_stack():
+    """``encoder_stack(n)``: a small PyTorch encoder of ``n`` layers (modules ``layers.K`` and
+    inside them ``self_attn``, ``linear1``...), imported once per ``n`` for the session."""
+    made = {}
+
+    def make(num_layers: int):
+        if num_layers not in made:
+            torch = pytest.importorskip("torch")
+            import mlclab
+
+            torch.manual_seed(0)
+            layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=2, dim_feedforward=64,
+                                                     dropout=0.0, batch_first=True)
+            model = torch.nn.TransformerEncoder(layer, num_layers=num_layers,
+                                                enable_nested_tensor=False).eval()
+            made[num_layers] = mlclab.from_torch(model, torch.randn(1, 8, 32))
+        return made[num_layers]
+    return make

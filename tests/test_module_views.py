@@ -237,12 +237,8 @@ def test_the_fused_view_is_grouped_by_module_too(resnet):
 
 
 @pytest.fixture(scope="module")
-def encoder():
-    torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=2, dim_feedforward=64,
-                                             dropout=0.0, batch_first=True)
-    model = torch.nn.TransformerEncoder(layer, num_layers=3, enable_nested_tensor=False).eval()
-    return mlclab.from_torch(model, torch.randn(1, 8, 32))
+def encoder(encoder_stack):
+    return encoder_stack(3)
 
 
 def test_each_call_of_a_shared_fused_function_sits_in_its_own_layer(encoder):

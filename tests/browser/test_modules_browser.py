@@ -6,11 +6,17 @@ pytestmark = pytest.mark.browser
 FOLDED = 'g.node[id="collapsed:fn:TransformerEncoderLayer/module:{}"]'
 
 
-def test_modules_open_on_click_fold_by_name_and_open_to_search_hits(page, run_all, screenshot):
-    run_all("modules.ipynb")
+def open_viewer(page, run_all, notebook):
+    """Run ``notebook``; its first viewer and its graph, once drawn."""
+    run_all(notebook)
     viewer = page.locator(".mlclab-viewer").first
     graph = viewer.locator("svg.mlclab-graph")
     graph.wait_for()
+    return viewer, graph
+
+
+def test_modules_open_on_click_fold_by_name_and_open_to_search_hits(page, run_all, screenshot):
+    viewer, graph = open_viewer(page, run_all, "modules.ipynb")
     banner = viewer.locator(".mlclab-overview")
     assert "overview:" in banner.text_content() and "3 folded" in banner.text_content()
     attention = viewer.locator(FOLDED.format("self_attn"))
@@ -52,10 +58,7 @@ LAYER = 'g.node[id="collapsed:fn:TransformerEncoder/module:{}"]'
 def test_the_fused_view_of_a_stack_of_layers_folds_and_opens_by_layer(page, run_all, screenshot):
     # Each layer calls the same fused functions; each call sits in its own layer's module, so
     # the fused view first shows the three layers folded and a click opens one layer only.
-    run_all("fused_modules.ipynb")
-    viewer = page.locator(".mlclab-viewer").first
-    graph = viewer.locator("svg.mlclab-graph")
-    graph.wait_for()
+    viewer, graph = open_viewer(page, run_all, "fused_modules.ipynb")
     for k in range(3):
         assert "TransformerEncoderLayer" in viewer.locator(LAYER.format(f"layers.{k}")).text_content()
     assert graph.locator("g.node").count() <= 6
