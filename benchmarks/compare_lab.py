@@ -15,7 +15,6 @@ Needs /usr/bin/chromium. Issue 20's targets: interactions under 100 ms, first di
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import pathlib
 import statistics
@@ -24,7 +23,7 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from viewer_lab import BUILD, CLICKS, REPO, _selectors  # noqa: E402
+from viewer_lab import BUILD, CLICKS, REPO, _selectors, lab_page  # noqa: E402
 
 COMPARE_CELL = "cmp = mlclab.compare(fn, (fn, 'FuseOps'))\ncmp"
 
@@ -40,34 +39,7 @@ def notebook(model: str, display: str = COMPARE_CELL) -> dict:
                       cell(display)]}
 
 
-@contextlib.contextmanager
-def lab_page(model: str, display: str, width: int):
-    """A Chromium page on a fresh, isolated JupyterLab with the benchmark notebook of ``model``
-    (its last cell ``display``) open and run once."""
-    sys.path.insert(0, str(REPO))
-    from playwright.sync_api import sync_playwright
-    from tests.browser.conftest import CHROMIUM, _run_all, _serve
-
-    with tempfile.TemporaryDirectory() as tmp:
-        server = _serve(pathlib.Path(tmp), "jupyterlab", "LabApp", "lab/tree",
-                        "--LabApp.news_url=None",
-                        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
-        lab = next(server)
-        try:
-            (lab.root / "bench.ipynb").write_text(json.dumps(notebook(model, display)))
-            with sync_playwright() as p:
-                b = p.chromium.launch(executable_path=str(CHROMIUM), args=[
-                    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--no-first-run"])
-                page = b.new_page(viewport={"width": width, "height": 900})
-                _run_all(page, lab, "bench.ipynb")
-                yield page
-                b.close()
-        finally:
-            next(server, None)
-
-
-# The comparison's counterparts of the above: both panes of the live comparison.
+# The viewer's measurements (viewer_lab.py) for a comparison: both panes of the live one.
 COMPARE_DISPLAY = """async (index) => {
   const nb = window.jupyterapp.shell.currentWidget.content;
   const old = new Set(document.querySelectorAll('.mlclab-compare'));
@@ -136,7 +108,7 @@ def run_compare(model: str, repeat: int = 3, think: float = 1.5, probe: bool = F
     loads = [load()]
     log = pathlib.Path(tempfile.mkdtemp()) / "probe.jsonl"
     cell = (PROBE_CELL.format(path=str(log)) if probe else "") + COMPARE_CELL
-    with lab_page(model, cell, 1400) as page:
+    with lab_page(notebook(model, cell), 1400) as page:
         for _ in range(repeat):
             time.sleep(2 * think)      # the last comparison's background layouts end
             firsts.append(page.evaluate(COMPARE_DISPLAY, 1))

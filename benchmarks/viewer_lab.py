@@ -27,6 +27,7 @@ Needs /usr/bin/chromium. Issue 20's targets: interactions under 100 ms, first di
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import pathlib
@@ -195,6 +196,35 @@ def session(page, paths, think: float, probe: bool, aim: int) -> dict:
     return out
 
 
+@contextlib.contextmanager
+def lab_page(nb: dict, width: int, init_script: str = ""):
+    """A Chromium page ``width`` px wide on a fresh, isolated JupyterLab (the browser tests'
+    harness) with notebook ``nb`` open and run once; ``init_script`` runs in the page first."""
+    sys.path.insert(0, str(REPO))
+    from playwright.sync_api import sync_playwright
+    from tests.browser.conftest import CHROMIUM, _run_all, _serve
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = _serve(pathlib.Path(tmp), "jupyterlab", "LabApp", "lab/tree",
+                        "--LabApp.news_url=None",
+                        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
+        lab = next(server)
+        try:
+            (lab.root / "bench.ipynb").write_text(json.dumps(nb))
+            with sync_playwright() as p:
+                b = p.chromium.launch(executable_path=str(CHROMIUM), args=[
+                    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run"])
+                page = b.new_page(viewport={"width": width, "height": 900})
+                if init_script:
+                    page.add_init_script(init_script)
+                _run_all(page, lab, "bench.ipynb")
+                yield page
+                b.close()
+        finally:
+            next(server, None)
+
+
 def run(model: str, repeat: int = 5, think: float = 1.5, probe: bool = False, code: str = "",
         shot: str = "", setup: str = "", aim: int = 0) -> dict:
     """Timings in ms (see the module docstring): ``{row: [median, worst]}``, the loads and
@@ -202,35 +232,17 @@ def run(model: str, repeat: int = 5, think: float = 1.5, probe: bool = False, co
     this one); ``shot``: a screenshot name (test-artifacts/) taken at the end; ``setup``: code
     the first cell runs before the build (an experiment's setting); ``aim``: ms the pointer
     rests on a module before it is clicked open."""
-    sys.path.insert(0, str(REPO))
-    from playwright.sync_api import sync_playwright
-    from tests.browser.conftest import CHROMIUM, RUN_CELL, _run_all, _serve
-
     paths = CLICKS[model]
-    with tempfile.TemporaryDirectory() as tmp:
-        server = _serve(pathlib.Path(tmp), "jupyterlab", "LabApp", "lab/tree",
-                        "--LabApp.news_url=None",
-                        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
-        lab = next(server)
-        try:
-            (lab.root / "bench.ipynb").write_text(json.dumps(notebook(model, code, probe, setup)))
-            with sync_playwright() as p:
-                b = p.chromium.launch(executable_path=str(CHROMIUM), args=[
-                    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--no-first-run"])
-                page = b.new_page(viewport={"width": 1100, "height": 900})
-                if probe:                   # when each big message (a layout) reaches the page
-                    page.add_init_script(WS_PROBE)
-                _run_all(page, lab, "bench.ipynb")
-                if probe:
-                    page.evaluate(RUN_CELL, 2)          # the build's own log, not timed
-                runs = [session(page, paths, think, probe, aim) for _ in range(repeat)]
-                if shot:
-                    (REPO / "test-artifacts").mkdir(exist_ok=True)
-                    page.screenshot(path=str(REPO / "test-artifacts" / f"{shot}.png"))
-                b.close()
-        finally:
-            next(server, None)
+    with lab_page(notebook(model, code, probe, setup), 1100,
+                  WS_PROBE if probe else "") as page:   # when each layout reaches the page
+        if probe:
+            from tests.browser.conftest import RUN_CELL
+
+            page.evaluate(RUN_CELL, 2)          # the build's own log, not timed
+        runs = [session(page, paths, think, probe, aim) for _ in range(repeat)]
+        if shot:
+            (REPO / "test-artifacts").mkdir(exist_ok=True)
+            page.screenshot(path=str(REPO / "test-artifacts" / f"{shot}.png"))
     return summary(runs, paths)
 
 
