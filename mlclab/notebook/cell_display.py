@@ -112,7 +112,8 @@ class FunctionViews:
         """One graph view's payload, drawn once and shared by this function's viewers."""
         from .graphs import view_payload
 
-        ok, payload = self._get(f"graph:{view}", lambda: view_payload(self.fn, view))
+        # Where no dot exists, with the fold ladder its static form's picture walks.
+        ok, payload = self._get(f"graph:{view}", lambda: view_payload(self.fn, view, ladder=True))
         if not ok:
             raise payload
         return payload

@@ -75,7 +75,7 @@ def validation_entries(graph, annotations: Mapping[str, Mapping]) -> dict:
 def view_payload(fn, view: str, full: bool = False, profile=None,
                  open_modules: Optional[Iterable[str]] = None, folded: Iterable[str] = (),
                  annotations: Optional[Mapping[str, Mapping]] = None,
-                 sources: Optional[dict] = None) -> dict:
+                 sources: Optional[dict] = None, ladder: bool = False) -> dict:
     """The view model of one view of a compiled function.
 
     A big graph is drawn as an overview unless ``full`` (the model then has ``"overview":
@@ -84,7 +84,8 @@ def view_payload(fn, view: str, full: bool = False, profile=None,
     over the fused view, ``annotations`` (binding name -> ``{"status", "text"}``) the
     validation marks over any view; folded nodes carry both summed up. If Graphviz runs out of
     time, the geometry holds the graph as ``"text"`` with a ``"note"`` instead of an SVG.
-    ``sources`` (a dict) keeps each view's graph and texts for the next call.
+    ``sources`` (a dict) keeps each view's graph and texts for the next call; ``ladder``: as
+    :func:`draw_view`'s.
     """
     if sources is None:
         drawn, texts = view_source(fn, view)
@@ -101,17 +102,20 @@ def view_payload(fn, view: str, full: bool = False, profile=None,
     if annotations:
         layers["validation"] = validation_entries(drawn.graph, annotations)
     return draw_view(drawn.graph, texts, layers, full=full, open_modules=open_modules,
-                     folded=folded)
+                     folded=folded, ladder=ladder)
 
 
 def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] = None,
               full: bool = False, open_modules: Optional[Iterable[str]] = None,
-              folded: Iterable[str] = (), draw: Optional[Callable] = None) -> dict:
+              folded: Iterable[str] = (), draw: Optional[Callable] = None,
+              ladder: bool = False) -> dict:
     """The view model of graph model ``whole`` (any ``mlclab.viz.Graph``, hand-made too),
     folded to an overview unless ``full``, with ``texts`` (style -> ``IRText``) and overlay
     ``layers`` (name -> entries keyed by ``whole``'s node ids), laid out by Graphviz: here
     (``draw(drawing)``: SVG of the drawing made another way, the scrubber's stable layout),
-    or where no ``dot`` program exists, in the browser (``browser_layout.dot_geometry``)."""
+    or where no ``dot`` program exists, in the browser (``browser_layout.dot_geometry``;
+    ``ladder``: with the further-folded drawings a column picture of it may need, which only
+    a static form asks for: ``notebook.picture``)."""
     # checkpoint(): between steps, a viewer's background layout gives way to a click.
     shown = whole if full else overview(whole, open_modules=open_modules, folded=folded)
     checkpoint()
@@ -126,9 +130,9 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
     if not dot_available():
         # The browser lays it out; a column picture of it (a %%tinynn tab's static form) may
         # need it folded further, which the kernel cannot measure: the rungs go along.
-        ladder = [(what, (lambda make=make: _painted(make(), vm["overlays"])))
-                  for what, make in refolds(shown)]
-        vm["geometry"].update(dot_geometry(GraphView(drawing, plotter, refold=ladder)))
+        rungs = ([(what, (lambda make=make: _painted(make(), vm["overlays"])))
+                  for what, make in refolds(shown)] if ladder else [])
+        vm["geometry"].update(dot_geometry(GraphView(drawing, plotter, refold=rungs)))
         return clean_json(vm)
     try:
         vm["geometry"]["svg"] = draw(drawing) if draw else svg_of(GraphView(drawing, plotter))

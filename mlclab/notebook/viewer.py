@@ -43,9 +43,8 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def sanitize_svg(svg: str, edit: Optional[Callable[[ET.Element], None]] = None) -> str:
-    """Return ``svg`` without active content (scripts, event handlers, external links);
-    ``edit(root)`` changes the parsed drawing before it is written back (one parse for both).
+def sanitize_svg(svg: str) -> str:
+    """Return ``svg`` without active content (scripts, event handlers, external links).
 
     Graphviz escapes the labels it draws, but the SVG also carries whatever the DOT source put
     in ``URL``/``href``/``id`` attributes; this makes the drawing safe to inline in HTML no
@@ -69,8 +68,6 @@ def sanitize_svg(svg: str, edit: Optional[Callable[[ET.Element], None]] = None) 
                 del parent.attrib[name]
             elif local == "href" and not value.startswith("#"):
                 del parent.attrib[name]
-    if edit is not None:
-        edit(root)
     return ET.tostring(root, encoding="unicode")
 
 
@@ -94,9 +91,9 @@ def svg_of(graph: Any) -> str:
 PENDING: Mapping[str, Any] = {"pending": True}
 
 
-def _clean_view(v: Mapping, edit: Optional[Callable[[ET.Element], None]] = None) -> dict:
-    """A view as the front end gets it: a checked view model with sanitized SVG (``edit``: as
-    :func:`sanitize_svg`'s), or a pending or failed view."""
+def _clean_view(v: Mapping) -> dict:
+    """A view as the front end gets it: a checked view model with sanitized SVG, or a pending
+    or failed view."""
     if v.get("pending"):
         return dict(PENDING)
     if v.get("error"):
@@ -105,7 +102,7 @@ def _clean_view(v: Mapping, edit: Optional[Callable[[ET.Element], None]] = None)
     geometry = dict(vm["geometry"])
     checkpoint()                        # a viewer's background layout gives way to a click
     if geometry.get("svg"):
-        geometry["svg"] = sanitize_svg(svg_of(geometry["svg"]), edit)
+        geometry["svg"] = sanitize_svg(svg_of(geometry["svg"]))
     return {**vm, "geometry": geometry}
 
 

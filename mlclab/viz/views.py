@@ -267,7 +267,7 @@ class GraphView:
         if not dot_available():
             form = _browser_form(self)
             if form is not None:
-                note = self.ladder()[0]["note"]
+                note = next(self.rungs())[1]          # the first rung's: nothing refolded
                 return {"text/html": form,
                         "text/plain": (note + "\n\n" if note else "") + self.text}
         try:
