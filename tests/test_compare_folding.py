@@ -4,13 +4,15 @@ both, and the selection stays synced across the new drawings. Each side's fold s
 out once and shared by the pairs that draw it (notebook/compare_pairs.py), a pair's marks are
 written into the SVG's text as marking the parsed drawing writes them, and the pairs one click
 away are laid out ahead, the likely clicks first."""
+import xml.etree.ElementTree as ET
+
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import mlclab  # noqa: E402
 from mlclab.notebook.compare import CompareViewer, counterpart_module  # noqa: E402
-from mlclab.notebook.compare_pairs import mark_svg, mark_svg_text  # noqa: E402
+from mlclab.notebook.compare_pairs import MARKS, mark_svg_text  # noqa: E402
 from mlclab.notebook.viewer import sanitize_svg  # noqa: E402
 
 
@@ -183,6 +185,24 @@ def test_the_next_clicks_inside_the_module_just_opened_are_laid_out_first(stack)
     order = [inside(pair) for pair in c.next_pairs()]
     assert True in order and False in order
     assert order == sorted(order, reverse=True)          # all of those inside layers.1 first
+
+
+def mark_svg(svg, changes):
+    """What mark_svg_text must write: the same marks made on the parsed drawing."""
+    root = ET.fromstring(svg)
+    for g in root.iter():
+        change = changes.get(g.get("id", ""))
+        if change is None:
+            continue
+        colour, dash = MARKS[change]
+        g.set("class", f"{g.get('class', '')} mlclab-{change}".strip())
+        for shape in g:
+            if shape.tag.rsplit("}", 1)[-1] in {"polygon", "ellipse", "path", "rect"}:
+                shape.set("stroke", colour)
+                shape.set("stroke-width", "3")
+                if dash:
+                    shape.set("stroke-dasharray", dash)
+    return ET.tostring(root, encoding="unicode")
 
 
 def test_marking_the_text_writes_what_marking_the_parsed_drawing_writes(layer):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import re
-import xml.etree.ElementTree as ET
 from typing import Any, Mapping
 
 from ..viz.matching import diff_entries, match, summary
@@ -31,36 +30,12 @@ _ID_START = re.compile(r'<[A-Za-z_][\w:.-]*(?:\s[\w:.-]+="[^"]*")*?\sid="([^"]*)
 _TAG = re.compile(r'<(/?)([A-Za-z_][\w:.-]*)((?:[^>"/]|"[^"]*")*)(/?)>')
 
 
-def mark_svg(svg: str, changes: Mapping[str, str]) -> str:
-    """``svg`` with each node ``changes`` names (id -> ``"added"``/``"removed"``) outlined in
-    its colour and given the class ``mlclab-added`` / ``mlclab-removed`` (parsed and written)."""
-    if not svg or not changes:
-        return svg
-    root = ET.fromstring(svg)
-    mark_tree(root, changes)
-    return ET.tostring(root, encoding="unicode")
-
-
-def mark_tree(root: ET.Element, changes: Mapping[str, str]) -> None:
-    """:func:`mark_svg` on a parsed drawing."""
-    for g in root.iter():
-        change = changes.get(g.get("id", ""))
-        if change is None:
-            continue
-        colour, dash = MARKS[change]
-        g.set("class", f"{g.get('class', '')} mlclab-{change}".strip())
-        for shape in g:
-            if shape.tag.rsplit("}", 1)[-1] in _SHAPES:
-                shape.set("stroke", colour)
-                shape.set("stroke-width", "3")
-                if dash:
-                    shape.set("stroke-dasharray", dash)
-
-
 def mark_svg_text(svg: str, changes: Mapping[str, str]) -> str:
-    """:func:`mark_svg` of a sanitized drawing (``sanitize_svg``'s output), done on its text:
-    only the marked elements (Graphviz's node groups) are edited, the rest is copied (the same
-    text as ``mark_svg``)."""
+    """``svg`` (``sanitize_svg``'s output) with each node ``changes`` names (id ->
+    ``"added"``/``"removed"``/``"changed"``) given the class ``mlclab-<change>`` and its shapes
+    outlined in the change's colour, done on the text: only the marked elements (Graphviz's
+    node groups) are edited, the rest is copied (the text ElementTree would write for the same
+    edits of the parsed drawing)."""
     if not svg or not changes:
         return svg
     out, pos = [], 0
