@@ -181,8 +181,8 @@ class _Matcher:
             # of one tensor both read just it, and inside a fused function shared by many call
             # sites the names are the first site's (layer 1's equal is not layer 1's softmax).
             named = [p for p in free if short_name(self.prev.values[p].value) == short_name(raw)]
-            same_op = [p for p in free if self.prev.values[p].op == v.op]
-            return self._take(raw, (named or same_op or free)[0])
+            return self._take(raw, (named or [p for p in free if self.prev.values[p].op == v.op]
+                                    or free)[0])
         if same_name is not None and same_name not in self.taken:
             self._take(raw, same_name)
 
