@@ -53,6 +53,8 @@ setup() {
   # The editable install's build_py builds it too; run here as well, so it is said on screen
   # (pip -q hides build output) and a stale copy is rebuilt.
   "$VENV/bin/python" js/vendor_graphviz.py
+  # JupyterHub's proxy for the hub load test and its smoke test (npm ci into build/hub-proxy/)
+  "$VENV/bin/python" benchmarks/hub_load.py --install-proxy
 }
 
 case "${1:-help}" in
