@@ -132,6 +132,7 @@ class Hub:
         self.environment = environment
         self.process: subprocess.Popen | None = None
         self.seen: dict[int, psutil.Process] = {}   # every process of the tree ever sampled
+        self.leftovers: list[int] = []                # those still alive after the hub stopped
 
     def __enter__(self) -> "Hub":
         config = self.work / "jupyterhub_config.py"
@@ -147,19 +148,26 @@ class Hub:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=self.work,
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 120
+        try:
+            self.wait_until_up(timeout=120)
+        except BaseException:   # a failed start, or a stop (SIGTERM) while starting
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def wait_until_up(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"JupyterHub exited ({self.process.returncode}):\n"
                                    + self.log_tail())
             try:
                 if requests.get(f"{self.url}/hub/api/", timeout=5).ok:
-                    return self
+                    return
             except requests.ConnectionError:
                 pass
             time.sleep(0.5)
-        self.__exit__(None, None, None)
-        raise RuntimeError("JupyterHub did not answer within 120 s:\n" + self.log_tail())
+        raise RuntimeError(f"JupyterHub did not answer within {timeout} s:\n" + self.log_tail())
 
     def log_tail(self, chars: int = 3000) -> str:
         self.log.flush()
@@ -379,7 +387,8 @@ class Sampler(threading.Thread):
         self.out_of_memory = False
         self.stop = threading.Event()
         self.peak_pss = self.peak_rss = self.peak_infra_pss = 0
-        self.student_peak: dict[str, int] = {}
+        self.student_peak: dict[str, int] = {}       # PSS: its share of the machine
+        self.student_peak_rss: dict[str, int] = {}   # RSS: what its pod's cgroup is charged
         self.cpu: dict[int, float] = {}          # core-seconds per process id, last seen
         self.max_load = 0.0
         self.min_available = mem_available()
@@ -392,6 +401,7 @@ class Sampler(threading.Thread):
     def sample(self) -> None:
         pss = rss = infra = 0
         per_student: dict[str, int] = {}
+        per_student_rss: dict[str, int] = {}
         owner: dict[int, str] = {}
         for p in self.hub.tree():
             try:
@@ -410,12 +420,15 @@ class Sampler(threading.Thread):
             if user:
                 owner[p.pid] = user
                 per_student[user] = per_student.get(user, 0) + info.pss
+                per_student_rss[user] = per_student_rss.get(user, 0) + info.rss
             else:
                 infra += info.pss
         self.peak_pss, self.peak_rss = max(self.peak_pss, pss), max(self.peak_rss, rss)
         self.peak_infra_pss = max(self.peak_infra_pss, infra)
         for user, value in per_student.items():
             self.student_peak[user] = max(self.student_peak.get(user, 0), value)
+        for user, value in per_student_rss.items():
+            self.student_peak_rss[user] = max(self.student_peak_rss.get(user, 0), value)
         self.max_load = max(self.max_load, os.getloadavg()[0])
         self.min_available = min(self.min_available, mem_available())
         if self.min_available < self.floor and not self.out_of_memory:
@@ -478,6 +491,7 @@ def run_class(count: int, lesson: Path, args) -> dict:
     if sampler.out_of_memory:
         failures.append(f"stopped: less than {args.min_free_gb} GB of the machine left free")
     peaks = sorted(sampler.student_peak.values())
+    peaks_rss = sorted(sampler.student_peak_rss.values())
     mb = 2 ** 20
     return {
         "students": count, "lesson": lesson.name, "cells": len(cells),
@@ -497,6 +511,9 @@ def run_class(count: int, lesson: Path, args) -> dict:
         "student_peak_pss_mb": {
             "median": statistics.median(peaks) / mb if peaks else None,
             "max": peaks[-1] / mb if peaks else None},
+        "student_peak_rss_mb": {
+            "median": statistics.median(peaks_rss) / mb if peaks_rss else None,
+            "max": peaks_rss[-1] / mb if peaks_rss else None},
         "machine_memory_drop_mb": (available_before - sampler.min_available) / mb,
         "class_cpu_s": hub_cpu, "others_cpu_s": max(0.0, (busy1 - busy0) - hub_cpu),
         "machine_cpu_s": total1 - total0, "wall_s": wall,
@@ -512,16 +529,18 @@ def fmt(value, spec: str = ".1f") -> str:
 
 def print_table(runs: list[dict]) -> None:
     print(f"{'students':>8} {'failed':>6} {'spawn p50':>9} {'kernel p50':>10} {'cell p50':>8} "
-          f"{'cell p95':>8} {'lesson p50':>10} {'peak PSS':>9} {'per student':>11} "
-          f"{'class CPU':>9} {'others CPU':>10} {'load':>10}")
+          f"{'cell p95':>8} {'lesson p50':>10} {'peak PSS':>9} {'student PSS':>11} "
+          f"{'student RSS':>11} {'class CPU':>9} {'others CPU':>10} {'load':>10}")
     for r in runs:
-        per = r["student_peak_pss_mb"]
+        pss, rss = r["student_peak_pss_mb"], r["student_peak_rss_mb"]
         print(f"{r['students']:>8} {r['failed_students']:>6} {fmt(r['spawn_p50_s']):>8}s "
               f"{fmt(r['kernel_p50_s']):>9}s {fmt(r['cell_p50_s'], '.2f'):>7}s "
               f"{fmt(r['cell_p95_s'], '.2f'):>7}s {fmt(r['lesson_p50_s']):>9}s "
-              f"{fmt(r['peak_pss_mb'], ',.0f'):>6} MB {fmt(per['median'], ',.0f'):>4}/"
-              f"{fmt(per['max'], ',.0f'):>4} MB {fmt(r['class_cpu_s'], '.0f'):>7} s "
-              f"{fmt(r['others_cpu_s'], '.0f'):>8} s {r['load_before']:>4.1f}->{r['load_max']:<4.1f}")
+              f"{fmt(r['peak_pss_mb'], ',.0f'):>6} MB {fmt(pss['median'], ',.0f'):>4}/"
+              f"{fmt(pss['max'], ',.0f'):>4} MB {fmt(rss['median'], ',.0f'):>4}/"
+              f"{fmt(rss['max'], ',.0f'):>4} MB {fmt(r['class_cpu_s'], '.0f'):>7} s "
+              f"{fmt(r['others_cpu_s'], '.0f'):>8} s "
+              f"{r['load_before']:>4.1f}->{r['load_max']:<4.1f}")
     for r in runs:
         for failure in r["failures"]:
             print(f"  {r['students']} students: {failure}")
@@ -578,9 +597,10 @@ def main(argv=None) -> int:
         if args.json:
             args.json.write_text(json.dumps(runs, indent=1))
     print_table(runs)
-    print("cell: execute_request to the kernel idle again; PSS: the hub's whole tree summed "
-          "(peak); per student: its server and kernel (median/max); CPU in core-seconds "
-          "during the run, the class's and everything else's on the machine")
+    print("cell: execute_request to the kernel idle again; peak PSS: the hub's whole tree "
+          "summed; student PSS/RSS: its server and kernel, peak (median/max of the students; "
+          "RSS is what a pod's cgroup is charged); CPU in core-seconds during the run, the "
+          "class's and everything else's on the machine; MB are MiB")
     return 0 if runs and all(not r["failures"] and not r["leftover_processes"]
                              for r in runs) else 1
 
