@@ -65,9 +65,13 @@ def test_shared_cache_is_the_read_only_volume_the_warm_job_fills():
     spec = job["spec"]["template"]["spec"]
     (container,) = spec["containers"]
     assert container["image"] == f"{user['image']['name']}:{user['image']['tag']}"
-    command = container["command"]
-    assert command[:4] == ["python", "-m", "mlclab.course", "warm-cache"]
-    target = command[command.index("--to") + 1]
+    shell, flag, script = container["command"]
+    assert (shell, flag) == ("sh", "-c")
+    # warm-cache LESSON.ipynb ... --to DIR: the lessons of the image, into the volume
+    words = script.split()
+    assert words[:4] == ["python", "-m", "mlclab.course", "warm-cache"]
+    assert all(w.endswith(".ipynb") for w in words[4:words.index("--to")])
+    target = words[words.index("--to") + 1]
     (job_mount,) = container["volumeMounts"]
     assert job_mount["mountPath"] == target and not job_mount.get("readOnly")
     (job_volume,) = spec["volumes"]
@@ -105,4 +109,5 @@ def test_tljh_script_is_valid_bash_and_matches_the_kubernetes_limits():
     for key in ("limits.memory", "limits.cpu", "services.cull.timeout"):
         assert f"tljh-config set {key}" in text
     assert "binder/requirements.txt" in text and "binder/postBuild" in text
-    assert "MLCLAB_SHARED_CACHE_DIR" in text and "warm-cache" in text
+    assert "MLCLAB_SHARED_CACHE_DIR" in text
+    assert re.search(r"mlclab\.course warm-cache \"\$SRC\"/lessons/\[0-9\]\*\.ipynb --to", text)

@@ -64,7 +64,7 @@ rm -rf /etc/skel/lessons && cp -r "$SRC/lessons" /etc/skel/lessons
 # Warm the class's compile cache once, owned by root and readable by all: students read it and
 # cannot change it.
 mkdir -p "$CACHE"
-"$USER_ENV/bin/python" -m mlclab.course warm-cache "$SRC/lessons" --to "$CACHE"
+"$USER_ENV/bin/python" -m mlclab.course warm-cache "$SRC"/lessons/[0-9]*.ipynb --to "$CACHE"
 chmod -R a+rX,go-w "$CACHE"
 
 tljh-config reload
