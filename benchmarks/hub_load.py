@@ -1,8 +1,9 @@
 """A class on one machine, load-tested: a real JupyterHub and simulated students (issue 29).
 
-    python benchmarks/hub_load.py                        # 4, 8 and 16 students, lesson 01
-    python benchmarks/hub_load.py --students 2 --cells 5 --json out.json   # the smoke run
-    python benchmarks/hub_load.py --install-proxy        # only install the proxy (dev.sh does)
+    python benchmarks/hub_load.py                  # 4, 8 and 16 students, lesson 01
+    python benchmarks/hub_load.py --quick          # 2 students, 5 cells: the smoke run
+    python benchmarks/hub_load.py --students 1 --lesson 10 --json out.json
+    python benchmarks/hub_load.py --install-proxy  # only install the proxy (dev.sh does)
 
 What runs, all on 127.0.0.1 and all started and stopped by this script:
 
@@ -23,7 +24,9 @@ A failure is a login, spawn or kernel start that did not succeed, a cell that ra
 lesson does not expect it (tag ``raises-exception``), or a time limit hit. Memory is sampled
 every second over the hub's whole process tree (hub, proxy, servers, kernels): the peak of the
 summed PSS (shared pages split between processes: what the class really holds) and of the summed
-RSS, and each student's own peak (its server plus kernel). CPU: the core-seconds the class used,
+RSS, and each student's own peak (its server plus kernel: PSS, RSS, and the sum of the two
+processes' own high-water marks, VmHWM, which no sampling can miss: an upper bound of what a
+pod of its own would peak at). CPU: the core-seconds the class used,
 and those the rest of the machine used meanwhile (a shared machine: the figures are noisy, and
 the load is printed beside them).
 
@@ -369,6 +372,18 @@ def mem_available() -> int:
     return 0
 
 
+def peak_rss(pid: int) -> int:
+    """A process's high-water resident set (VmHWM): its true peak, not one sample's."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def busy_jiffies() -> tuple[float, float]:
     """(busy, total) CPU seconds of the whole machine since boot."""
     with open("/proc/stat") as f:
@@ -389,6 +404,7 @@ class Sampler(threading.Thread):
         self.peak_pss = self.peak_rss = self.peak_infra_pss = 0
         self.student_peak: dict[str, int] = {}       # PSS: its share of the machine
         self.student_peak_rss: dict[str, int] = {}   # RSS: what its pod's cgroup is charged
+        self.hwm: dict[int, tuple[str, int]] = {}     # each student process's VmHWM, by id
         self.cpu: dict[int, float] = {}          # core-seconds per process id, last seen
         self.max_load = 0.0
         self.min_available = mem_available()
@@ -419,6 +435,7 @@ class Sampler(threading.Thread):
             user = user or owner.get(parent)   # a kernel belongs to its server's student
             if user:
                 owner[p.pid] = user
+                self.hwm[p.pid] = (user, max(peak_rss(p.pid), self.hwm.get(p.pid, ("", 0))[1]))
                 per_student[user] = per_student.get(user, 0) + info.pss
                 per_student_rss[user] = per_student_rss.get(user, 0) + info.rss
             else:
@@ -492,6 +509,10 @@ def run_class(count: int, lesson: Path, args) -> dict:
         failures.append(f"stopped: less than {args.min_free_gb} GB of the machine left free")
     peaks = sorted(sampler.student_peak.values())
     peaks_rss = sorted(sampler.student_peak_rss.values())
+    hwm: dict[str, int] = {}
+    for user, value in sampler.hwm.values():
+        hwm[user] = hwm.get(user, 0) + value
+    peaks_hwm = sorted(hwm.values())
     mb = 2 ** 20
     return {
         "students": count, "lesson": lesson.name, "cells": len(cells),
@@ -514,6 +535,10 @@ def run_class(count: int, lesson: Path, args) -> dict:
         "student_peak_rss_mb": {
             "median": statistics.median(peaks_rss) / mb if peaks_rss else None,
             "max": peaks_rss[-1] / mb if peaks_rss else None},
+        # server's and kernel's own high-water marks added: an upper bound of the pod's peak
+        "student_hwm_mb": {
+            "median": statistics.median(peaks_hwm) / mb if peaks_hwm else None,
+            "max": peaks_hwm[-1] / mb if peaks_hwm else None},
         "machine_memory_drop_mb": (available_before - sampler.min_available) / mb,
         "class_cpu_s": hub_cpu, "others_cpu_s": max(0.0, (busy1 - busy0) - hub_cpu),
         "machine_cpu_s": total1 - total0, "wall_s": wall,
@@ -530,15 +555,18 @@ def fmt(value, spec: str = ".1f") -> str:
 def print_table(runs: list[dict]) -> None:
     print(f"{'students':>8} {'failed':>6} {'spawn p50':>9} {'kernel p50':>10} {'cell p50':>8} "
           f"{'cell p95':>8} {'lesson p50':>10} {'peak PSS':>9} {'student PSS':>11} "
-          f"{'student RSS':>11} {'class CPU':>9} {'others CPU':>10} {'load':>10}")
+          f"{'student RSS':>11} {'RSS HWM':>11} {'class CPU':>9} {'others CPU':>10} "
+          f"{'load':>10}")
     for r in runs:
-        pss, rss = r["student_peak_pss_mb"], r["student_peak_rss_mb"]
+        pss, rss, hwm = (r["student_peak_pss_mb"], r["student_peak_rss_mb"],
+                         r["student_hwm_mb"])
         print(f"{r['students']:>8} {r['failed_students']:>6} {fmt(r['spawn_p50_s']):>8}s "
               f"{fmt(r['kernel_p50_s']):>9}s {fmt(r['cell_p50_s'], '.2f'):>7}s "
               f"{fmt(r['cell_p95_s'], '.2f'):>7}s {fmt(r['lesson_p50_s']):>9}s "
               f"{fmt(r['peak_pss_mb'], ',.0f'):>6} MB {fmt(pss['median'], ',.0f'):>4}/"
               f"{fmt(pss['max'], ',.0f'):>4} MB {fmt(rss['median'], ',.0f'):>4}/"
-              f"{fmt(rss['max'], ',.0f'):>4} MB {fmt(r['class_cpu_s'], '.0f'):>7} s "
+              f"{fmt(rss['max'], ',.0f'):>4} MB {fmt(hwm['median'], ',.0f'):>4}/"
+              f"{fmt(hwm['max'], ',.0f'):>4} MB {fmt(r['class_cpu_s'], '.0f'):>7} s "
               f"{fmt(r['others_cpu_s'], '.0f'):>8} s "
               f"{r['load_before']:>4.1f}->{r['load_max']:<4.1f}")
     for r in runs:
@@ -559,13 +587,18 @@ def main(argv=None) -> int:
                     help="seconds between two students' logins (default: 0, all at once)")
     ap.add_argument("--threads", type=int, default=1,
                     help="MLCLAB_NUM_THREADS for every kernel (default: 1; 0 leaves it unset)")
-    ap.add_argument("--spawn-timeout", type=int, default=600)
-    ap.add_argument("--cell-timeout", type=int, default=600)
+    ap.add_argument("--spawn-timeout", type=int, default=600,
+                    help="seconds for a server, or a kernel, to come up (default: 600)")
+    ap.add_argument("--cell-timeout", type=int, default=600,
+                    help="seconds one cell may run (default: 600)")
     ap.add_argument("--min-free-gb", type=float, default=4.0,
-                    help="refuse a class size whose expected memory would leave less free")
+                    help="GB the machine keeps free: a class that would not leave it is "
+                    "refused, and a run that eats into it is stopped (a shared machine)")
     ap.add_argument("--expect-mb", type=float, default=700,
                     help="memory a student is expected to need, to refuse a class too big")
     ap.add_argument("--json", type=Path, help="also write every figure here")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run: 2 students, the lesson's first 5 cells")
     ap.add_argument("--install-proxy", action="store_true",
                     help="only install configurable-http-proxy into build/hub-proxy/")
     args = ap.parse_args(argv)
@@ -574,6 +607,8 @@ def main(argv=None) -> int:
     if args.install_proxy:
         print(f"configurable-http-proxy: {install_proxy()}")
         return 0
+    if args.quick:
+        args.students, args.cells = [2], 5
     matches = sorted(LESSONS.glob(f"{args.lesson}*.ipynb")) or sorted(LESSONS.glob(args.lesson))
     if len(matches) != 1:
         ap.error(f"--lesson {args.lesson!r} names {len(matches)} lessons in {LESSONS}")
@@ -599,7 +634,8 @@ def main(argv=None) -> int:
     print_table(runs)
     print("cell: execute_request to the kernel idle again; peak PSS: the hub's whole tree "
           "summed; student PSS/RSS: its server and kernel, peak (median/max of the students; "
-          "RSS is what a pod's cgroup is charged); CPU in core-seconds during the run, the "
+          "RSS is what a pod's cgroup is charged, HWM each process's own high-water mark "
+          "added up); CPU in core-seconds during the run, the "
           "class's and everything else's on the machine; MB are MiB")
     return 0 if runs and all(not r["failures"] and not r["leftover_processes"]
                              for r in runs) else 1
