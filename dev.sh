@@ -8,6 +8,7 @@
 #
 # Set-up is idempotent: a virtualenv in .venv with mlclab (editable) and its extras, the
 # WebAssembly Graphviz built into the package (js/vendor_graphviz.py: npm ci from the lock file),
+# JupyterHub's proxy for the hub load test (benchmarks/hub/: npm ci into build/hub-proxy/),
 # plus the system programs the tests use (Graphviz's dot, npm, Chromium), installed with apt-get
 # when missing and we are root, or named with the command to run otherwise.
 set -euo pipefail
