@@ -76,5 +76,5 @@ case "${1:-help}" in
     setup
     exec "$VENV/bin/python" benchmarks/run_all.py "${@:2}" ;;
   *)
-    sed -n '2,12p' "$0"; exit 2 ;;
+    sed -n '2,13p' "$0"; exit 2 ;;
 esac
