@@ -87,7 +87,8 @@ def _torch():
 
 def _example_tensor(torch, value, index: int):
     if isinstance(value, np.ndarray):
-        value = torch.from_numpy(np.ascontiguousarray(value))
+        # np.asarray keeps a 0-d example 0-d (np.ascontiguousarray would make it shape (1,)).
+        value = torch.from_numpy(np.asarray(value, order="C"))
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"from_torch(): example_args[{index}] must be a torch.Tensor or a numpy "
                         f"array, got {type(value).__name__}")
