@@ -479,3 +479,19 @@ def test_a_node_kind_the_plotters_do_not_know_is_refused():
     assert Node("n0", "op", "add").kind in NODE_KINDS
     with pytest.raises(ValueError, match="kind 'operator' is not one of"):
         Node("n1", "operator", "add")
+
+
+def test_a_graph_view_with_refolds_copies_and_pickles(prog):
+    """A refold is a closure over its graph (the profile's overlay one too): a copy or a
+    pickle carries the folded graphs themselves and draws the same picture."""
+    import copy
+    import pickle
+
+    fn = prog["main"]
+    views = [fn.graph(), fn.graph("fused"), fn.graph("fused", profile=fn.profile(repeat=1))]
+    for view in views:
+        assert view._refold, "each of these can fold a called function further"
+        for again in (pickle.loads(pickle.dumps(view)), copy.copy(view), copy.deepcopy(view)):
+            assert [g.nodes.keys() for g, _ in again.rungs()] == \
+                [g.nodes.keys() for g, _ in view.rungs()]
+            assert again.source == view.source
