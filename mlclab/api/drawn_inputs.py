@@ -107,8 +107,9 @@ def random_inputs(params, seed: Optional[int] = None,
 
     Every symbolic size gets one random size shared by all parameters that use it. ``fits``
     (sizes -> bytes the largest operator needs, raising ``ValueError`` when some value's shape
-    is not positive for them, ``IndexOutOfBounds`` when an index is outside its axis) makes the draw keep to sizes the program accepts: a draw that
-    does not fit is drawn again from a wider range. Floats are standard normal; integers are
+    is not positive for them, ``IndexOutOfBounds`` when an index is outside its axis) makes
+    the draw keep to sizes the program accepts: a draw that does not fit is drawn again from a
+    wider range. Floats are standard normal; integers are
     small (so ``//`` and ``%`` meet zero divisors now and then, which the DSL defines as numpy
     does); booleans are fair coins. ``ranges`` (see :func:`input_ranges`) maps a parameter's
     name to a (low, high) it is drawn from uniformly instead (integers: low <= v < high).
