@@ -495,3 +495,24 @@ def test_a_graph_view_with_refolds_copies_and_pickles(prog):
             assert [g.nodes.keys() for g, _ in again.rungs()] == \
                 [g.nodes.keys() for g, _ in view.rungs()]
             assert again.source == view.source
+
+
+ODD_NAMES = ["<b>x</b>", "<x>", 'a"b', "a{b}c", "a\\b", "a\\", "x -> y; z", "é名", "a\nb",
+             "a\x07b", "edge:0"]
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_a_function_named_with_markup_or_dot_syntax_draws(name):
+    """A Relax function's name is the graph's name: `<b>x</b>` was written into DOT as an
+    HTML-like string, a syntax error for dot."""
+    x = relax.Var("x", relax.TensorType((2,), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function(name, [x]):
+        bb.emit_func_output(bb.emit(R.nn.relu(x)))
+    view = mlclab.viz.graph(bb.get())
+    root = ET.fromstring(view.svg())
+    title = root.find("{http://www.w3.org/2000/svg}g/{http://www.w3.org/2000/svg}title")
+    shown = {"a\\b": "a\\\\b", "a\\": "a\\\\", "a\nb": "a b", "a\x07b": "a\u2407b"}
+    assert title.text == shown.get(name, name)   # (a backslash shows doubled)
+    html = view._repr_mimebundle_()["text/html"]
+    assert "<b>x</b>" not in html

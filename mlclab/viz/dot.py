@@ -177,7 +177,9 @@ class DotPlotter:
     def digraph(self, graph: Graph):
         import graphviz
 
-        dot = graphviz.Digraph(name=xml_text(graph.name),
+        # Escaped as text: a name such as "<b>x</b>" was written as an HTML-like string (a DOT
+        # syntax error), and a trailing backslash escaped the closing quote.
+        dot = graphviz.Digraph(name=dot_string(graph.name),
                                graph_attr={"rankdir": self.rankdir, "compound": "true",
                                            "fontname": "Helvetica", "fontsize": "11",
                                            "nodesep": "0.25", "ranksep": "0.35",
