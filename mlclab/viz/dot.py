@@ -178,8 +178,9 @@ class DotPlotter:
         import graphviz
 
         # Escaped as text: a name such as "<b>x</b>" was written as an HTML-like string (a DOT
-        # syntax error), and a trailing backslash escaped the closing quote.
-        dot = graphviz.Digraph(name=dot_string(graph.name),
+        # syntax error), and a trailing backslash escaped the closing quote. (Only the SVG's
+        # title: shortened, as Graphviz reads no string over 16,384 bytes.)
+        dot = graphviz.Digraph(name=dot_string(_shorten(graph.name, 200)),
                                graph_attr={"rankdir": self.rankdir, "compound": "true",
                                            "fontname": "Helvetica", "fontsize": "11",
                                            "nodesep": "0.25", "ranksep": "0.35",
@@ -400,19 +401,41 @@ class DotPlotter:
 
 
 
+#: Graphviz's lexer refuses a quoted string longer than 16,384 bytes ("syntax error ...
+#: longer than 16384?"); DOT joins quoted strings written ``"a" + "b"``, so a longer value (an
+#: id holding a 100,000-character name) is written in pieces of at most this many characters
+#: (4 UTF-8 bytes each at most).
+_DOT_PIECE = 4000
+
+
 def _quote(value: str) -> str:
     """A DOT attribute value: HTML-like labels (``<...>``) as they are, the rest quoted.
 
-    Values that hold user text went through ``dot_string`` (every backslash doubled), so
-    every quote here is a real quote and gets its backslash.
+    Values that hold user text went through ``dot_string`` (every backslash doubled, marked
+    ``nohtml``: never taken for an HTML-like label), so every quote here is a real quote and
+    gets its backslash.
     """
     if value.startswith("<") and value.endswith(">"):
-        return value
-    return '"' + value.replace('"', '\\"') + '"'
+        from graphviz.quoting import NoHtml
+
+        if not isinstance(value, NoHtml):
+            return value
+    if len(value) <= _DOT_PIECE:
+        return '"' + value.replace('"', '\\"') + '"'
+    pieces, start = [], 0
+    while start < len(value):
+        end = min(start + _DOT_PIECE, len(value))
+        # Never between a backslash and what it escapes: an odd run of them moves on.
+        run = len(value[start:end]) - len(value[start:end].rstrip("\\"))
+        end -= run % 2 if end < len(value) else 0
+        pieces.append(value[start:end])
+        start = end
+    return " + ".join('"' + p.replace('"', '\\"') + '"' for p in pieces or [""])
 
 
 def _attr_list(attrs: dict) -> str:
-    return "[" + " ".join(f"{k}={_quote(str(v))}" for k, v in attrs.items()) + "]"
+    return "[" + " ".join(f"{k}={_quote(v if isinstance(v, str) else str(v))}"
+                          for k, v in attrs.items()) + "]"
 
 
 def run_dot(source: str, format: str = "svg", timeout: Optional[float] = None,
