@@ -516,3 +516,17 @@ def test_a_function_named_with_markup_or_dot_syntax_draws(name):
     assert title.text == shown.get(name, name)   # (a backslash shows doubled)
     html = view._repr_mimebundle_()["text/html"]
     assert "<b>x</b>" not in html
+
+
+def test_a_dot_value_past_graphvizs_string_limit_is_joined_from_pieces():
+    """Graphviz refuses a quoted string over 16,384 bytes; a piece never ends between a
+    backslash and what it escapes."""
+    from mlclab.viz.dot import dot_string, run_dot
+    from mlclab.viz.dot_quote import attr_list
+
+    for value in ("é" * 20_000, "a" * 3_999 + "\\" * 3 + '"' * 5 + "b" * 30_000,
+                  "a" * 3_999 + "\\\\" + "c" * 20_000):
+        source = f"digraph g {{ n0 {attr_list({'id': dot_string(value)})} }}"
+        svg = run_dot(source).decode()
+        node = ET.fromstring(svg).find(".//{http://www.w3.org/2000/svg}g[@class='node']")
+        assert node.get("id") == value
