@@ -192,3 +192,13 @@ def test_tvm_refusing_an_argument_inside_a_student_function_is_a_sentence():
     result = ExerciseHandle(EXERCISES["01-mse"]).check(mse)
     assert "TVM refused the argument `x`: it is declared R.Tensor((4, 9)" in result.message
     assert not any(t in result.message for t in TVM_TEXT), result.message
+
+
+def test_an_exercise_and_its_result_pickle_by_key():
+    import copy
+    import pickle
+
+    result = mlclab.exercise("01-mse").check(namespace={})
+    again = pickle.loads(pickle.dumps(result))
+    assert again.exercise is EXERCISES["01-mse"] and again.message == result.message
+    assert copy.deepcopy(result).exercise is EXERCISES["01-mse"]

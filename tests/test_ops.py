@@ -485,6 +485,22 @@ def test_registering_a_fixed_entry_again_compiles_the_same_text_anew():
     assert not np.allclose(wrong, right)
 
 
+def test_a_typed_program_pickles_with_the_built_in_entries_and_refuses_a_registered_one():
+    import copy
+    import pickle
+
+    typed = mlclab.compile(MISH_CALL.replace("mish_test(y)", "relu(y)"))["f"].typed
+    assert pickle.loads(pickle.dumps(typed)).body[-1].value.op is ops.OPS["relu"]
+    ops.register(_student_entry())
+    try:
+        mine = mlclab.compile(MISH_CALL)["f"].typed
+        assert copy.deepcopy(mine).body[-1].value.op is ops.OPS["mish_test"]
+        with pytest.raises(TypeError, match="'mish_test' was registered by your code"):
+            pickle.dumps(mine)
+    finally:
+        del ops.OPS["mish_test"]
+
+
 def test_docs_operator_reference_is_generated_from_the_table():
     import pathlib
 

@@ -26,7 +26,7 @@ import operator
 from typing import Optional
 
 from . import creation, elementwise, indexing, layers, reductions, shapes
-from .entry import Args, EntryError, Example, Op, arguments
+from .entry import Args, EntryError, Example, Op, arguments, mark_built_in
 from .params import (NOT_A_LITERAL, REQUIRED, Axes, Axis, Bool, Counts, DType, Float, Int,
                      Kind, Number, OpTypeError, Padding, PadWidth, Pair, Param, Sections, Shape,
                      Tensor, Tensors, Text, Word, axis_index, optional_tensor, tensor)
@@ -71,7 +71,7 @@ for _entry in (elementwise.ENTRIES + layers.ENTRIES + shapes.ENTRIES + reduction
                + creation.ENTRIES + indexing.ENTRIES):
     register(_entry)
     # mlclab's own: a failure inside it is a bug of mlclab's, unlike a registered entry's.
-    object.__setattr__(_entry, "_built_in", True)
+    mark_built_in(_entry)
 
 
 # --------------------------------------------------------------------------- Python syntax

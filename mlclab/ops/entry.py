@@ -2,6 +2,7 @@
 example every entry carries (``Example``)."""
 from __future__ import annotations
 
+import importlib
 import keyword
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
@@ -83,6 +84,22 @@ def _long(dtype: str) -> str:
 
 
 _ARGS_FIELDS = {"values", "op", "written", "out", "out_shape", "source"}
+
+
+#: mlclab's own entries by name (``mark_built_in``, called by ``ops`` at import).
+_BUILT_IN: dict = {}
+
+
+def mark_built_in(op: "Op") -> None:
+    """``op`` is mlclab's: a failure inside it is mlclab's bug, and it pickles by name."""
+    _BUILT_IN[op.name] = op
+
+
+def built_in_entry(name: str) -> "Op":
+    """mlclab's own entry ``name`` (a pickled entry is read back through this)."""
+    if name not in _BUILT_IN:
+        importlib.import_module("mlclab.ops")      # its import marks the built-in entries
+    return _BUILT_IN[name]
 
 
 class EntryError(ValueError):
@@ -218,7 +235,22 @@ class Op:
     @property
     def built_in(self) -> bool:
         """Whether mlclab's own table holds this entry (``ops`` marks them at import)."""
-        return self.__dict__.get("_built_in", False)
+        return _BUILT_IN.get(self.name) is self
+
+    def __copy__(self):
+        return self          # an entry is immutable: a copy of a program shares it
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        # A built-in entry is read back as the one of its name where it is unpickled (its
+        # functions are closures); a registered entry's functions are its author's code.
+        if not self.built_in:
+            raise TypeError(f"operator {self.name!r} was registered by your code: its "
+                            f"functions cannot be pickled; pickle the program's source and "
+                            f"register the entry again where it is read")
+        return built_in_entry, (self.name,)
 
     def _own(self, part: str, args: Args):
         """``rule``/``relax``/``numpy`` called; a registered entry's failure is its own."""
