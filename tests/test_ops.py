@@ -424,8 +424,8 @@ MISH_CALL = "def f(x: Tensor[(3,), f32]):\n    y = x * 2.0\n    return mish_test
     (dict(rule=lambda a: {}["k"]), "its rule function (defined at"),
     (dict(relax=lambda a: 1 / 0), "raised ZeroDivisionError: division by zero"),
     (dict(relax=lambda a: np.zeros(3)), "returned ndarray, not a Relax expression"),
-    (dict(relax=lambda a: _R().sum(a.x)), "builds Tensor[(), f32], where its rule says "
-                                          "Tensor[(3,), f32]"),
+    (dict(relax=lambda a: _R().sum(a.x)),
+     "builds Tensor[(), f32], where its rule says Tensor[(3,), f32]"),
     (dict(relax=lambda a: _R().add(a.x, _const(np.zeros(4, "float32"), "float32"))),
      "builds an expression TVM refuses"),
 ])
