@@ -35,8 +35,10 @@ def _target_key(target) -> str:
     return str(target)
 
 
-def key(source: str, target) -> str:
-    text = f"{CACHE_VERSION}\0{_target_key(target)}\0{normalize(source)}"
+def key(source: str, target, table: int = 0) -> str:
+    """``table``: the operator table's ``ops.generation()``, so an operator registered (or
+    fixed and registered again) since is compiled with, not the program built before it."""
+    text = f"{CACHE_VERSION}\0{_target_key(target)}\0{table}\0{normalize(source)}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -10,6 +10,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 
+from .. import ops
 from ..frontend.parser import parse_program
 from ..lang.typed import TypedProgram
 from ..tvm_setup import IR_LOCK
@@ -34,7 +35,7 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
     if not isinstance(filename, str):
         raise TypeError("compile(): filename must be a str")
     check_target(target)
-    key = cache.key(source, target)
+    key = cache.key(source, target, ops.generation())
     hit = None if force else cache.CACHE.get(key)
     if hit is not None:
         return hit.renamed(filename, source)
