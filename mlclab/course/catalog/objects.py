@@ -1,37 +1,75 @@
-"""The exercises answered with something other than a DSL function (lessons 2, 3, 6, 9): an
-operator-table entry, a hand-built Relax module, a scheduled TE kernel, generated IR classes.
+"""The exercises answered with something other than a DSL function (lessons 2, 3, 6, 9): a
+frontend class, a hand-built Relax module, a scheduled TE kernel, generated IR classes.
 Each ``adapt`` turns the answer into numpy callables, or says what is missing."""
 import numpy as np
 
 from ..spec import FAILED, UNCHANGED, Exercise, Misconception, Probe, Unanswered
 
 
-def _softplus(x):
-    return np.logaddexp(np.float32(0), x).astype(x.dtype)
+# Lesson 2: the student extends the lesson's MiniFrontend. The check lowers these two programs with it.
+FRONTEND_PROGRAM = """def squash(x: Tensor[(8,), f32], y: Tensor[(8,), f32]):
+    e = exp(x) + exp(y)
+    return tanh(x * y) / e
+"""
+UNKNOWN_CALL = """def bad(x: Tensor[(8,), f32]):
+    y = x + x
+    return sigmoid(y)
+"""
+UNKNOWN_CALL_LINE = 3
 
 
-def _mish_callables(answer, namespace):
-    from ... import ops
-    from ...api import compile as compile_program
-    if "mish" not in ops.OPS:
-        raise Unanswered("the operator table has no `mish` yet: register it in the exercise cell "
-                         "and run that cell.", UNCHANGED)
-    fn = compile_program('def f(x: Tensor[("n",), f32]):\n    return mish(x)\n')["f"]
-    return {"your Relax builder (compiled by TVM)": fn, "your numpy function": fn.reference}
+def _lowered(frontend, source: str):
+    import ast
+    return frontend().lower(ast.parse(source).body[0])
 
 
-MISH = Exercise(
-    key="02-mish", title="Lesson 2: a mish operator", answer="ops",
-    reference=lambda x: (x * np.tanh(_softplus(x))).astype(x.dtype),
-    signature='x: Tensor[("n",), f32]', adapt=_mish_callables,
-    probes=[Probe(lambda rng: [np.array([-100.0, -20.0, 0.0, 20.0, 95.0], "float32")],
-                  "log(1 + exp(x)) overflows float32 for x above 88 (exp(89) is inf): use a "
-                  "softplus that never forms exp(x) for large x (R.nn.softplus, np.logaddexp(0, x)).")],
-    misconceptions=[Misconception(lambda x: (x * np.tanh(x)).astype(x.dtype),
-                                  "mish is x · tanh(softplus(x)), not x · tanh(x).")],
-    hints=["Look at how `softplus` and `tanh` are registered: `ops.OPS[\"softplus\"]` shows the fields.",
-           "`rule=ops.same_as_input(float_only=True)`; the Relax side composes `R.tanh` and `R.nn.softplus`.",
-           "numpy's stable softplus is `np.logaddexp(0, x)`."],
+def _frontend_callables(frontend, namespace):
+    import tvm
+    from tvm import relax
+    if not isinstance(frontend, type) or not callable(getattr(frontend, "lower", None)):
+        raise Unanswered(f"`MyFrontend` should be a class with a `lower` method (a subclass of "
+                         f"MiniFrontend), not {type(frontend).__name__}.")
+    try:
+        module = _lowered(frontend, FRONTEND_PROGRAM)
+    except Exception as exc:  # the student's frontend failing is the answer's problem, said plainly
+        message = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        raise Unanswered(f"your frontend cannot lower `squash` (printed above the exercise): "
+                         f"{type(exc).__name__}: {message}", FAILED)
+    vm = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
+    return {"`squash` lowered by your frontend": lambda x, y: vm["squash"](
+        tvm.runtime.tensor(x), tvm.runtime.tensor(y)).numpy()}
+
+
+def _unknown_call_is_located(frontend):
+    try:
+        _lowered(frontend, UNKNOWN_CALL)
+    except SyntaxError as exc:
+        text = str(exc)
+        if f"line {UNKNOWN_CALL_LINE}" not in text or "sigmoid" not in text:
+            return (f"`bad` now raises SyntaxError, but its message ({text!r}) should name the line "
+                    f"(`line {UNKNOWN_CALL_LINE}`, as generic_visit does) and the unknown function.")
+        return None
+    except Exception as exc:
+        return (f"the values are right, but a call to an unknown function (`bad` above) raises "
+                f"{type(exc).__name__}: {exc}: no line, no explanation. Raise a SyntaxError that "
+                "names the line and the function, as generic_visit does.")
+    return "your frontend lowered `bad`, which calls `sigmoid`, a function it has no builder for."
+
+
+MINI_FRONTEND = Exercise(
+    key="02-frontend", title="Lesson 2: extend the mini frontend", answer="MyFrontend",
+    reference=lambda x, y: (np.tanh(x * y) / (np.exp(x) + np.exp(y))).astype(x.dtype),
+    signature="x: Tensor[(8,), f32], y: Tensor[(8,), f32]", adapt=_frontend_callables,
+    misconceptions=[Misconception(lambda x, y: (np.tanh(x * y) * (np.exp(x) + np.exp(y))).astype(x.dtype),
+                                  "`/` multiplies in your frontend: ast.Div should build R.divide."),
+                    Misconception(lambda x, y: (np.tanh(x * y) / (np.exp(x) * np.exp(y))).astype(x.dtype),
+                                  "`+` multiplies in your frontend: keep MiniFrontend's BINOPS.")],
+    structure=[_unknown_call_is_located],
+    hints=["`/` parses as a BinOp whose op is `ast.Div`; BINOPS maps operator classes to builders "
+           "(`R.divide`), CALLS maps names to builders (`R.exp`, `R.tanh`).",
+           "A subclass can extend a class attribute: `CALLS = {**MiniFrontend.CALLS, ...}`.",
+           "In `visit_Call`, check `node.func.id in self.CALLS` before looking it up, and raise "
+           "`SyntaxError(f\"line {node.lineno}: ...\")` otherwise."],
 )
 
 
@@ -139,4 +177,4 @@ def scale_shift_relu(x: Tensor[("n",), f32], w: Tensor[("n",), f32], b: Tensor[(
            "visit_Mul returns `self.visit(node.lhs) * self.visit(node.rhs)`."],
 )
 
-EXERCISES = [MISH, AFFINE_RELU, MM_BIAS_RELU, TREE]
+EXERCISES = [MINI_FRONTEND, AFFINE_RELU, MM_BIAS_RELU, TREE]
