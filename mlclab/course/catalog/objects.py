@@ -75,29 +75,37 @@ MINI_FRONTEND = Exercise(
 
 def _affine_callables(module, namespace):
     import tvm
-    from tvm import relax
+    from tvm import relax, tirx
     if not isinstance(module, tvm.IRModule):
         raise Unanswered(f"`my_module` should be a tvm.IRModule, not {type(module).__name__}.")
     if "affine_relu" not in [gv.name_hint for gv in module.get_global_vars()]:
         raise Unanswered("your IRModule has no function named \"affine_relu\".")
     if not relax.analysis.check_well_formed(module):
         raise Unanswered("your IRModule is not well formed: did you run relax.transform.Normalize()?", FAILED)
+    x_type = module["affine_relu"].params[0].ty
+    shape = getattr(x_type, "shape", None)
+    rows = shape.values[0] if shape is not None and len(shape.values) == 2 else None
+    if not isinstance(rows, tirx.Var):
+        raise Unanswered(f"the first parameter of your `affine_relu` has type {x_type}: its batch "
+                         "dimension should be a symbolic size (a tirx.Var), so one function takes "
+                         "every batch size; the check calls it with several.", FAILED)
     vm = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
     return {"your `affine_relu`": lambda *a: vm["affine_relu"](*[tvm.runtime.tensor(x) for x in a]).numpy()}
 
 
 AFFINE_RELU = Exercise(
-    key="03-affine-relu", title="Lesson 3: relu(x @ w + b) from Relax nodes", answer="my_module",
-    entry="affine_relu",
+    key="03-affine-relu", title="Lesson 3: relu(x @ w + b) from Relax nodes, any batch size",
+    answer="my_module", entry="affine_relu",
     reference="""
-def affine_relu(x: Tensor[(4, 8), f32], w: Tensor[(8, 3), f32], b: Tensor[(3,), f32]):
+def affine_relu(x: Tensor[("n", 8), f32], w: Tensor[(8, 3), f32], b: Tensor[(3,), f32]):
     return relu(x @ w + b)
 """,
     adapt=_affine_callables,
     misconceptions=[Misconception(lambda x, w, b: x @ w + b, "the relu is missing: wrap the add in R.nn.relu."),
                     Misconception(lambda x, w, b: np.maximum(x @ w, 0) + b,
                                   "relu comes last: relu(x @ w + b), not relu(x @ w) + b.")],
-    hints=["Make three `relax.Var`s with `relax.TensorType(shape, \"float32\")`.",
+    hints=["A symbolic size is a `tirx.Var(\"n\", \"int64\")`; use it in the shape of `x` and of the "
+           "result type.",
            "Nest the calls: `R.nn.relu(R.add(R.matmul(x, w), b))`.",
            "`relax.Function(params, body, ret_ty=...)`, then `tvm.IRModule({\"affine_relu\": f})` and Normalize."],
 )
