@@ -155,34 +155,51 @@ def mm_bias_relu(a: Tensor[({TE_N}, {TE_N}), f32], b: Tensor[({TE_N}, {TE_N}), f
 )
 
 
-def _tree_callables(nodes, namespace):
+CLIP_LO, CLIP_HI = -0.5, 0.5
+
+
+def _clip_tree_callables(nodes, namespace):
     if not isinstance(nodes, dict):
         raise Unanswered(f"`nodes2` should be what generate_python(ir2) returns, not {type(nodes).__name__}.")
-    missing = [n for n in ("Var", "Add", "Mul", "Relu") if n not in nodes]
+    missing = [n for n in ("Var", "Add", "Relu", "Clip") if n not in nodes]
     if missing:
         raise Unanswered(f"`nodes2` has no {', '.join(missing)}: declare them on ir2 with @ir2.node "
                          "and regenerate with generate_python(ir2).")
+    fields = dict(getattr(nodes["Clip"], "_field_types", {}))
+    roots = [name for name, tp in fields.items() if tp == "Expr"]
+    attributes = [name for name, tp in fields.items() if tp == "float"]
+    if roots != ["x"] or sorted(attributes) != ["hi", "lo"]:
+        raise Unanswered(f"Clip's fields are {fields}: it should have one child expression `x` (type "
+                         "\"Expr\") and two attributes `lo` and `hi` of type float, which are numbers, "
+                         "not children to visit.", FAILED)
+    header = namespace.get("header2")
+    if not isinstance(header, str):
+        raise Unanswered("`header2` is not defined: set header2 = generate_header(ir2).", FAILED)
+    if "double lo;" not in header or "double hi;" not in header:
+        raise Unanswered("`header2` does not declare `double lo;` and `double hi;` in ClipNode: map the "
+                         "Python type float to C++'s double in CPP_TYPES.", FAILED)
     evaluator = namespace.get("Evaluate2")
     if evaluator is None:
         raise Unanswered("`Evaluate2` is not defined: write the evaluator class and run its cell.")
-    V, A, M, R = (nodes[n] for n in ("Var", "Add", "Mul", "Relu"))
-    tree = R(A(M(V("x"), V("w")), V("b")))
-    return {"your tree and `Evaluate2`": lambda x, w, b: evaluator({"x": x, "w": w, "b": b}).visit(tree)}
+    V, A, C = (nodes[n] for n in ("Var", "Add", "Clip"))
+    tree = C(A(V("x"), V("b")), CLIP_LO, CLIP_HI)
+    return {"your tree and `Evaluate2`": lambda x, b: evaluator({"x": x, "b": b}).visit(tree)}
 
 
-TREE = Exercise(
-    key="09-mul-node", title="Lesson 9: a Mul node and its evaluator", answer="nodes2",
-    entry="scale_shift_relu",
-    reference="""
-def scale_shift_relu(x: Tensor[("n",), f32], w: Tensor[("n",), f32], b: Tensor[("n",), f32]):
-    return relu(x * w + b)
-""",
-    adapt=_tree_callables,
-    misconceptions=[Misconception(lambda x, w, b: np.maximum(x + w + b, 0),
-                                  "visit_Mul adds: it should multiply its two children.")],
-    hints=["A new Registry gets the four old declarations (`ir.decls`) plus `Mul` with lhs and rhs.",
-           "generate_python(ir2) returns the classes by name, including a Visitor to subclass.",
-           "visit_Mul returns `self.visit(node.lhs) * self.visit(node.rhs)`."],
+CLIP_TREE = Exercise(
+    key="09-clip-node", title="Lesson 9: a node with attributes", answer="nodes2",
+    reference=lambda x, b: np.clip(x + b, CLIP_LO, CLIP_HI).astype(x.dtype),
+    signature='x: Tensor[("n",), f32], b: Tensor[("n",), f32]', adapt=_clip_tree_callables,
+    misconceptions=[Misconception(lambda x, b: np.maximum(x + b, CLIP_LO).astype(x.dtype),
+                                  "only the lower bound is applied: clip to both lo and hi."),
+                    Misconception(lambda x, b: np.clip(x + b, CLIP_HI, CLIP_LO).astype(x.dtype),
+                                  "lo and hi are swapped in visit_Clip.")],
+    hints=["Declare `Clip` with `x: \"Expr\"` and `lo: float`, `hi: float`: the generator's visitor "
+           "walks only the fields whose type is the root, Expr.",
+           "generate_header looks every field type up in CPP_TYPES: add float -> \"double\", then "
+           "header2 = generate_header(ir2).",
+           "visit_Clip returns `np.clip(self.visit(node.x), node.lo, node.hi)`."],
 )
 
-EXERCISES = [MINI_FRONTEND, AFFINE_RELU, MM_BIAS_RELU, TREE]
+
+EXERCISES = [MINI_FRONTEND, AFFINE_RELU, MM_BIAS_RELU, CLIP_TREE]
