@@ -50,9 +50,14 @@ def lesson_ids():
 
 
 # ------------------------------------------------------------------------------ static checks
-def test_twelve_lessons_numbered_in_order():
+def test_lessons_numbered_in_order():
     numbers = [int(p.name[:2]) for p in LESSONS]
-    assert numbers == list(range(1, 13)), [p.name for p in LESSONS]
+    assert numbers == sorted(set(numbers)) and set(range(1, 13)) <= set(numbers), [p.name for p in LESSONS]
+
+
+def test_the_course_index_lists_every_lesson():
+    index = (LESSONS_DIR / "README.md").read_text(encoding="utf-8")
+    assert not [p.name for p in LESSONS if f"({p.name})" not in index]
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
