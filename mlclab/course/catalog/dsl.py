@@ -141,4 +141,27 @@ def mlp(x: Tensor[("n", 64), f32], w1: Tensor[(32, 64), f32], b1: Tensor[(32,), 
            "The batch is `n = tirx.Var(\"n\", \"int64\")` in x's type, as in section 2."],
 )
 
-EXERCISES = [MSE, SOFTMAX, NUMBERS_SUM, MLP]
+PAIRWISE = Exercise(
+    key="15-pairwise", title="Lesson 15: pairwise distances for any sizes", answer="pairwise",
+    entry="pairwise",
+    reference="""
+def pairwise(x: Tensor[("n", "d"), f32], y: Tensor[("m", "d"), f32]):
+    diff = expand_dims(x, 1) - expand_dims(y, 0)
+    return sum(diff * diff, axis=2)
+""",
+    rtol=1e-4, atol=1e-4,
+    misconceptions=[Misconception(lambda x, y: np.sum((x[:, None, :] - y[None, :, :]) ** 2, axis=2) ** 0.5,
+                                  "that is the distance itself: the exercise asks for its square "
+                                  "(no square root)."),
+                    Misconception(lambda x, y: (x * x).sum(1, keepdims=True) - x @ y.T
+                                  + (y * y).sum(1, keepdims=True).T,
+                                  "|x - y|^2 = |x|^2 - 2 x.y + |y|^2: the cross term counts twice.")],
+    hints=["Three sizes: the rows of x (\"n\"), the rows of y (\"m\"), and the length of each row, "
+           "which x and y share: the same name in both annotations.",
+           "|x - y|^2 = |x|^2 - 2 x.y + |y|^2: the middle term for every pair is x @ transpose(y), "
+           "an (n, m) matrix.",
+           "sum(x * x, axis=1, keepdims=True) is (n, 1); the same for y, transposed to (1, m), "
+           "broadcasts against (n, m)."],
+)
+
+EXERCISES = [MSE, SOFTMAX, NUMBERS_SUM, MLP, PAIRWISE]
