@@ -1,5 +1,6 @@
-"""The exercises of lessons 2, 3, 7 and 9 check the lesson's own idea: each accepts a right answer and
-names what a partly right one misses (the located error, the symbolic batch, emit_te, the attributes)."""
+"""The exercises of lessons 2, 3, 7 and 9 check the lesson's own idea: each accepts a right answer
+and names what a partly right one misses (the located error, the symbolic batch, emit_te, the
+attributes)."""
 import ast
 
 import numpy as np
@@ -40,7 +41,8 @@ class MiniFrontend(ast.NodeVisitor):
         return self.bb.get()
 
     def visit_Assign(self, node):
-        self.env[node.targets[0].id] = self.bb.emit(self.visit(node.value), name_hint=node.targets[0].id)
+        name = node.targets[0].id
+        self.env[name] = self.bb.emit(self.visit(node.value), name_hint=name)
 
     def generic_visit(self, node):
         raise SyntaxError(f"line {node.lineno}: {type(node).__name__} is not supported")
@@ -97,11 +99,12 @@ def test_the_node_exercise_wants_a_symbolic_batch():
     assert check("03-affine-relu", affine_module(tirx.Var("n", "int64"))).passed
 
 
-# ------------------------------------------------------------------ lesson 7: BlockBuilder + emit_te
+# ------------------------------------------------------------- lesson 7: BlockBuilder + emit_te
 def te_linear(X, W, B):
     from tvm import te
     k = te.reduce_axis((0, X.shape[1]), name="k")
-    XW = te.compute((X.shape[0], W.shape[0]), lambda i, j: te.sum(X[i, k] * W[j, k], axis=k), name="xw")
+    XW = te.compute((X.shape[0], W.shape[0]),
+                    lambda i, j: te.sum(X[i, k] * W[j, k], axis=k), name="xw")
     return te.compute(XW.shape, lambda i, j: XW[i, j] + B[j], name="linear")
 
 
@@ -131,7 +134,7 @@ def test_the_mlp_exercise_wants_every_layer_from_emit_te():
     assert check("07-mlp-blockbuilder", None).status == "unchanged"
 
 
-# ------------------------------------------------------------------ lesson 9: a node with attributes
+# ------------------------------------------------------------- lesson 9: a node with attributes
 def clip_nodes(attribute_type):
     """What lesson 9's generate_python makes, reduced to what the check reads."""
     class Node:
@@ -159,9 +162,10 @@ class Evaluate:
 
 def test_the_generator_exercise_wants_attributes_typed_and_in_the_header():
     header = "class ClipNode : public ExprNode {\n  Expr x;\n  double lo;\n  double hi;\n"
-    as_children = check("09-clip-node", clip_nodes("Expr"), {"header2": header, "Evaluate2": Evaluate})
+    namespace = {"header2": header, "Evaluate2": Evaluate}
+    as_children = check("09-clip-node", clip_nodes("Expr"), namespace)
     assert as_children.status == "failed" and "attributes" in as_children.message
     no_header = check("09-clip-node", clip_nodes("float"), {"Evaluate2": Evaluate})
     assert "header2" in no_header.message
-    right = check("09-clip-node", clip_nodes("float"), {"header2": header, "Evaluate2": Evaluate})
+    right = check("09-clip-node", clip_nodes("float"), namespace)
     assert right.passed, right.message

@@ -1,5 +1,6 @@
-"""mlclab.extra_passes: a user's Relax pass runs inside mlclab's pipeline before LegalizeOps, shows in
-fn.pipeline(), bypasses the compile cache, and is skipped with a FallbackWarning when it raises."""
+"""mlclab.extra_passes: a user's Relax pass runs inside mlclab's pipeline before LegalizeOps, shows
+in fn.pipeline(), bypasses the compile cache, and is skipped with a FallbackWarning when it
+raises."""
 import numpy as np
 import pytest
 import tvm

@@ -52,7 +52,8 @@ def lesson_ids():
 # ------------------------------------------------------------------------------ static checks
 def test_lessons_numbered_in_order():
     numbers = [int(p.name[:2]) for p in LESSONS]
-    assert numbers == sorted(set(numbers)) and set(range(1, 13)) <= set(numbers), [p.name for p in LESSONS]
+    assert numbers == sorted(set(numbers)), [p.name for p in LESSONS]
+    assert set(range(1, 13)) <= set(numbers), [p.name for p in LESSONS]
 
 
 def test_the_course_index_lists_every_lesson():
@@ -149,11 +150,12 @@ def test_relative_links_resolve():
     assert not broken, broken
 
 
-# Phrases in a lesson's prose that state a fact about the compiler or the machine (a count of passes,
-# kernels, groups, buffers or cores; a step number; a speed or work ratio). Such a number must be
-# printed by a cell, never typed: a typed one goes stale when the pipeline changes (lesson 11 once said
-# "23 passes" when there were 25). Small numbers written as words count too.
-_COUNT = r"(?:\d[\d,]*(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty[- ]?\w*)"
+# Phrases in a lesson's prose that state a fact about the compiler or the machine (a count of
+# passes, kernels, groups, buffers or cores; a step number; a speed or work ratio). Such a number
+# must be printed by a cell, never typed: a typed one goes stale when the pipeline changes (lesson
+# 11 once said "23 passes" when there were 25). Small numbers written as words count too.
+_COUNT = (r"(?:\d[\d,]*(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+          r"|twenty[- ]?\w*)")
 STATED_FACTS = [
     rf"\b{_COUNT}\s+(?:\w+\s+)?(?:passes|kernels?|fused groups|groups?|PrimFuncs?|loop nests?|"
     r"intermediate buffers?|buffers|temporar(?:y|ies)|cores?|threads)\b",
@@ -188,16 +190,18 @@ def stated_facts():
 
 
 def test_prose_numbers_about_the_compiler_are_printed_by_cells():
-    """A count, step number or ratio in a lesson's prose is computed by a cell, or is a definition."""
+    """A count, step number or ratio in a lesson's prose is printed by a cell, or a definition."""
     typed = [f"lesson {lesson} cell {index}: {phrase!r}" for lesson, index, phrase in stated_facts()
              if (lesson, re.sub(r"\s+", " ", phrase)) not in DEFINITIONS]
-    assert not typed, "print these from a cell (or list a definition in DEFINITIONS): " + "; ".join(typed)
+    assert not typed, ("print these from a cell (or list a definition in DEFINITIONS): "
+                       + "; ".join(typed))
 
 
 def test_the_fact_scanner_finds_typed_facts():
-    """The scanner catches the phrases lessons once typed, so the test above cannot pass vacuously."""
+    """The scanner catches phrases lessons once typed, so the test above cannot pass vacuously."""
     stale = ["which of the 23 passes will change it?", "FoldBatchNorm (step 3) scales",
-             "about **ten times\nmore arithmetic**", "doing a tenth of the work", "On this 2-core machine",
+             "about **ten times\nmore arithmetic**", "doing a tenth of the work",
+             "On this 2-core machine",
              "allocates two temporaries", "the chain is 2.7x faster", "FuseOps made 3 fused groups"]
     for text in stale:
         assert any(re.search(p, text, re.I) for p in STATED_FACTS), text

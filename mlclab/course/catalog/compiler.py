@@ -28,9 +28,9 @@ def _judge_groups(predicted, namespace):
         return None
     # Never the number itself: only which way to think.
     if predicted > actual:
-        return (f"FuseOps makes fewer groups than {predicted}: elementwise and broadcast operators "
-                "after a matmul-like anchor (pattern 4) join its group as an epilogue; how is `mean` "
-                "legalized, and what pattern does that PrimFunc get?")
+        return (f"FuseOps makes fewer groups than {predicted}: elementwise and broadcast "
+                "operators after a matmul-like anchor (pattern 4) join its group as an epilogue; "
+                "how is `mean` legalized, and what pattern does that PrimFunc get?")
     return (f"FuseOps makes more groups than {predicted}: look for an operator that cannot join its "
             "neighbour's group.")
 
@@ -40,8 +40,9 @@ FUSED_GROUPS = Exercise(
     reference=None, judge=_judge_groups,
     hints=["Label each PrimFunc with its pattern: elementwise, broadcast, injective, reduction, "
            "out-elementwise-fusable. `mean` is legalized as one PrimFunc: what does it compute?",
-           "A pure reduction ends its group; a PrimFunc that reduces and then computes elementwise is "
-           "labelled out-elementwise-fusable, and elementwise work after it attaches as an epilogue.",
+           "A pure reduction ends its group; a PrimFunc that reduces and then computes "
+           "elementwise is labelled out-elementwise-fusable, and elementwise work after it "
+           "attaches as an epilogue.",
            "Does anything in `norm` force a second anchor?"],
 )
 

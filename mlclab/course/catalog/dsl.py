@@ -82,10 +82,11 @@ def _mlp_module_callables(module, namespace):
     import tvm
     from tvm import relax, tirx
     if not isinstance(module, tvm.IRModule):
-        raise Unanswered(f"`mlp_mod` should be the tvm.IRModule your BlockBuilder built (`bb.get()`), "
-                         f"not {type(module).__name__}.")
+        raise Unanswered(f"`mlp_mod` should be the tvm.IRModule your BlockBuilder built "
+                         f"(`bb.get()`), not {type(module).__name__}.")
     if "mlp" not in [gv.name_hint for gv in module.get_global_vars()]:
-        raise Unanswered("your IRModule has no function named \"mlp\": `bb.function(\"mlp\", params)`.")
+        raise Unanswered("your IRModule has no function named \"mlp\": "
+                         "`bb.function(\"mlp\", params)`.")
     if not relax.analysis.check_well_formed(module):
         raise Unanswered("your IRModule is not well formed.", FAILED)
     params = module["mlp"].params
@@ -101,20 +102,22 @@ def _mlp_module_callables(module, namespace):
 
 
 def _every_layer_is_te(module) -> str:
-    """Each binding of ``mlp`` is a call_tir: the layers came from emit_te, not from R.* operators."""
+    """Each binding of ``mlp`` is a call_tir: the layers came from emit_te, not R.* operators."""
     import tvm
     from tvm import relax
     call_tir = tvm.ir.Op.get("relax.call_tir")
     for block in module["mlp"].body.blocks:
         for binding in block.bindings:
             value = binding.value
-            if isinstance(value, relax.Var) or (isinstance(value, relax.Call) and value.op.same_as(call_tir)):
-                continue                  # a call_tir, or emit_output's copy of one
+            if isinstance(value, relax.Var):
+                continue                  # emit_output's copy of a call_tir's result
+            if isinstance(value, relax.Call) and value.op.same_as(call_tir):
+                continue
             what = value.op.name if isinstance(value, relax.Call) and hasattr(value.op, "name") \
                 else type(value).__name__
-            return (f"the values are right, but `{binding.var.name}` is bound to `{what}`: build "
-                    "every layer with `bb.emit_te(...)`, so each binding is a call_tir to a TensorIR "
-                    "function of your own.")
+            return (f"the values are right, but `{binding.var.name}` is bound to `{what}`: "
+                    "build every layer with `bb.emit_te(...)`, so each binding is a call_tir to "
+                    "a TensorIR function of your own.")
     return None
 
 
@@ -131,15 +134,20 @@ def mlp(x: Tensor[("n", 64), f32], w1: Tensor[(32, 64), f32], b1: Tensor[(32,), 
                                   "the hidden layer has no activation: PyTorch's model applies "
                                   "ReLU between the two Linear layers."),
                     Misconception(lambda x, w1, b1, w2, b2: np.maximum(x @ w1.T, 0) @ w2.T,
-                                  "the biases are missing: a Linear layer adds its bias after the matmul.")],
+                                  "the biases are missing: a Linear layer adds its bias after "
+                                  "the matmul.")],
     structure=[_every_layer_is_te],
-    hints=["A Linear layer is `x @ w.T + b`: in TE, a matmul stage reading `W[j, k]` (a reduce_axis "
-           "over k), then a stage that adds `B[j]`; one TE function may return the last of several "
-           "stages.",
-           "`bb.emit_te(te_linear, x, w1, b1)`, then `bb.emit_te(te_relu, h)` (section 2's), then the "
-           "second layer; `bb.emit_output` the last one.",
+    hints=["A Linear layer is `x @ w.T + b`: in TE, a matmul stage reading `W[j, k]` (a "
+           "reduce_axis over k), then a stage that adds `B[j]`; one TE function may return the "
+           "last of several stages.",
+           "`bb.emit_te(te_linear, x, w1, b1)`, then `bb.emit_te(te_relu, h)` (section 2's), "
+           "then the second layer; `bb.emit_output` the last one.",
            "The batch is `n = tirx.Var(\"n\", \"int64\")` in x's type, as in section 2."],
 )
+
+def _squared_distances(x, y):
+    return np.sum((x[:, None, :] - y[None, :, :]) ** 2, axis=2)
+
 
 PAIRWISE = Exercise(
     key="15-pairwise", title="Lesson 15: pairwise distances for any sizes", answer="pairwise",
@@ -150,12 +158,13 @@ def pairwise(x: Tensor[("n", "d"), f32], y: Tensor[("m", "d"), f32]):
     return sum(diff * diff, axis=2)
 """,
     rtol=1e-4, atol=1e-4,
-    misconceptions=[Misconception(lambda x, y: np.sum((x[:, None, :] - y[None, :, :]) ** 2, axis=2) ** 0.5,
+    misconceptions=[Misconception(lambda x, y: np.sqrt(_squared_distances(x, y)),
                                   "that is the distance itself: the exercise asks for its square "
                                   "(no square root)."),
                     Misconception(lambda x, y: (x * x).sum(1, keepdims=True) - x @ y.T
                                   + (y * y).sum(1, keepdims=True).T,
-                                  "|x - y|^2 = |x|^2 - 2 x.y + |y|^2: the cross term counts twice.")],
+                                  "|x - y|^2 = |x|^2 - 2 x.y + |y|^2: the cross term counts "
+                                  "twice.")],
     hints=["Three sizes: the rows of x (\"n\"), the rows of y (\"m\"), and the length of each row, "
            "which x and y share: the same name in both annotations.",
            "|x - y|^2 = |x|^2 - 2 x.y + |y|^2: the middle term for every pair is x @ transpose(y), "

@@ -6,7 +6,7 @@ import numpy as np
 from ..spec import FAILED, UNCHANGED, Exercise, Misconception, Probe, Unanswered
 
 
-# Lesson 2: the student extends the lesson's MiniFrontend. The check lowers these two programs with it.
+# Lesson 2: the student extends the lesson's MiniFrontend; the check lowers these two programs.
 FRONTEND_PROGRAM = """def squash(x: Tensor[(8,), f32], y: Tensor[(8,), f32]):
     e = exp(x) + exp(y)
     return tanh(x * y) / e
@@ -46,8 +46,9 @@ def _unknown_call_is_located(frontend):
     except SyntaxError as exc:
         text = str(exc)
         if f"line {UNKNOWN_CALL_LINE}" not in text or "sigmoid" not in text:
-            return (f"`bad` now raises SyntaxError, but its message ({text!r}) should name the line "
-                    f"(`line {UNKNOWN_CALL_LINE}`, as generic_visit does) and the unknown function.")
+            return (f"`bad` now raises SyntaxError, but its message ({text!r}) should name the "
+                    f"line (`line {UNKNOWN_CALL_LINE}`, as generic_visit does) and the unknown "
+                    "function.")
         return None
     except Exception as exc:
         return (f"the values are right, but a call to an unknown function (`bad` above) raises "
@@ -60,9 +61,10 @@ MINI_FRONTEND = Exercise(
     key="02-frontend", title="Lesson 2: extend the mini frontend", answer="MyFrontend",
     reference=lambda x, y: (np.tanh(x * y) / (np.exp(x) + np.exp(y))).astype(x.dtype),
     signature="x: Tensor[(8,), f32], y: Tensor[(8,), f32]", adapt=_frontend_callables,
-    misconceptions=[Misconception(lambda x, y: (np.tanh(x * y) * (np.exp(x) + np.exp(y))).astype(x.dtype),
-                                  "`/` multiplies in your frontend: ast.Div should build R.divide."),
-                    Misconception(lambda x, y: (np.tanh(x * y) / (np.exp(x) * np.exp(y))).astype(x.dtype),
+    misconceptions=[Misconception(lambda x, y: np.tanh(x * y) * (np.exp(x) + np.exp(y)),
+                                  "`/` multiplies in your frontend: ast.Div should build "
+                                  "R.divide."),
+                    Misconception(lambda x, y: np.tanh(x * y) / (np.exp(x) * np.exp(y)),
                                   "`+` multiplies in your frontend: keep MiniFrontend's BINOPS.")],
     structure=[_unknown_call_is_located],
     hints=["`/` parses as a BinOp whose op is `ast.Div`; BINOPS maps operator classes to builders "
@@ -104,8 +106,8 @@ def affine_relu(x: Tensor[("n", 8), f32], w: Tensor[(8, 3), f32], b: Tensor[(3,)
     misconceptions=[Misconception(lambda x, w, b: x @ w + b, "the relu is missing: wrap the add in R.nn.relu."),
                     Misconception(lambda x, w, b: np.maximum(x @ w, 0) + b,
                                   "relu comes last: relu(x @ w + b), not relu(x @ w) + b.")],
-    hints=["A symbolic size is a `tirx.Var(\"n\", \"int64\")`; use it in the shape of `x` and of the "
-           "result type.",
+    hints=["A symbolic size is a `tirx.Var(\"n\", \"int64\")`; use it in the shape of `x` "
+           "and of the result type.",
            "Nest the calls: `R.nn.relu(R.add(R.matmul(x, w), b))`.",
            "`relax.Function(params, body, ret_ty=...)`, then `tvm.IRModule({\"affine_relu\": f})` and Normalize."],
 )
@@ -169,15 +171,15 @@ def _clip_tree_callables(nodes, namespace):
     roots = [name for name, tp in fields.items() if tp == "Expr"]
     attributes = [name for name, tp in fields.items() if tp == "float"]
     if roots != ["x"] or sorted(attributes) != ["hi", "lo"]:
-        raise Unanswered(f"Clip's fields are {fields}: it should have one child expression `x` (type "
-                         "\"Expr\") and two attributes `lo` and `hi` of type float, which are numbers, "
-                         "not children to visit.", FAILED)
+        raise Unanswered(f"Clip's fields are {fields}: it should have one child expression `x` "
+                         "(type \"Expr\") and two attributes `lo` and `hi` of type float, which "
+                         "are numbers, not children to visit.", FAILED)
     header = namespace.get("header2")
     if not isinstance(header, str):
         raise Unanswered("`header2` is not defined: set header2 = generate_header(ir2).", FAILED)
     if "double lo;" not in header or "double hi;" not in header:
-        raise Unanswered("`header2` does not declare `double lo;` and `double hi;` in ClipNode: map the "
-                         "Python type float to C++'s double in CPP_TYPES.", FAILED)
+        raise Unanswered("`header2` does not declare `double lo;` and `double hi;` in ClipNode: "
+                         "map the Python type float to C++'s double in CPP_TYPES.", FAILED)
     evaluator = namespace.get("Evaluate2")
     if evaluator is None:
         raise Unanswered("`Evaluate2` is not defined: write the evaluator class and run its cell.")
@@ -194,8 +196,8 @@ CLIP_TREE = Exercise(
                                   "only the lower bound is applied: clip to both lo and hi."),
                     Misconception(lambda x, b: np.clip(x + b, CLIP_HI, CLIP_LO).astype(x.dtype),
                                   "lo and hi are swapped in visit_Clip.")],
-    hints=["Declare `Clip` with `x: \"Expr\"` and `lo: float`, `hi: float`: the generator's visitor "
-           "walks only the fields whose type is the root, Expr.",
+    hints=["Declare `Clip` with `x: \"Expr\"` and `lo: float`, `hi: float`: the generator's "
+           "visitor walks only the fields whose type is the root, Expr.",
            "generate_header looks every field type up in CPP_TYPES: add float -> \"double\", then "
            "header2 = generate_header(ir2).",
            "visit_Clip returns `np.clip(self.visit(node.x), node.lo, node.hi)`."],

@@ -30,7 +30,8 @@ def identity_calls(func) -> list:
             for arg in call.args:
                 if neutral is not None and isinstance(arg, tvm.ir.expr.Constant) and \
                         arg.value.numpy().ndim == 0 and float(arg.value.numpy()) == neutral:
-                    found.append(f"{binding.var.name} = {call.op.name.split('.')[-1]}(..., {neutral})")
+                    op = call.op.name.split(".")[-1]
+                    found.append(f"{binding.var.name} = {op}(..., {neutral})")
     return found
 
 
@@ -49,7 +50,8 @@ def _judge_pass(my_pass, namespace):
             fn = compile_program(TIDY)["tidy"]
     failed = [f for f in fn.build_record.fallbacks if f.stage == name]
     if failed:
-        return f"your pass raised while compiling `tidy`, so the build skipped it: {failed[0].error}"
+        return ("your pass raised while compiling `tidy`, so the build skipped it: "
+                f"{failed[0].error}")
     step = fn.pipeline()[name]
     if not step.changed:
         return ("your pass left `tidy` unchanged: does it find the calls whose constant argument "
@@ -74,8 +76,8 @@ IDENTITY_PASS = Exercise(
            "visits the arguments (super().visit_call_), then looks at the call.",
            "For R.multiply with a scalar constant 1.0 argument, return the *other* argument; "
            "the same for R.add with 0.0. Check both argument positions.",
-           "A scalar constant: isinstance(arg, tvm.ir.expr.Constant) and arg.value.numpy().ndim == 0; "
-           "its value is float(arg.value.numpy())."],
+           "A scalar constant: isinstance(arg, tvm.ir.expr.Constant) and "
+           "arg.value.numpy().ndim == 0; its value is float(arg.value.numpy())."],
 )
 
 EXERCISES = [IDENTITY_PASS]
