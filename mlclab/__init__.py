@@ -10,6 +10,7 @@ from .api import displays as _displays
 from .viz.views import register_browser_form as _register_browser_form
 from .api.profiling import compare_profiles
 from .api.torch_model import TorchFunction, from_torch
+from .backend.extra_passes import extra_passes
 from .backend.record import FallbackWarning
 from .frontend.torchvision_compat import import_torchvision
 from .course import exercise
@@ -19,7 +20,7 @@ __version__ = "0.1.0"
 __all__ = ["Tensor", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "DSLError",
            "InternalError", "compile", "function", "validate", "Program", "CompiledFunction",
            "clear_cache", "cache_info", "compare_profiles", "import_torchvision",
-           "from_torch", "TorchFunction", "FallbackWarning", "exercise",
+           "from_torch", "TorchFunction", "FallbackWarning", "extra_passes", "exercise",
            "load_ipython_extension", "compare"]
 
 # The notebook layer's displays, attached by name so nothing loads until one is shown.

@@ -52,9 +52,15 @@ def lesson_ids():
 
 
 # ------------------------------------------------------------------------------ static checks
-def test_twelve_lessons_numbered_in_order():
+def test_lessons_numbered_in_order():
     numbers = [int(p.name[:2]) for p in LESSONS]
-    assert numbers == list(range(1, 13)), [p.name for p in LESSONS]
+    assert numbers == sorted(set(numbers)), [p.name for p in LESSONS]
+    assert set(range(1, 13)) <= set(numbers), [p.name for p in LESSONS]
+
+
+def test_the_course_index_lists_every_lesson():
+    index = (LESSONS_DIR / "README.md").read_text(encoding="utf-8")
+    assert not [p.name for p in LESSONS if f"({p.name})" not in index]
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
@@ -144,6 +150,63 @@ def test_relative_links_resolve():
             if not (path.parent / target.split("#")[0]).exists():
                 broken.append(f"{path.name}: {target}")
     assert not broken, broken
+
+
+# Phrases in a lesson's prose that state a fact about the compiler or the machine (a count of
+# passes, kernels, groups, buffers or cores; a step number; a speed or work ratio). Such a number
+# must be printed by a cell, never typed: a typed one goes stale when the pipeline changes (lesson
+# 11 once said "23 passes" when there were 25). Small numbers written as words count too.
+_COUNT = (r"(?:\d[\d,]*(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+          r"|twenty[- ]?\w*)")
+STATED_FACTS = [
+    rf"\b{_COUNT}\s+(?:\w+\s+)?(?:passes|kernels?|fused groups|groups?|PrimFuncs?|loop nests?|"
+    r"intermediate buffers?|buffers|temporar(?:y|ies)|cores?|threads)\b",
+    r"\bsteps? \d+\b",
+    r"\b\d+(?:\.\d+)?\s*[x×]\s+(?:faster|slower|more|fewer|less|apart)\b",
+    rf"\b{_COUNT}\s+times\s+(?:more|fewer|faster|slower|less|as)\b",
+    r"\btwice as\b",
+    r"\b\d+-core\b",
+    r"\b\d[\d.,]*\s*[MG]?\s*FLOPs\b",
+    r"\ba (?:tenth|half|third|quarter) of the (?:work|time)\b",
+]
+# Numbers that are definitions, not facts the system could contradict: (lesson, phrase, why).
+DEFINITIONS = {
+    ("01", "three passes"): "numpy's three operators, one pass over memory each",
+    ("08", "three passes"): "the same: three numpy operators",
+    ("01", "3 FLOPs"): "multiply, add, max: the formula relu(a * b + c) itself",
+    ("08", "3 FLOPs"): "the same formula (section 6's self-check compares it with the profiler)",
+    ("08", "2.25× faster"): "36 / 16 written out beside it, and the cell below prints it",
+    ("08", "two kernels"): "the program was written with two results, one kernel each",
+}
+
+
+def stated_facts():
+    for path in LESSONS:
+        lesson = path.name[:2]
+        for index, cell in enumerate(read(path).cells):
+            if cell.cell_type != "markdown":
+                continue
+            for pattern in STATED_FACTS:
+                for match in re.finditer(pattern, cell.source, re.I):
+                    yield lesson, index, match.group(0)
+
+
+def test_prose_numbers_about_the_compiler_are_printed_by_cells():
+    """A count, step number or ratio in a lesson's prose is printed by a cell, or a definition."""
+    typed = [f"lesson {lesson} cell {index}: {phrase!r}" for lesson, index, phrase in stated_facts()
+             if (lesson, re.sub(r"\s+", " ", phrase)) not in DEFINITIONS]
+    assert not typed, ("print these from a cell (or list a definition in DEFINITIONS): "
+                       + "; ".join(typed))
+
+
+def test_the_fact_scanner_finds_typed_facts():
+    """The scanner catches phrases lessons once typed, so the test above cannot pass vacuously."""
+    stale = ["which of the 23 passes will change it?", "FoldBatchNorm (step 3) scales",
+             "about **ten times\nmore arithmetic**", "doing a tenth of the work",
+             "On this 2-core machine",
+             "allocates two temporaries", "the chain is 2.7x faster", "FuseOps made 3 fused groups"]
+    for text in stale:
+        assert any(re.search(p, text, re.I) for p in STATED_FACTS), text
 
 
 def requirement_lines() -> list[str]:

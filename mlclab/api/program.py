@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from .. import ops
 from ..frontend.parser import parse_program
 from ..lang.typed import TypedProgram
+from ..backend import extra_passes
 from ..tvm_setup import IR_LOCK
 from . import cache
 from .build import Built, check_target
@@ -35,13 +36,17 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
     if not isinstance(filename, str):
         raise TypeError("compile(): filename must be a str")
     check_target(target)
+    # The cache is keyed by the text: a build with the user's own passes neither comes from it
+    # nor goes into it (mlclab.backend.extra_passes).
+    uncached = force or bool(extra_passes.active())
     key = cache.key(source, target, ops.generation())
-    hit = None if force else cache.CACHE.get(key)
+    hit = None if uncached else cache.CACHE.get(key)
     if hit is not None:
         return hit.renamed(filename, source)
     with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
         prog = Program(parse_program(source, filename), target)
-    cache.CACHE.put(key, prog)
+    if not extra_passes.active():
+        cache.CACHE.put(key, prog)
     return prog
 
 

@@ -181,6 +181,7 @@ def _llvm_passes(target, optimized: bool) -> list:
     from .alignment import relax_param_alignment
     from .conv_layout import block_conv_layout
     from .empty_constants import make_empty_constants_at_run_time
+    from .extra_passes import active as extra_passes
     from .fold_batchnorm import fold_batchnorm
     from .fold_kernels import fold_constants
     from .pack_weights import pack_weights
@@ -214,6 +215,8 @@ def _llvm_passes(target, optimized: bool) -> list:
         # Convolutions in the NCHW[x]c layout, with their constant weights re-laid out
         # once here (see conv_layout.py).
         *mlclab(block_conv_layout(vector_lanes(target))),
+        # the user's own graph rewrites (mlclab.extra_passes), in both pipelines, guarded
+        *[own_pass(p) for p in extra_passes()],
         *legalize,
         *mlclab(schedule_cpu(target)),
         *dataflow_lower_passes(target),

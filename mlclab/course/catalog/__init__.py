@@ -1,5 +1,6 @@
 """Every exercise of the course, by key. The references live in these modules and nowhere in the
 notebooks."""
-from . import compiler, dsl, objects, performance, pipeline
+from . import compiler, dsl, objects, passes, performance, pipeline
 
-EXERCISES = {e.key: e for module in (dsl, objects, compiler, pipeline, performance) for e in module.EXERCISES}
+EXERCISES = {e.key: e for module in (dsl, objects, compiler, pipeline, performance, passes)
+             for e in module.EXERCISES}

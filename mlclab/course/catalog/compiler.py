@@ -28,8 +28,9 @@ def _judge_groups(predicted, namespace):
         return None
     # Never the number itself: only which way to think.
     if predicted > actual:
-        return (f"FuseOps makes fewer groups than {predicted}: an elementwise or broadcast operator "
-                "after a reduction joins the reduction's group as its epilogue.")
+        return (f"FuseOps makes fewer groups than {predicted}: elementwise and broadcast "
+                "operators after a matmul-like anchor (pattern 4) join its group as an epilogue; "
+                "how is `mean` legalized, and what pattern does that PrimFunc get?")
     return (f"FuseOps makes more groups than {predicted}: look for an operator that cannot join its "
             "neighbour's group.")
 
@@ -37,8 +38,11 @@ def _judge_groups(predicted, namespace):
 FUSED_GROUPS = Exercise(
     key="08-fused-groups", title="Lesson 8: predict where fusion stops", answer="predicted_groups",
     reference=None, judge=_judge_groups,
-    hints=["Label each operator with its pattern: elementwise, broadcast, injective, reduction.",
-           "A group has at most one anchor (a reduction or a matmul); elementwise work after it attaches.",
+    hints=["Label each PrimFunc with its pattern: elementwise, broadcast, injective, reduction, "
+           "out-elementwise-fusable. `mean` is legalized as one PrimFunc: what does it compute?",
+           "A pure reduction ends its group; a PrimFunc that reduces and then computes "
+           "elementwise is labelled out-elementwise-fusable, and elementwise work after it "
+           "attaches as an epilogue.",
            "Does anything in `norm` force a second anchor?"],
 )
 

@@ -1,7 +1,8 @@
-"""The exercises answered with a DSL function (lessons 1, 4, 5, 7): references are DSL programs."""
+"""The exercises whose references are DSL programs (lessons 1, 4, 5, 7): answered with a DSL
+function, or (lesson 7) a module built with BlockBuilder."""
 import numpy as np
 
-from ..spec import Exercise, Misconception, Probe
+from ..spec import FAILED, Exercise, Misconception, Probe, Unanswered
 
 MSE = Exercise(
     key="01-mse", title="Lesson 1: mean squared error", answer="mse", entry="mse",
@@ -77,20 +78,99 @@ def numbers_sum(tag: Tensor[(), i32], x: Tensor[(), i32], y: Tensor[(), i32]):
     stub_fingerprints=frozenset({"3167eec23770947a"}),
 )
 
+def _mlp_module_callables(module, namespace):
+    import tvm
+    from tvm import relax, tirx
+    if not isinstance(module, tvm.IRModule):
+        raise Unanswered(f"`mlp_mod` should be the tvm.IRModule your BlockBuilder built "
+                         f"(`bb.get()`), not {type(module).__name__}.")
+    if "mlp" not in [gv.name_hint for gv in module.get_global_vars()]:
+        raise Unanswered("your IRModule has no function named \"mlp\": "
+                         "`bb.function(\"mlp\", params)`.")
+    if not relax.analysis.check_well_formed(module):
+        raise Unanswered("your IRModule is not well formed.", FAILED)
+    params = module["mlp"].params
+    if len(params) != 5:
+        raise Unanswered(f"`mlp` takes {len(params)} parameter(s); the check passes five: "
+                         "x, w1, b1, w2, b2.", FAILED)
+    shape = getattr(params[0].ty, "shape", None)
+    if shape is None or not isinstance(shape.values[0], tirx.Var):
+        raise Unanswered(f"`x` has type {params[0].ty}: make its batch dimension a symbolic "
+                         "tirx.Var (\"n\"), so one module takes every batch size.", FAILED)
+    vm = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
+    return {"your `mlp_mod`": lambda *a: vm["mlp"](*[tvm.runtime.tensor(v) for v in a]).numpy()}
+
+
+def _every_layer_is_te(module) -> str:
+    """Each binding of ``mlp`` is a call_tir: the layers came from emit_te, not R.* operators."""
+    import tvm
+    from tvm import relax
+    call_tir = tvm.ir.Op.get("relax.call_tir")
+    for block in module["mlp"].body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            if isinstance(value, relax.Var):
+                continue                  # emit_output's copy of a call_tir's result
+            if isinstance(value, relax.Call) and value.op.same_as(call_tir):
+                continue
+            what = value.op.name if isinstance(value, relax.Call) and hasattr(value.op, "name") \
+                else type(value).__name__
+            return (f"the values are right, but `{binding.var.name}` is bound to `{what}`: "
+                    "build every layer with `bb.emit_te(...)`, so each binding is a call_tir to "
+                    "a TensorIR function of your own.")
+    return None
+
+
 MLP = Exercise(
-    key="07-mlp", title="Lesson 7: the MLP in the DSL", answer="mlp", entry="mlp",
+    key="07-mlp-blockbuilder", title="Lesson 7: the MLP with BlockBuilder and emit_te",
+    answer="mlp_mod", entry="mlp",
     reference="""
 def mlp(x: Tensor[("n", 64), f32], w1: Tensor[(32, 64), f32], b1: Tensor[(32,), f32],
         w2: Tensor[(10, 32), f32], b2: Tensor[(10,), f32]):
     return linear(relu(linear(x, w1, b1)), w2, b2)
 """,
+    adapt=_mlp_module_callables,
     misconceptions=[Misconception(lambda x, w1, b1, w2, b2: (x @ w1.T + b1) @ w2.T + b2,
                                   "the hidden layer has no activation: PyTorch's model applies "
-                                  "ReLU between the two Linear layers.")],
-    hints=["Two `linear` layers with a `relu` between them, as in the PyTorch model.",
-           "`linear(x, w, b)` computes `x @ w.T + b`: pass PyTorch's weights as they are.",
-           "Keep the batch dimension symbolic (\"n\"): the check uses several batch sizes."],
-    stub_fingerprints=frozenset(),
+                                  "ReLU between the two Linear layers."),
+                    Misconception(lambda x, w1, b1, w2, b2: np.maximum(x @ w1.T, 0) @ w2.T,
+                                  "the biases are missing: a Linear layer adds its bias after "
+                                  "the matmul.")],
+    structure=[_every_layer_is_te],
+    hints=["A Linear layer is `x @ w.T + b`: in TE, a matmul stage reading `W[j, k]` (a "
+           "reduce_axis over k), then a stage that adds `B[j]`; one TE function may return the "
+           "last of several stages.",
+           "`bb.emit_te(te_linear, x, w1, b1)`, then `bb.emit_te(te_relu, h)` (section 2's), "
+           "then the second layer; `bb.emit_output` the last one.",
+           "The batch is `n = tirx.Var(\"n\", \"int64\")` in x's type, as in section 2."],
 )
 
-EXERCISES = [MSE, SOFTMAX, NUMBERS_SUM, MLP]
+def _squared_distances(x, y):
+    return np.sum((x[:, None, :] - y[None, :, :]) ** 2, axis=2)
+
+
+PAIRWISE = Exercise(
+    key="15-pairwise", title="Lesson 15: pairwise distances for any sizes", answer="pairwise",
+    entry="pairwise",
+    reference="""
+def pairwise(x: Tensor[("n", "d"), f32], y: Tensor[("m", "d"), f32]):
+    diff = expand_dims(x, 1) - expand_dims(y, 0)
+    return sum(diff * diff, axis=2)
+""",
+    rtol=1e-4, atol=1e-4,
+    misconceptions=[Misconception(lambda x, y: np.sqrt(_squared_distances(x, y)),
+                                  "that is the distance itself: the exercise asks for its square "
+                                  "(no square root)."),
+                    Misconception(lambda x, y: (x * x).sum(1, keepdims=True) - x @ y.T
+                                  + (y * y).sum(1, keepdims=True).T,
+                                  "|x - y|^2 = |x|^2 - 2 x.y + |y|^2: the cross term counts "
+                                  "twice.")],
+    hints=["Three sizes: the rows of x (\"n\"), the rows of y (\"m\"), and the length of each row, "
+           "which x and y share: the same name in both annotations.",
+           "|x - y|^2 = |x|^2 - 2 x.y + |y|^2: the middle term for every pair is x @ transpose(y), "
+           "an (n, m) matrix.",
+           "sum(x * x, axis=1, keepdims=True) is (n, 1); the same for y, transposed to (1, m), "
+           "broadcasts against (n, m)."],
+)
+
+EXERCISES = [MSE, SOFTMAX, NUMBERS_SUM, MLP, PAIRWISE]

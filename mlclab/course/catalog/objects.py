@@ -1,43 +1,83 @@
-"""The exercises answered with something other than a DSL function (lessons 2, 3, 6, 9): an
-operator-table entry, a hand-built Relax module, a scheduled TE kernel, generated IR classes.
+"""The exercises answered with something other than a DSL function (lessons 2, 3, 6, 9): a
+frontend class, a hand-built Relax module, a scheduled TE kernel, generated IR classes.
 Each ``adapt`` turns the answer into numpy callables, or says what is missing."""
 import numpy as np
 
 from ..spec import FAILED, UNCHANGED, Exercise, Misconception, Probe, Unanswered
 
 
-def _softplus(x):
-    return np.logaddexp(np.float32(0), x).astype(x.dtype)
+# Lesson 2: the student extends the lesson's MiniFrontend; the check lowers these two programs.
+FRONTEND_PROGRAM = """def squash(x: Tensor[(8,), f32], y: Tensor[(8,), f32]):
+    e = exp(x) + exp(y)
+    return tanh(x * y) / e
+"""
+UNKNOWN_CALL = """def bad(x: Tensor[(8,), f32]):
+    y = x + x
+    return sigmoid(y)
+"""
+UNKNOWN_CALL_LINE = 3
 
 
-def _mish_callables(answer, namespace):
-    from ... import ops
-    from ...api import compile as compile_program
-    if "mish" not in ops.OPS:
-        raise Unanswered("the operator table has no `mish` yet: register it in the exercise cell "
-                         "and run that cell.", UNCHANGED)
-    fn = compile_program('def f(x: Tensor[("n",), f32]):\n    return mish(x)\n')["f"]
-    return {"your Relax builder (compiled by TVM)": fn, "your numpy function": fn.reference}
+def _lowered(frontend, source: str):
+    import ast
+    return frontend().lower(ast.parse(source).body[0])
 
 
-MISH = Exercise(
-    key="02-mish", title="Lesson 2: a mish operator", answer="ops",
-    reference=lambda x: (x * np.tanh(_softplus(x))).astype(x.dtype),
-    signature='x: Tensor[("n",), f32]', adapt=_mish_callables,
-    probes=[Probe(lambda rng: [np.array([-100.0, -20.0, 0.0, 20.0, 95.0], "float32")],
-                  "log(1 + exp(x)) overflows float32 for x above 88 (exp(89) is inf): use a "
-                  "softplus that never forms exp(x) for large x (R.nn.softplus, np.logaddexp(0, x)).")],
-    misconceptions=[Misconception(lambda x: (x * np.tanh(x)).astype(x.dtype),
-                                  "mish is x · tanh(softplus(x)), not x · tanh(x).")],
-    hints=["Look at how `softplus` and `tanh` are registered: `ops.OPS[\"softplus\"]` shows the fields.",
-           "`rule=ops.same_as_input(float_only=True)`; the Relax side composes `R.tanh` and `R.nn.softplus`.",
-           "numpy's stable softplus is `np.logaddexp(0, x)`."],
+def _frontend_callables(frontend, namespace):
+    import tvm
+    from tvm import relax
+    if not isinstance(frontend, type) or not callable(getattr(frontend, "lower", None)):
+        raise Unanswered(f"`MyFrontend` should be a class with a `lower` method (a subclass of "
+                         f"MiniFrontend), not {type(frontend).__name__}.")
+    try:
+        module = _lowered(frontend, FRONTEND_PROGRAM)
+    except Exception as exc:  # the student's frontend failing is the answer's problem, said plainly
+        message = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        raise Unanswered(f"your frontend cannot lower `squash` (printed above the exercise): "
+                         f"{type(exc).__name__}: {message}", FAILED)
+    vm = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
+    return {"`squash` lowered by your frontend": lambda x, y: vm["squash"](
+        tvm.runtime.tensor(x), tvm.runtime.tensor(y)).numpy()}
+
+
+def _unknown_call_is_located(frontend):
+    try:
+        _lowered(frontend, UNKNOWN_CALL)
+    except SyntaxError as exc:
+        text = str(exc)
+        if f"line {UNKNOWN_CALL_LINE}" not in text or "sigmoid" not in text:
+            return (f"`bad` now raises SyntaxError, but its message ({text!r}) should name the "
+                    f"line (`line {UNKNOWN_CALL_LINE}`, as generic_visit does) and the unknown "
+                    "function.")
+        return None
+    except Exception as exc:
+        return (f"the values are right, but a call to an unknown function (`bad` above) raises "
+                f"{type(exc).__name__}: {exc}: no line, no explanation. Raise a SyntaxError that "
+                "names the line and the function, as generic_visit does.")
+    return "your frontend lowered `bad`, which calls `sigmoid`, a function it has no builder for."
+
+
+MINI_FRONTEND = Exercise(
+    key="02-frontend", title="Lesson 2: extend the mini frontend", answer="MyFrontend",
+    reference=lambda x, y: (np.tanh(x * y) / (np.exp(x) + np.exp(y))).astype(x.dtype),
+    signature="x: Tensor[(8,), f32], y: Tensor[(8,), f32]", adapt=_frontend_callables,
+    misconceptions=[Misconception(lambda x, y: np.tanh(x * y) * (np.exp(x) + np.exp(y)),
+                                  "`/` multiplies in your frontend: ast.Div should build "
+                                  "R.divide."),
+                    Misconception(lambda x, y: np.tanh(x * y) / (np.exp(x) * np.exp(y)),
+                                  "`+` multiplies in your frontend: keep MiniFrontend's BINOPS.")],
+    structure=[_unknown_call_is_located],
+    hints=["`/` parses as a BinOp whose op is `ast.Div`; BINOPS maps operator classes to builders "
+           "(`R.divide`), CALLS maps names to builders (`R.exp`, `R.tanh`).",
+           "A subclass can extend a class attribute: `CALLS = {**MiniFrontend.CALLS, ...}`.",
+           "In `visit_Call`, check `node.func.id in self.CALLS` before looking it up, and raise "
+           "`SyntaxError(f\"line {node.lineno}: ...\")` otherwise."],
 )
 
 
 def _affine_callables(module, namespace):
     import tvm
-    from tvm import relax
+    from tvm import relax, tirx
     if not isinstance(module, tvm.IRModule):
         raise Unanswered(f"`my_module` should be a tvm.IRModule, not {type(module).__name__}.")
     if "affine_relu" not in [gv.name_hint for gv in module.get_global_vars()]:
@@ -47,6 +87,13 @@ def _affine_callables(module, namespace):
     problem = _relax_params_problem(module["affine_relu"], AFFINE_RELU.params)
     if problem:
         raise Unanswered(problem, FAILED)
+    x_type = module["affine_relu"].params[0].ty
+    shape = getattr(x_type, "shape", None)
+    rows = shape.values[0] if shape is not None and len(shape.values) == 2 else None
+    if not isinstance(rows, tirx.Var):
+        raise Unanswered(f"the first parameter of your `affine_relu` has type {x_type}: its batch "
+                         "dimension should be a symbolic size (a tirx.Var), so one function takes "
+                         "every batch size; the check calls it with several.", FAILED)
     vm = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
     return {"your `affine_relu`": lambda *a: vm["affine_relu"](*[tvm.runtime.tensor(x) for x in a]).numpy()}
 
@@ -66,7 +113,7 @@ def _relax_params_problem(func, params) -> str:
             return f"parameter `{var.name}` should be a tensor ({want.type}), not {ty}."
         shape = None if ty.shape is None else [_dim(d) for d in ty.shape.values]
         if (str(ty.dtype) != str(want.type.dtype) or ty.ndim not in (-1, len(want.type.shape))
-                or (shape is not None and any(isinstance(d, int) and d != w
+                or (shape is not None and any(isinstance(d, int) and isinstance(w, int) and d != w
                                               for d, w in zip(shape, want.type.shape)))):
             return (f"parameter `{var.name}` is declared {ty}; the exercise passes "
                     f"{want.name}: {want.type}: declare it relax.TensorType("
@@ -107,17 +154,18 @@ def _listed(params) -> str:
 
 
 AFFINE_RELU = Exercise(
-    key="03-affine-relu", title="Lesson 3: relu(x @ w + b) from Relax nodes", answer="my_module",
-    entry="affine_relu",
+    key="03-affine-relu", title="Lesson 3: relu(x @ w + b) from Relax nodes, any batch size",
+    answer="my_module", entry="affine_relu",
     reference="""
-def affine_relu(x: Tensor[(4, 8), f32], w: Tensor[(8, 3), f32], b: Tensor[(3,), f32]):
+def affine_relu(x: Tensor[("n", 8), f32], w: Tensor[(8, 3), f32], b: Tensor[(3,), f32]):
     return relu(x @ w + b)
 """,
     adapt=_affine_callables,
     misconceptions=[Misconception(lambda x, w, b: x @ w + b, "the relu is missing: wrap the add in R.nn.relu."),
                     Misconception(lambda x, w, b: np.maximum(x @ w, 0) + b,
                                   "relu comes last: relu(x @ w + b), not relu(x @ w) + b.")],
-    hints=["Make three `relax.Var`s with `relax.TensorType(shape, \"float32\")`.",
+    hints=["A symbolic size is a `tirx.Var(\"n\", \"int64\")`; use it in the shape of `x` "
+           "and of the result type.",
            "Nest the calls: `R.nn.relu(R.add(R.matmul(x, w), b))`.",
            "`relax.Function(params, body, ret_ty=...)`, then `tvm.IRModule({\"affine_relu\": f})` and Normalize."],
 )
@@ -176,34 +224,51 @@ def mm_bias_relu(a: Tensor[({TE_N}, {TE_N}), f32], b: Tensor[({TE_N}, {TE_N}), f
 )
 
 
-def _tree_callables(nodes, namespace):
+CLIP_LO, CLIP_HI = -0.5, 0.5
+
+
+def _clip_tree_callables(nodes, namespace):
     if not isinstance(nodes, dict):
         raise Unanswered(f"`nodes2` should be what generate_python(ir2) returns, not {type(nodes).__name__}.")
-    missing = [n for n in ("Var", "Add", "Mul", "Relu") if n not in nodes]
+    missing = [n for n in ("Var", "Add", "Relu", "Clip") if n not in nodes]
     if missing:
         raise Unanswered(f"`nodes2` has no {', '.join(missing)}: declare them on ir2 with @ir2.node "
                          "and regenerate with generate_python(ir2).")
+    fields = dict(getattr(nodes["Clip"], "_field_types", {}))
+    roots = [name for name, tp in fields.items() if tp == "Expr"]
+    attributes = [name for name, tp in fields.items() if tp == "float"]
+    if roots != ["x"] or sorted(attributes) != ["hi", "lo"]:
+        raise Unanswered(f"Clip's fields are {fields}: it should have one child expression `x` "
+                         "(type \"Expr\") and two attributes `lo` and `hi` of type float, which "
+                         "are numbers, not children to visit.", FAILED)
+    header = namespace.get("header2")
+    if not isinstance(header, str):
+        raise Unanswered("`header2` is not defined: set header2 = generate_header(ir2).", FAILED)
+    if "double lo;" not in header or "double hi;" not in header:
+        raise Unanswered("`header2` does not declare `double lo;` and `double hi;` in ClipNode: "
+                         "map the Python type float to C++'s double in CPP_TYPES.", FAILED)
     evaluator = namespace.get("Evaluate2")
     if evaluator is None:
         raise Unanswered("`Evaluate2` is not defined: write the evaluator class and run its cell.")
-    V, A, M, R = (nodes[n] for n in ("Var", "Add", "Mul", "Relu"))
-    tree = R(A(M(V("x"), V("w")), V("b")))
-    return {"your tree and `Evaluate2`": lambda x, w, b: evaluator({"x": x, "w": w, "b": b}).visit(tree)}
+    V, A, C = (nodes[n] for n in ("Var", "Add", "Clip"))
+    tree = C(A(V("x"), V("b")), CLIP_LO, CLIP_HI)
+    return {"your tree and `Evaluate2`": lambda x, b: evaluator({"x": x, "b": b}).visit(tree)}
 
 
-TREE = Exercise(
-    key="09-mul-node", title="Lesson 9: a Mul node and its evaluator", answer="nodes2",
-    entry="scale_shift_relu",
-    reference="""
-def scale_shift_relu(x: Tensor[("n",), f32], w: Tensor[("n",), f32], b: Tensor[("n",), f32]):
-    return relu(x * w + b)
-""",
-    adapt=_tree_callables,
-    misconceptions=[Misconception(lambda x, w, b: np.maximum(x + w + b, 0),
-                                  "visit_Mul adds: it should multiply its two children.")],
-    hints=["A new Registry gets the four old declarations (`ir.decls`) plus `Mul` with lhs and rhs.",
-           "generate_python(ir2) returns the classes by name, including a Visitor to subclass.",
-           "visit_Mul returns `self.visit(node.lhs) * self.visit(node.rhs)`."],
+CLIP_TREE = Exercise(
+    key="09-clip-node", title="Lesson 9: a node with attributes", answer="nodes2",
+    reference=lambda x, b: np.clip(x + b, CLIP_LO, CLIP_HI).astype(x.dtype),
+    signature='x: Tensor[("n",), f32], b: Tensor[("n",), f32]', adapt=_clip_tree_callables,
+    misconceptions=[Misconception(lambda x, b: np.maximum(x + b, CLIP_LO).astype(x.dtype),
+                                  "only the lower bound is applied: clip to both lo and hi."),
+                    Misconception(lambda x, b: np.clip(x + b, CLIP_HI, CLIP_LO).astype(x.dtype),
+                                  "lo and hi are swapped in visit_Clip.")],
+    hints=["Declare `Clip` with `x: \"Expr\"` and `lo: float`, `hi: float`: the generator's "
+           "visitor walks only the fields whose type is the root, Expr.",
+           "generate_header looks every field type up in CPP_TYPES: add float -> \"double\", then "
+           "header2 = generate_header(ir2).",
+           "visit_Clip returns `np.clip(self.visit(node.x), node.lo, node.hi)`."],
 )
 
-EXERCISES = [MISH, AFFINE_RELU, MM_BIAS_RELU, TREE]
+
+EXERCISES = [MINI_FRONTEND, AFFINE_RELU, MM_BIAS_RELU, CLIP_TREE]
