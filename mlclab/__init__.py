@@ -8,8 +8,8 @@ _tvm_setup.prepare()   # before anything imports TVM: torch kept out of it, thre
 
 from .lang.annotations import Tensor, f16, f32, f64, i8, i16, i32, i64, u8
 from .lang.diagnostics import DSLError
-from .api import (CompiledFunction, InternalError, Program, cache_info, clear_cache, compile,
-                  function, validate)
+from .api import (CompiledFunction, InternalError, Program, cache_dir, cache_info, clear_cache,
+                  compile, function, validate)
 from .api import displays as _displays
 from .viz.views import register_browser_form as _register_browser_form
 from .api.profiling import compare_profiles
@@ -23,7 +23,7 @@ __version__ = "0.1.0"
 
 __all__ = ["Tensor", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "DSLError",
            "InternalError", "compile", "function", "validate", "Program", "CompiledFunction",
-           "clear_cache", "cache_info", "compare_profiles", "import_torchvision",
+           "clear_cache", "cache_info", "cache_dir", "compare_profiles", "import_torchvision",
            "from_torch", "TorchFunction", "FallbackWarning", "exercise",
            "load_ipython_extension", "compare", "threads"]
 

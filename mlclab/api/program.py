@@ -25,21 +25,26 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
             force: bool = False) -> "Program":
     """Compile every tinynn function in ``source``; returns a ``Program`` (name -> function).
 
-    Compiling the same text again for the same target is a cache hit, whatever the filename
-    (``force=True`` rebuilds). A rejected program raises ``DSLError``.
+    Compiling the same text again for the same target is a cache hit, whatever the filename,
+    in memory or on disk (``mlclab.cache_info()``; ``force=True`` rebuilds). A rejected program
+    raises ``DSLError``.
     """
+    options = {}     # every compile option, keyed as one mapping (none beyond the target yet)
     if not isinstance(source, str):
         raise TypeError(f"compile(): source must be a str of tinynn code, got "
                         f"{type(source).__name__}")
     if not isinstance(filename, str):
         raise TypeError("compile(): filename must be a str")
     check_target(target)
-    key = cache.key(source, target)
+    key = cache.key(source, target, options)
     hit = None if force else cache.CACHE.get(key)
     if hit is not None:
         return hit.renamed(filename, source)
+    # On disk, a restarted kernel's program (or the class's shared one) is loaded, not built.
+    stored = None if force else cache.Stored(key)
     with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
-        prog = Program(parse_program(source, filename), target)
+        typed = parse_program(source, filename)
+        prog = Program(typed, target, Built.of_program(typed, target, stored))
     cache.CACHE.put(key, prog)
     return prog
 
