@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import platform
-import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -156,7 +155,6 @@ class Levels:
         self.configured = False
         self.user: disk_cache.DiskCache | None = None
         self.shared: disk_cache.DiskCache | None = None
-        self._writes: queue.Queue | None = None
 
     def configure(self, path=None, shared=None, max_bytes=None, from_env=False) -> None:
         with self.lock:
@@ -188,30 +186,12 @@ class Levels:
         return None
 
     def save(self, k: str, executable) -> None:
-        """Stored in the user's folder by a background thread: linking the library takes a
-        third of a second the student need not wait for (``flush`` waits)."""
+        """Stored in the user's folder, now: linking the library takes a few tenths of a
+        second, but TVM's export runs LLVM, which must not run beside another build (a
+        background writer crashed the process, "double free or corruption")."""
         self.ready()
-        if self.user is None or (self.shared is not None and self.shared.path == self.user.path):
-            return
-        with self.lock:
-            if self._writes is None:
-                self._writes = queue.Queue()
-                threading.Thread(target=self._writer, name="mlclab-cache-writer",
-                                 daemon=True).start()
-        self._writes.put((self.user, k, versions(), executable))
-
-    def _writer(self) -> None:
-        while True:
-            level, k, vers, executable = self._writes.get()
-            try:
-                level.save(k, vers, executable)
-            finally:
-                self._writes.task_done()
-
-    def flush(self) -> None:
-        """Wait until every compiled program handed to the disk cache is written."""
-        if self._writes is not None:
-            self._writes.join()
+        if self.user is not None:
+            self.user.save(k, versions(), executable)
 
 
 LEVELS = Levels()
@@ -242,7 +222,6 @@ def cache_dir(path=None, *, shared=None, max_mb: float | None = None) -> dict:
         raise ValueError(f"cache_dir(): max_mb must be a positive number of megabytes, got "
                          f"{max_mb!r}")
     LEVELS.ready()
-    LEVELS.flush()
     if path is not None or shared is not None or max_mb is not None:
         current_user = LEVELS.user.path if LEVELS.user else OFF
         current_shared = LEVELS.shared.path if LEVELS.shared else None
@@ -257,7 +236,7 @@ def clear_cache(disk: bool = False) -> None:
     it); ``disk=True`` also empties the user's disk folder (never the shared one)."""
     CACHE.clear()
     if disk:
-        LEVELS.ready().flush()
+        LEVELS.ready()
         if LEVELS.user is not None:
             LEVELS.user.clear()
 
