@@ -266,3 +266,30 @@ def test_a_folder_that_cannot_be_written_is_said_once_and_compiling_works(tmp_pa
         assert f(np.zeros((16, 8), "f4"), np.zeros((8, 4), "f4")).shape == (16, 4)
     finally:
         mlclab.cache_dir("off")
+
+
+def test_warm_cache_fills_a_class_folder_the_students_read(tmp_path):
+    import nbformat
+
+    lesson = tmp_path / "lesson.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import numpy as np, mlclab\n"
+        f"f = mlclab.compile({PROGRAM.replace('1.0', '6.0')!r})['f']\n"
+        "a, b = np.ones((16, 8), 'f4'), np.ones((8, 4), 'f4')\n"
+        "assert mlclab.validate(f, a, b).ok")]
+    nbformat.write(nb, lesson)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, "-m", "mlclab.course", "warm-cache", str(lesson),
+                           "--to", str(tmp_path / "class")], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "lesson.ipynb: 2 compiled program(s)" in proc.stdout, proc.stdout
+    assert f"MLCLAB_SHARED_CACHE_DIR={tmp_path / 'class'}" in proc.stdout
+    seen, = kernels([(tmp_path / "student", tmp_path / "class")],
+                    source=PROGRAM.replace("1.0", "6.0"))
+    assert seen["builds"] == 0 and seen["shared"]["hits"] == 2
+    missing = subprocess.run([sys.executable, "-m", "mlclab.course", "warm-cache",
+                              str(tmp_path / "nope.ipynb"), "--to", str(tmp_path)],
+                             capture_output=True, text=True, timeout=120, env=env)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
