@@ -1,0 +1,106 @@
+"""Each lesson's peak memory and time in a fresh kernel, and the compile cache cold vs warm.
+
+    python benchmarks/lesson_memory.py [LESSON.ipynb ...] [--torch-at-import] [--mlclab-first]
+                                       [--cache cold|warm|off]
+
+Runs every lesson (default: all of lessons/) top to bottom with nbclient in a fresh kernel and
+prints the kernel's peak resident memory (its VmHWM, read after every cell, so the cell that
+set the peak is named), its memory after the first cell, and the lesson's wall time. Budgets
+(issue 29): every lesson <= 1 GB (Binder guarantees 1 GB), a lesson without a model <= 700 MB.
+
+A lesson whose first cell imports ``tvm`` before ``mlclab`` gets torch with TVM (mlclab can
+keep torch out of TVM's import only once it is imported itself, ``tvm_setup.defer_torch``);
+``--mlclab-first`` runs each lesson with ``import mlclab`` put before its first cell, in memory
+(the lesson files are not changed), to show what that order saves. ``--torch-at-import`` runs the kernels with ``MLCLAB_TVM_IMPORTS_TORCH=1`` (TVM-FFI's own
+behaviour: torch imported with TVM), the figure before issue 29. ``--cache cold`` runs each
+lesson with an empty disk cache folder, ``warm`` runs it twice into one folder and reports the
+second run (a restarted kernel), ``off`` (the default) without a disk cache. Lessons run one
+after another; the load average is printed beside the figures, which are only comparable
+within one run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = ROOT / "lessons"
+GB = 1024
+BUDGET_MODEL_MB, BUDGET_PLAIN_MB = 1 * GB, 700
+#: the lessons that import a PyTorch model (from_torch / TVM's importers)
+WITH_MODEL = ("07-", "10-")
+
+
+def status_mb(pid: int, field: str) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_lesson(path: Path, env: dict, timeout_s: int = 900, mlclab_first: bool = False) -> dict:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    if mlclab_first:
+        nb.cells.insert(0, nbformat.v4.new_code_cell("import mlclab"))
+    client = NotebookClient(nb, kernel_name="python3", timeout=timeout_s, allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    peaks, errors, first = [], 0, None
+    start = time.perf_counter()
+    with client.setup_kernel(env=env):
+        pid = client.km.provisioner.process.pid
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            client.execute_cell(cell, index)
+            errors += any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+            peaks.append((status_mb(pid, "VmHWM"), index))
+            if first is None:
+                first = status_mb(pid, "VmRSS")
+    seconds = time.perf_counter() - start
+    peak, _ = max(peaks)
+    cell = next(i for p, i in peaks if p == peak)        # the first cell that reached it
+    return {"peak": peak, "cell": cell, "first": first, "seconds": seconds, "errors": errors}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("lessons", nargs="*", type=Path)
+    ap.add_argument("--torch-at-import", action="store_true")
+    ap.add_argument("--mlclab-first", action="store_true")
+    ap.add_argument("--cache", choices=["off", "cold", "warm"], default="off")
+    args = ap.parse_args()
+    lessons = args.lessons or sorted(LESSONS.glob("[0-9][0-9]-*.ipynb"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("MLCLAB_SHARED_CACHE_DIR", None)
+    if args.torch_at_import:
+        env["MLCLAB_TVM_IMPORTS_TORCH"] = "1"
+    print(f"# {len(lessons)} lessons, torch at TVM's import: {args.torch_at_import}, "
+          f"mlclab imported first: {args.mlclab_first}, disk cache: {args.cache}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'lesson':46} {'peak MB':>8} {'at cell':>7} {'after cell 1':>12} {'seconds':>8} "
+          f"{'budget':>7}  errors")
+    over = 0
+    for lesson in lessons:
+        with tempfile.TemporaryDirectory() as folder:
+            env["MLCLAB_CACHE_DIR"] = "off" if args.cache == "off" else folder
+            if args.cache == "warm":
+                run_lesson(lesson, env, mlclab_first=args.mlclab_first)   # fills the folder
+            result = run_lesson(lesson, env, mlclab_first=args.mlclab_first)
+        budget = BUDGET_MODEL_MB if lesson.name.startswith(WITH_MODEL) else BUDGET_PLAIN_MB
+        flag = "" if result["peak"] <= budget else "  OVER"
+        over += bool(flag)
+        print(f"{lesson.name[:46]:46} {result['peak']:8.0f} {result['cell']:7d} "
+              f"{result['first']:12.0f} {result['seconds']:8.1f} {budget:7d}  "
+              f"{result['errors']}{flag}   (load {os.getloadavg()[0]:.1f})", flush=True)
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
