@@ -11,8 +11,9 @@ set the peak is named), its memory after the first cell, and the lesson's wall t
 A lesson whose first cell imports ``tvm`` before ``mlclab`` gets torch with TVM (mlclab can
 keep torch out of TVM's import only once it is imported itself, ``tvm_setup.defer_torch``);
 ``--mlclab-first`` runs each lesson with ``import mlclab`` put before its first cell, in memory
-(the lesson files are not changed), to show what that order saves. ``--torch-at-import`` runs the kernels with ``MLCLAB_TVM_IMPORTS_TORCH=1`` (TVM-FFI's own
-behaviour: torch imported with TVM), the figure before issue 29. ``--cache cold`` runs each
+(the lesson files are not changed), to show what that order saves. ``--torch-at-import`` runs
+the kernels with ``MLCLAB_TVM_IMPORTS_TORCH=1`` (TVM-FFI's own behaviour: torch imported with
+TVM), the figure before issue 29. ``--cache cold`` runs each
 lesson with an empty disk cache folder, ``warm`` runs it twice into one folder and reports the
 second run (a restarted kernel), ``off`` (the default) without a disk cache. Lessons run one
 after another; the load average is printed beside the figures, which are only comparable
@@ -21,6 +22,7 @@ within one run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -50,6 +52,11 @@ def run_lesson(path: Path, env: dict, timeout_s: int = 900, mlclab_first: bool =
     nb = nbformat.read(path, as_version=4)
     if mlclab_first:
         nb.cells.insert(0, nbformat.v4.new_code_cell("import mlclab"))
+    # what the disk cache saw: hits are programs a restarted kernel did not compile
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import json, sys\n"
+        "if 'mlclab' in sys.modules:\n"
+        "    print('CACHE', json.dumps(sys.modules['mlclab'].cache_info()['disk']))"))
     client = NotebookClient(nb, kernel_name="python3", timeout=timeout_s, allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}})
     peaks, errors, first = [], 0, None
@@ -65,9 +72,18 @@ def run_lesson(path: Path, env: dict, timeout_s: int = 900, mlclab_first: bool =
             if first is None:
                 first = status_mb(pid, "VmRSS")
     seconds = time.perf_counter() - start
+    disk = None
+    for out in nb.cells[-1].get("outputs", []):
+        if out.get("name") == "stdout" and out["text"].startswith("CACHE "):
+            disk = json.loads(out["text"][len("CACHE "):])
     peak, _ = max(peaks)
     cell = next(i for p, i in peaks if p == peak)        # the first cell that reached it
-    return {"peak": peak, "cell": cell, "first": first, "seconds": seconds, "errors": errors}
+    return {"peak": peak, "cell": cell, "first": first, "seconds": seconds, "errors": errors,
+            "disk": disk}
+
+
+def _disk(info) -> str:
+    return "-" if not info else f"{info['hits']}/{info['misses']}/{info['writes']}"
 
 
 def main() -> int:
@@ -83,9 +99,10 @@ def main() -> int:
     if args.torch_at_import:
         env["MLCLAB_TVM_IMPORTS_TORCH"] = "1"
     print(f"# {len(lessons)} lessons, torch at TVM's import: {args.torch_at_import}, "
-          f"mlclab imported first: {args.mlclab_first}, disk cache: {args.cache}; load average {os.getloadavg()[0]:.1f}")
+          f"mlclab imported first: {args.mlclab_first}, disk cache: {args.cache}; "
+          f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'lesson':46} {'peak MB':>8} {'at cell':>7} {'after cell 1':>12} {'seconds':>8} "
-          f"{'budget':>7}  errors")
+          f"{'budget':>7}  errors  disk cache (hits/misses/writes)")
     over = 0
     for lesson in lessons:
         with tempfile.TemporaryDirectory() as folder:
@@ -98,7 +115,8 @@ def main() -> int:
         over += bool(flag)
         print(f"{lesson.name[:46]:46} {result['peak']:8.0f} {result['cell']:7d} "
               f"{result['first']:12.0f} {result['seconds']:8.1f} {budget:7d}  "
-              f"{result['errors']}{flag}   (load {os.getloadavg()[0]:.1f})", flush=True)
+              f"{result['errors']}{flag}  {_disk(result['disk'])}  "
+              f"(load {os.getloadavg()[0]:.1f})", flush=True)
     return 1 if over else 0
 
 

@@ -2,8 +2,8 @@
 executables (``api.disk_cache``), read from a shared class folder first, then the user's own.
 
 The key is the text, the target, the compile options (one mapping, so any option is keyed) and
-what the code was compiled by: the versions of mlclab's code and TVM, and this CPU.
-The key is the text, not where it came from: re-running an unchanged ``%%tinynn`` cell (a new
+what the code was compiled by: the versions of mlclab's code and TVM, and this CPU. It is the
+text, not where it came from: re-running an unchanged ``%%tinynn`` cell (a new
 cell number, so a new filename) is a hit, and the program comes back under the new name (see
 ``Program.renamed``). Only trailing blanks and trailing blank lines are dropped before
 hashing -- they can change nothing -- and lines are split on ``\\n`` alone: splitting on every

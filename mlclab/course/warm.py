@@ -26,7 +26,8 @@ class Warmed:
 
     def __str__(self) -> str:
         failed = f", {self.errors} cell(s) raised" if self.errors else ""
-        return f"{self.lesson.name}: {self.added} compiled program(s) in {self.seconds:.0f} s{failed}"
+        return (f"{self.lesson.name}: {self.added} compiled program(s) in {self.seconds:.0f} s"
+                f"{failed}")
 
 
 def entries_in(folder: Path) -> int:
