@@ -45,7 +45,8 @@ def status_mb(pid: int, field: str) -> float:
     return float("nan")
 
 
-def run_lesson(path: Path, env: dict, timeout_s: int = 900, mlclab_first: bool = False) -> dict:
+def run_lesson(path: Path, env: dict, timeout_s: int = 900, mlclab_first: bool = False,
+               cells: bool = False) -> dict:
     import nbformat
     from nbclient import NotebookClient
 
@@ -69,6 +70,10 @@ def run_lesson(path: Path, env: dict, timeout_s: int = 900, mlclab_first: bool =
             client.execute_cell(cell, index)
             errors += any(o.get("output_type") == "error" for o in cell.get("outputs", []))
             peaks.append((status_mb(pid, "VmHWM"), index))
+            if cells:
+                print(f"  cell {index:3d}: peak {peaks[-1][0]:6.0f} MB, now "
+                      f"{status_mb(pid, 'VmRSS'):6.0f} MB  {cell.source.splitlines()[:1]}",
+                      flush=True)
             if first is None:
                 first = status_mb(pid, "VmRSS")
     seconds = time.perf_counter() - start
@@ -91,6 +96,7 @@ def main() -> int:
     ap.add_argument("lessons", nargs="*", type=Path)
     ap.add_argument("--torch-at-import", action="store_true")
     ap.add_argument("--mlclab-first", action="store_true")
+    ap.add_argument("--cells", action="store_true", help="print each cell's memory")
     ap.add_argument("--cache", choices=["off", "cold", "warm"], default="off")
     args = ap.parse_args()
     lessons = args.lessons or sorted(LESSONS.glob("[0-9][0-9]-*.ipynb"))
@@ -109,7 +115,7 @@ def main() -> int:
             env["MLCLAB_CACHE_DIR"] = "off" if args.cache == "off" else folder
             if args.cache == "warm":
                 run_lesson(lesson, env, mlclab_first=args.mlclab_first)   # fills the folder
-            result = run_lesson(lesson, env, mlclab_first=args.mlclab_first)
+            result = run_lesson(lesson, env, mlclab_first=args.mlclab_first, cells=args.cells)
         budget = BUDGET_MODEL_MB if lesson.name.startswith(WITH_MODEL) else BUDGET_PLAIN_MB
         flag = "" if result["peak"] <= budget else "  OVER"
         over += bool(flag)
