@@ -68,7 +68,9 @@ def run_lesson(path: Path, env: dict, timeout_s: int = 900, mlclab_first: bool =
             if cell.cell_type != "code":
                 continue
             client.execute_cell(cell, index)
-            errors += any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+            expected = "raises-exception" in cell.get("metadata", {}).get("tags", [])
+            errors += not expected and any(o.get("output_type") == "error"
+                                           for o in cell.get("outputs", []))
             peaks.append((status_mb(pid, "VmHWM"), index))
             if cells:
                 print(f"  cell {index:3d}: peak {peaks[-1][0]:6.0f} MB, now "
