@@ -225,7 +225,13 @@ def test_the_folder_keeps_to_its_bound_least_recently_used_first_out(tmp_path, m
         assert folder.save(name * 64, versions, FakeExecutable(10_000))
         os.utime(folder._entry(name * 64) / disk_cache.META, (1000 + i, 1000 + i))
     assert folder.load("a" * 64, versions) is not None     # "a" is now the most recent
+    killed = tmp_path / "dd" / ".dddd-left-by-a-killed-writer"
+    fresh = tmp_path / "dd" / ".dddd-being-written-now"
+    killed.mkdir(parents=True)
+    fresh.mkdir()
+    os.utime(killed, (1000, 1000))
     folder.save("d" * 64, versions, FakeExecutable(10_000))
+    assert not killed.exists() and fresh.exists()
     kept = {entry.name[0] for _, entry, _ in folder.entries()}
     assert kept == {"a", "c", "d"}, kept
     assert folder.info()["bytes"] <= 35_000

@@ -38,6 +38,7 @@ LIBRARY = "lib.so"
 META = "meta.json"
 FORMAT = 1                    # bumped when an entry's layout changes
 DEFAULT_MAX_BYTES = 512 * 2**20
+STALE_S = 3600                # a temporary directory this old was left by a killed writer
 
 
 def _sha256(path: Path) -> str:
@@ -130,9 +131,16 @@ class DiskCache:
         return True
 
     def evict(self) -> None:
-        """Remove the least recently used entries until the folder is under ``max_bytes``."""
+        """Remove the least recently used entries until the folder is under ``max_bytes``, and
+        what a writer killed mid-write left (a temporary directory an hour old)."""
         if self.read_only:
             return
+        for temp in self.path.glob("??/.*"):
+            try:
+                if time.time() - temp.stat().st_mtime > STALE_S:
+                    shutil.rmtree(temp, ignore_errors=True)
+            except OSError:
+                pass
         entries = self.entries()
         total = sum(size for _, _, size in entries)
         for _, entry, size in sorted(entries):
