@@ -45,19 +45,40 @@ def status_mb(pid: int, field: str) -> float:
     return float("nan")
 
 
+# Prepended with --cache: the seconds spent in mlclab's builds or loading them from disk (a
+# program's and its traced build's), summed. (It imports mlclab first, so torch stays out.)
+TIME_BUILDS = """
+import time as _time
+import mlclab.api.build as _build
+_build.BUILD_SECONDS = 0.0
+_compiled = _build._compiled
+def _timed(*args, **kwargs):
+    start = _time.perf_counter()
+    try:
+        return _compiled(*args, **kwargs)
+    finally:
+        _build.BUILD_SECONDS += _time.perf_counter() - start
+_build._compiled = _timed
+"""
+
+
 def run_lesson(path: Path, env: dict, timeout_s: int = 900, mlclab_first: bool = False,
-               cells: bool = False) -> dict:
+               cells: bool = False, timed_builds: bool = False) -> dict:
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
     if mlclab_first:
         nb.cells.insert(0, nbformat.v4.new_code_cell("import mlclab"))
+    if timed_builds:
+        nb.cells.insert(0, nbformat.v4.new_code_cell(TIME_BUILDS))
     # what the disk cache saw: hits are programs a restarted kernel did not compile
     nb.cells.append(nbformat.v4.new_code_cell(
         "import json, sys\n"
         "if 'mlclab' in sys.modules:\n"
-        "    print('CACHE', json.dumps(sys.modules['mlclab'].cache_info()['disk']))"))
+        "    info = sys.modules['mlclab'].cache_info()['disk'] or {}\n"
+        "    info['build_s'] = getattr(sys.modules['mlclab.api.build'], 'BUILD_SECONDS', None)\n"
+        "    print('CACHE', json.dumps(info))"))
     client = NotebookClient(nb, kernel_name="python3", timeout=timeout_s, allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}})
     peaks, errors, first = [], 0, None
@@ -90,7 +111,10 @@ def run_lesson(path: Path, env: dict, timeout_s: int = 900, mlclab_first: bool =
 
 
 def _disk(info) -> str:
-    return "-" if not info else f"{info['hits']}/{info['misses']}/{info['writes']}"
+    if not info or "hits" not in info:
+        return "-"
+    built = "" if info.get("build_s") is None else f", {info['build_s']:.1f} s in builds"
+    return f"{info['hits']}/{info['misses']}/{info['writes']}{built}"
 
 
 def main() -> int:
@@ -116,8 +140,10 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as folder:
             env["MLCLAB_CACHE_DIR"] = "off" if args.cache == "off" else folder
             if args.cache == "warm":
-                run_lesson(lesson, env, mlclab_first=args.mlclab_first)   # fills the folder
-            result = run_lesson(lesson, env, mlclab_first=args.mlclab_first, cells=args.cells)
+                run_lesson(lesson, env, mlclab_first=args.mlclab_first,
+                           timed_builds=True)                   # fills the folder
+            result = run_lesson(lesson, env, mlclab_first=args.mlclab_first, cells=args.cells,
+                                timed_builds=args.cache != "off")
         budget = BUDGET_MODEL_MB if lesson.name.startswith(WITH_MODEL) else BUDGET_PLAIN_MB
         flag = "" if result["peak"] <= budget else "  OVER"
         over += bool(flag)
