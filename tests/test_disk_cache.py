@@ -109,6 +109,27 @@ def test_a_restarted_kernel_compiles_nothing_it_compiled_before(warmed, tmp_path
     assert again["disk"]["hits"] == 2 and again["disk"]["misses"] == 0
 
 
+def test_a_loaded_program_shows_the_same_pipeline_text_and_profile(warmed, tmp_path):
+    # The build record is not stored (IR cannot be saved): it is recorded again on first use.
+    code = """
+import sys
+import numpy as np, mlclab
+loaded = mlclab.compile(sys.argv[1])
+assert loaded.built.from_disk and loaded.optimized
+built = mlclab.compile(sys.argv[1], force=True)
+assert not built.built.from_disk
+f, g = loaded["f"], built["f"]
+assert [s.name for s in f.pipeline().steps] == [s.name for s in g.pipeline().steps]
+assert f.text("tir") == g.text("tir") and f.text("relax") == g.text("relax")
+assert [k.name for k in f.profile().kernels] == [k.name for k in g.profile().kernels]
+print("ok")
+"""
+    env = dict(os.environ, PYTHONPATH=ROOT, MLCLAB_CACHE_DIR=str(copy_of(warmed, tmp_path)))
+    proc = subprocess.run([sys.executable, "-c", code, PROGRAM], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
 DAMAGES = ["flipped bytes", "truncated", "empty", "meta garbage", "meta of another key",
            "meta of another TVM", "library missing", "random bytes after an ELF header"]
 
