@@ -8,6 +8,7 @@
 #
 # Set-up is idempotent: a virtualenv in .venv with mlclab (editable) and its extras, the
 # WebAssembly Graphviz built into the package (js/vendor_graphviz.py: npm ci from the lock file),
+# JupyterHub's proxy for the hub load test (benchmarks/hub/: npm ci into build/hub-proxy/),
 # plus the system programs the tests use (Graphviz's dot, npm, Chromium), installed with apt-get
 # when missing and we are root, or named with the command to run otherwise.
 set -euo pipefail
@@ -53,6 +54,8 @@ setup() {
   # The editable install's build_py builds it too; run here as well, so it is said on screen
   # (pip -q hides build output) and a stale copy is rebuilt.
   "$VENV/bin/python" js/vendor_graphviz.py
+  # JupyterHub's proxy for the hub load test and its smoke test (npm ci into build/hub-proxy/)
+  "$VENV/bin/python" benchmarks/hub_load.py --install-proxy
 }
 
 case "${1:-help}" in
@@ -73,5 +76,5 @@ case "${1:-help}" in
     setup
     exec "$VENV/bin/python" benchmarks/run_all.py "${@:2}" ;;
   *)
-    sed -n '2,12p' "$0"; exit 2 ;;
+    sed -n '2,13p' "$0"; exit 2 ;;
 esac

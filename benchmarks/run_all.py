@@ -32,6 +32,7 @@ BENCHMARKS = [
     ("torch_import.py", "from_torch's stages against model depth"),
     ("resnet.py", "ResNet-18 through mlclab vs PyTorch eager, 1 and 2 threads"),
     ("zoo.py", "a model zoo vs PyTorch eager, torch.compile and ONNX Runtime, 1 and 2 threads"),
+    ("hub_load.py", "a class on a real JupyterHub: 4, 8 and 16 simulated students run lesson 01"),
 ]
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
@@ -88,7 +89,7 @@ def main(argv=None) -> int:
             print("   (not present in this checkout: skipped)")
             continue
         quick = args.quick and script in ("kernels.py", "scale.py", "torch_import.py", "resnet.py",
-                                              "zoo.py")
+                                              "zoo.py", "hub_load.py")
         cmd = [sys.executable, str(path)] + (["--quick"] if quick else [])
         sys.stdout.flush()
         started = time.perf_counter()

@@ -13,7 +13,7 @@ from .lang import dims as D
 from .lang.recursion import run_deep
 from .lang.typed import (Assign, Call, Const, FuncCall, GetItem, If, Ref, Return, TupleExpr,
                         TupleType, TypedProgram, Visitor)
-from .ops import arguments
+from .ops import EntryError, arguments
 
 Recorder = Callable[[object, object], None]
 
@@ -99,9 +99,13 @@ class _Evaluator(Visitor):
         if isinstance(e.type, TupleType):                 # split: one array per field
             v = arguments(e, value)
             return self.recorded(e, tuple(np.asarray(r).astype(t.dtype)
-                                          for r, t in zip(e.op.numpy(v), e.type.fields)))
-        v = arguments(e, value, out_shape=tuple(D.evaluate(d, sizes) for d in e.type.shape))
-        return self.recorded(e, np.asarray(e.op.numpy(v)).astype(e.type.dtype, copy=False))
+                                          for r, t in zip(e.op.compute(v), e.type.fields)))
+        shape = tuple(D.evaluate(d, sizes) for d in e.type.shape)
+        result = np.asarray(e.op.compute(arguments(e, value, out_shape=shape)))
+        if result.shape != shape and not e.op.built_in:
+            raise EntryError(e.op, "numpy", f"returned shape {result.shape}, where its rule "
+                                            f"says {shape}")
+        return self.recorded(e, result.astype(e.type.dtype, copy=False))
 
     def recorded(self, e, value):
         if self.record is not None:

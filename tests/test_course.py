@@ -121,3 +121,84 @@ def test_a_solution_cell_does_not_run(capsys):
     magics = SolutionMagics(shell=None)
     magics.solution("", "raise SystemExit('the body ran')")
     assert NOTICE in capsys.readouterr().out
+
+
+TVM_TEXT = ("Check failed", "ErrorContext", "match_cast", "kMaxFloat16")
+
+
+def _affine_module(x_shape, w_shape=(8, 3), b_shape=(3,), dtype="float32"):
+    from tvm import relax
+    from tvm.relax import op as R
+
+    x, w, b = (relax.Var(n, relax.TensorType(s, dtype))
+               for n, s in (("x", x_shape), ("w", w_shape), ("b", b_shape)))
+    bb = relax.BlockBuilder()
+    with bb.function("affine_relu", [x, w, b]):
+        bb.emit_func_output(bb.emit(R.nn.relu(R.add(R.matmul(x, w), b))))
+    return relax.transform.Normalize()(bb.get())
+
+
+@pytest.mark.parametrize("module, said", [
+    (lambda: _affine_module((4, 9), (9, 3)), 'parameter `x` is declared R.Tensor((4, 9)'),
+    (lambda: _affine_module((4, 8), dtype="float64"), 'dtype="float64"'),
+    (lambda: _affine_module((4, 8), b_shape=(1, 3)), "parameter `b` is declared"),
+])
+def test_a_relax_module_declaring_other_shapes_is_told_in_a_sentence(module, said):
+    """TVM's argument check would say "Check failed ... match_cast"; the student reads which
+    parameter is declared how, and what the exercise passes."""
+    result = ExerciseHandle(EXERCISES["03-affine-relu"]).check(module())
+    assert result.status == "failed" and said in result.message, result.message
+    assert 'relax.TensorType(' in result.message
+    assert not any(t in result.message for t in TVM_TEXT), result.message
+
+
+def _te_kernel(n):
+    from tvm import te
+
+    a, b, bias = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B"), \
+        te.placeholder((n,), name="bias")
+    k = te.reduce_axis((0, n), name="k")
+    mm = te.compute((n, n), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="mm")
+    out = te.compute((n, n), lambda i, j: te.max(mm[i, j] + bias[j], 0.0), name="out")
+    return te.create_prim_func([a, b, bias, out])
+
+
+def test_a_te_kernel_with_other_buffers_or_name_is_told_in_a_sentence():
+    import tvm
+
+    check = ExerciseHandle(EXERCISES["06-mm-bias-relu"]).check
+    smaller = _te_kernel(128).with_attr("global_symbol", "mm_bias_relu")   # the check: 256
+    result = check(tvm.IRModule({"mm_bias_relu": smaller}))
+    assert "buffer `A` is (128, 128) float32" in result.message, result.message
+    assert not any(t in result.message for t in TVM_TEXT), result.message
+    unnamed = check(tvm.IRModule({"mm_bias_relu": _te_kernel(256)}))      # compiled as "main"
+    assert '.with_attr("global_symbol", "mm_bias_relu")' in unnamed.message, unnamed.message
+
+
+def test_tvm_refusing_an_argument_inside_a_student_function_is_a_sentence():
+    """The same refusal from code the check cannot look into: a Python answer calling a
+    compiled module whose parameter is declared another shape."""
+    import tvm
+    from tvm import relax
+
+    vm = relax.VirtualMachine(tvm.compile(_affine_module((4, 9), (9, 3)), target="llvm"),
+                              tvm.cpu())
+
+    def mse(pred, target):
+        vm["affine_relu"](*(tvm.runtime.tensor(np.zeros(s, "float32"))
+                            for s in ((4, 8), (8, 3), (3,))))
+        return np.mean((pred - target) ** 2)
+
+    result = ExerciseHandle(EXERCISES["01-mse"]).check(mse)
+    assert "TVM refused the argument `x`: it is declared R.Tensor((4, 9)" in result.message
+    assert not any(t in result.message for t in TVM_TEXT), result.message
+
+
+def test_an_exercise_and_its_result_pickle_by_key():
+    import copy
+    import pickle
+
+    result = mlclab.exercise("01-mse").check(namespace={})
+    again = pickle.loads(pickle.dumps(result))
+    assert again.exercise is EXERCISES["01-mse"] and again.message == result.message
+    assert copy.deepcopy(result).exercise is EXERCISES["01-mse"]

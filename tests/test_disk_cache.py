@@ -319,3 +319,27 @@ def test_warm_cache_fills_a_class_folder_the_students_read(tmp_path):
                               str(tmp_path / "nope.ipynb"), "--to", str(tmp_path)],
                              capture_output=True, text=True, timeout=120, env=env)
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_a_students_own_operator_keeps_the_kernel_off_the_disk_cache(tmp_path):
+    # Its code lives in this kernel only, and ops.generation() counts this process's
+    # registrations: another kernel's different entry of the same name could share a key.
+    from mlclab import ops
+    from tvm.relax import op as R
+
+    try:
+        mlclab.cache_dir(tmp_path)
+        mlclab.clear_cache()
+        ops.register(ops.Op(
+            name="twice_test", params=[ops.tensor("x")], rule=ops.same_as_input(),
+            relax=lambda a: R.add(a.x, a.x), numpy=lambda a: a.x + a.x, doc="2x",
+            category="elementwise", example=ops.Example("twice_test(x)", x=((4,), "f32"))))
+        f = mlclab.compile("def f(x: Tensor[(4,), f32]):\n    return twice_test(x)\n")["f"]
+        np.testing.assert_array_equal(f(np.ones(4, "f4")), 2.0)
+        assert not libraries(tmp_path) and mlclab.cache_info()["disk"]["misses"] == 0
+        del ops.OPS["twice_test"]
+        mlclab.compile(PROGRAM.replace("1.0", "7.0"))
+        assert len(libraries(tmp_path)) == 1                # built-ins only again: stored
+    finally:
+        ops.OPS.pop("twice_test", None)
+        mlclab.cache_dir("off")

@@ -345,3 +345,16 @@ def test_each_call_of_a_shared_kernel_is_profiled_as_its_own_layer():
     assert named == [["0.conv1"], ["0.conv2"], ["1.conv1"], ["1.conv2"]]
     # the batch norms were folded into the convolutions, under the convolutions' names
     assert not [k for k in prof.kernels if "batch_norm" in k.name]
+
+
+def test_a_0d_numpy_example_compiles_for_shape_0d():
+    """np.ascontiguousarray makes a 0-d array 1-d; the example's shape () must survive."""
+    class Double(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    example = np.array(3.0, dtype=np.float32)
+    fn = mlclab.from_torch(Double(), example)
+    assert fn.typed.params[0].type.shape == () and fn.typed.ret_type.shape == ()
+    out = fn(example)
+    assert out.shape == () and out == np.float32(6.0)

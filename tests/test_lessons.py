@@ -39,6 +39,8 @@ TIME_LIMIT_S = 120
 # one line; pip's configuration here serves torch==2.13.0+cpu, the same CPU build the pin names, from
 # a local copy of the wheel. Everything else resolves exactly as on Binder. That is the one difference.
 TORCH_CPU_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
+# What repo2docker's base environment holds before binder/requirements.txt goes in (see the file).
+REPO2DOCKER_BASE = ROOT / "tests" / "lessons_support" / "repo2docker-base.txt"
 
 
 def read(path: Path):
@@ -158,6 +160,8 @@ def test_binder_requirements_pinned_with_cpu_torch():
     assert "torch==2.13.0+cpu" in packages
     names = {re.split(r"[=\[]", line)[0].lower() for line in packages}
     assert {"apache-tvm", "numpy", "graphviz", "ipywidgets", "anywidget", "scikit-learn", "ipykernel"} <= names
+    # JupyterLab is upgraded over repo2docker's base; Notebook 7 must move with it (see the file).
+    assert {"jupyterlab", "notebook"} <= names
 
 
 def test_binder_postbuild_apt_runtime():
@@ -194,6 +198,10 @@ def lesson_python(tmp_path_factory) -> Path:
     # --no-compile: skip byte-compiling torch's and TVM's thousands of modules up front (a third of the
     # install time here); Python compiles what the lessons import on first use, as it would anyway.
     # pip's cache (its default location) is reused between runs for anything fetched over the network.
+    # repo2docker's base environment first (JupyterLab, Notebook, jupyterhub-singleuser), as Binder
+    # and a z2jh image have it, so `pip check` below sees a pin that conflicts with it.
+    run([python, "-m", "pip", "install", "--quiet", "--no-compile", "-r", REPO2DOCKER_BASE],
+        timeout=1800)
     run([python, "-m", "pip", "install", "--quiet", "--no-compile", "-r", requirements], timeout=1800)
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv)}
     env.pop("PYTHONPATH", None)

@@ -212,3 +212,30 @@ def test_a_fold_sends_only_what_changed(foo, monkeypatch):
     # What the front end rebuilds (switcher.js receiveView) is the kernel's view.
     rebuilt = {**msg["view"], **{k: before[k] for k in msg["same"]}}
     assert rebuilt == v.views["fused"]
+
+
+def test_a_function_with_a_100000_character_name_draws_and_saves(tmp_path):
+    """Graphviz reads no quoted string over 16,384 bytes: the ids holding the name are
+    written to DOT in joined pieces, and the SVG carries them whole."""
+    name, value = "f" * 100_000, "v" * 50_000
+    fn = mlclab.compile(f"def {name}(x: Tensor[(2,), f32]):\n    {value} = relu(x)\n"
+                        f"    return {value} + 1.0\n")[name]
+    assert f'id="{name}:{value}"' in fn.graph().svg()
+    path = tmp_path / "viewer.html"
+    fn.viewer().save(str(path))
+    assert path.stat().st_size > 100_000
+
+
+def test_a_viewer_refuses_copy_and_pickle_saying_what_to_keep():
+    """pickle's own error was "not the same object as ...GraphViewer"; a live widget says
+    what to keep instead (its page)."""
+    import copy
+    import pickle
+
+    from mlclab.notebook.scrubber import pass_scrubber
+
+    fn = mlclab.compile("def f(x: Tensor[(2,), f32]):\n    return relu(x)\n")["f"]
+    for viewer in (fn.viewer(), pass_scrubber(fn), mlclab.compare(fn, fn)):
+        for attempt in (pickle.dumps, copy.copy, copy.deepcopy):
+            with pytest.raises(TypeError, match=r"is a live widget.*\.save\('page\.html'\)"):
+                attempt(viewer)

@@ -133,3 +133,49 @@ def test_an_empty_constant_result_is_made_at_run_time(sig, body, want):
         assert g.shape == r.shape == w.shape and g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
     assert mlclab.validate(fn).ok and not fn.build_record.fallbacks
+
+
+F16_AVERAGES = [
+    ((70000,), "mean(x)", lambda x: np.mean(x, dtype=np.float32)),
+    ((300, 300), "var(x, axis=(0, 1))", lambda x: np.var(x, dtype=np.float32)),
+    ((70000,), "std(x)", lambda x: np.std(x, dtype=np.float32)),
+    ((1, 1, 300, 300), "global_avg_pool2d(x)",
+     lambda x: np.mean(x, axis=(2, 3), keepdims=True, dtype=np.float32)),
+    ((1, 1, 300, 300), "avg_pool2d(x, (300, 300))",
+     lambda x: np.mean(x, axis=(2, 3), keepdims=True, dtype=np.float32)),
+]
+
+
+@pytest.mark.parametrize("shape, body, want", F16_AVERAGES, ids=[b for _, b, _ in F16_AVERAGES])
+def test_a_float16_average_of_more_values_than_float16_holds_works_or_says_why(shape, body,
+                                                                               want):
+    """TVM divides a float16 average by its count as a float16 constant and refused past
+    65,504 with its C++ check (kMaxFloat16). Either the average is right (if it is computed
+    in float32) or the student reads a located error saying why and what to write."""
+    x = np.random.default_rng(0).uniform(0.5, 1.5, shape).astype(np.float16)
+    try:
+        fn = compiled(f"x: Tensor[{shape}, f16]", body)
+    except DSLError as err:
+        assert err.lineno == 2 and "65,504" in str(err) and "Check failed" not in str(err)
+        assert "average in float32: astype(" in str(err), str(err)
+        return
+    np.testing.assert_allclose(fn(x).astype(np.float32), want(x), rtol=2e-3)
+
+
+def test_the_suggested_float32_average_matches_numpy():
+    fn = compiled("x: Tensor[(70000,), f16]", "astype(mean(astype(x, f32)), f16)")
+    x = np.random.default_rng(0).uniform(0.5, 1.5, 70000).astype(np.float16)
+    assert fn(x) == np.mean(x, dtype=np.float32).astype(np.float16)
+
+
+def test_a_float16_average_over_a_symbolic_count_past_its_range_works_or_says_why():
+    fn = compiled('x: Tensor[("n",), f16]', "mean(x)")
+    x = np.ones(70000, np.float16)
+    try:
+        got = fn(x)
+    except ValueError as err:   # else the compiled mean divides by inf: 0
+        assert "mean at line 2" in str(err) and "n=70000" in str(err), str(err)
+        assert "Check failed" not in str(err)
+    else:
+        assert got == 1.0
+    assert fn(np.ones(1000, np.float16)) == 1.0

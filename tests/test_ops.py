@@ -1,5 +1,6 @@
 """Every operator of the table, compiled by TVM, against its numpy reference and numpy itself."""
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -403,6 +404,101 @@ def test_entries_are_keyword_only_and_checked():
                             rule=entry.rule, relax=entry.relax, numpy=entry.numpy, doc="",
                             category="elementwise", example=entry.example, symbol="+"))
     assert "plus" not in ops.OPS
+
+
+def _student_entry(**change):
+    """Lesson 2's mish as a student registers it, with ``change`` applied."""
+    spec = dict(name="mish_test", params=[ops.tensor("x")],
+                rule=ops.same_as_input(float_only=True),
+                relax=lambda a: _R().multiply(a.x, _R().tanh(_R().nn.softplus(a.x))),
+                numpy=lambda a: a.x * np.tanh(np.logaddexp(0, a.x)), doc="mish",
+                category="elementwise", example=ops.Example("mish_test(x)", x=((8,), "f32")))
+    return ops.Op(**{**spec, **change})
+
+
+MISH_CALL = "def f(x: Tensor[(3,), f32]):\n    y = x * 2.0\n    return mish_test(y)\n"
+
+
+@pytest.mark.parametrize("change, said", [
+    (dict(rule=lambda a: None), "its rule function (defined at"),
+    (dict(rule=lambda a: {}["k"]), "its rule function (defined at"),
+    (dict(relax=lambda a: 1 / 0), "raised ZeroDivisionError: division by zero"),
+    (dict(relax=lambda a: np.zeros(3)), "returned ndarray, not a Relax expression"),
+    (dict(relax=lambda a: _R().sum(a.x)),
+     "builds Tensor[(), f32], where its rule says Tensor[(3,), f32]"),
+    (dict(relax=lambda a: _R().add(a.x, _const(np.zeros(4, "float32"), "float32"))),
+     "builds an expression TVM refuses"),
+])
+def test_a_registered_entry_that_fails_is_its_authors_error_at_the_call(change, said):
+    """A student's entry (registered through ops.register) is the student's code: its failure
+    is a DSLError at the call naming the entry and its function, not an "mlclab bug"."""
+    ops.register(_student_entry(**change))
+    try:
+        with pytest.raises(mlclab.DSLError) as info:
+            mlclab.compile(MISH_CALL)
+    finally:
+        del ops.OPS["mish_test"]
+    err = info.value
+    assert err.lineno == 3 and "operator 'mish_test'" in str(err) and said in str(err), str(err)
+    assert "mlclab bug" not in str(err) and "register it again" in str(err)
+
+
+def test_a_registered_entrys_numpy_failing_is_named_in_the_reference():
+    ops.register(_student_entry(numpy=lambda a: 1 / 0))
+    try:
+        fn = mlclab.compile(MISH_CALL)["f"]
+        with pytest.raises(ops.EntryError, match="its numpy function .* raised ZeroDivision"):
+            fn.reference(np.ones(3, "float32"))
+        with pytest.raises(ValueError, match="operator 'mish_test'"):
+            mlclab.validate(fn)
+    finally:
+        del ops.OPS["mish_test"]
+
+
+@pytest.mark.parametrize("change, error, said", [
+    (dict(name="my op"), ValueError, "name must be a Python identifier"),
+    (dict(name="for"), ValueError, "name must be a Python identifier"),
+    (dict(params=ops.tensor("x")), TypeError, "params must be a list of Param objects"),
+    (dict(rule=3), TypeError, "rule must be a function of an Args, got int"),
+    (dict(doc=None), TypeError, "doc must be a str"),
+    (dict(example=None), TypeError, "example must be an ops.Example"),
+])
+def test_a_malformed_entry_is_refused_where_it_is_made(change, error, said):
+    with pytest.raises(error, match=re.escape(said)):
+        _student_entry(**change)
+    assert "mish_test" not in ops.OPS
+
+
+def test_registering_a_fixed_entry_again_compiles_the_same_text_anew():
+    """The compile cache is keyed by the text: it must not hand back the program built with
+    the entry before it was fixed."""
+    ops.register(_student_entry(relax=lambda a: _R().nn.relu(a.x)))
+    try:
+        x = np.array([-1.0, 0.5, 2.0], "float32")
+        wrong = mlclab.compile(MISH_CALL)["f"](x)
+        ops.register(_student_entry())
+        right = mlclab.compile(MISH_CALL)["f"](x)
+    finally:
+        del ops.OPS["mish_test"]
+    y = 2 * x
+    np.testing.assert_allclose(right, y * np.tanh(np.logaddexp(0, y)), rtol=1e-5)
+    assert not np.allclose(wrong, right)
+
+
+def test_a_typed_program_pickles_with_the_built_in_entries_and_refuses_a_registered_one():
+    import copy
+    import pickle
+
+    typed = mlclab.compile(MISH_CALL.replace("mish_test(y)", "relu(y)"))["f"].typed
+    assert pickle.loads(pickle.dumps(typed)).body[-1].value.op is ops.OPS["relu"]
+    ops.register(_student_entry())
+    try:
+        mine = mlclab.compile(MISH_CALL)["f"].typed
+        assert copy.deepcopy(mine).body[-1].value.op is ops.OPS["mish_test"]
+        with pytest.raises(TypeError, match="'mish_test' was registered by your code"):
+            pickle.dumps(mine)
+    finally:
+        del ops.OPS["mish_test"]
 
 
 def test_docs_operator_reference_is_generated_from_the_table():

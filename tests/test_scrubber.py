@@ -227,3 +227,16 @@ def test_a_pass_drawn_on_its_first_visit_is_sent_alone(mlp, monkeypatch):
     assert views[1]["view"] == v.views[names[5]] and "nodes" in views[1]["view"]
     # The kernel's views stay whole: a save or a later front end gets every pass drawn.
     assert "nodes" in v.views[names[3]] and v.views[names[4]] == {"pending": True}
+
+
+@pytest.mark.parametrize("args, said", [
+    ((42,), "pass_scrubber(): fn must be a compiled function (from mlclab.compile"),
+    ((None,), "got NoneType"),
+    (("SRC", "yes"), "pass_scrubber(): changed_only must be True or False, got 'yes'"),
+    (("SRC", True, 1), "pass_scrubber(): full must be True or False, got 1"),
+])
+def test_a_bad_argument_is_a_type_error_naming_it(args, said):
+    fn = mlclab.compile("def f(x: Tensor[(2,), f32]):\n    return x\n")["f"]
+    with pytest.raises(TypeError) as err:
+        pass_scrubber(*(fn if a == "SRC" else a for a in args))
+    assert said in str(err.value)

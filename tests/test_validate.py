@@ -349,3 +349,13 @@ def test_the_real_reference_trace_hands_over_each_binding():
     assert list(handed) == list(whole)
     for name in whole:
         np.testing.assert_array_equal(handed[name], whole[name])
+
+
+def test_random_sizes_avoid_an_index_outside_a_symbolic_axis():
+    """x[3] needs n >= 4: a drawn n of 2 or 3 is drawn again, never reported as the bug."""
+    import mlclab
+
+    fn = mlclab.compile('def f(x: Tensor[("n",), f32]):\n    return x[3]\n')["f"]
+    for seed in range(6):
+        report = mlclab.validate(fn, seed=seed)
+        assert report.ok and report.sizes["n"] >= 4

@@ -479,3 +479,54 @@ def test_a_node_kind_the_plotters_do_not_know_is_refused():
     assert Node("n0", "op", "add").kind in NODE_KINDS
     with pytest.raises(ValueError, match="kind 'operator' is not one of"):
         Node("n1", "operator", "add")
+
+
+def test_a_graph_view_with_refolds_copies_and_pickles(prog):
+    """A refold is a closure over its graph (the profile's overlay one too): a copy or a
+    pickle carries the folded graphs themselves and draws the same picture."""
+    import copy
+    import pickle
+
+    fn = prog["main"]
+    views = [fn.graph(), fn.graph("fused"), fn.graph("fused", profile=fn.profile(repeat=1))]
+    for view in views:
+        assert view._refold, "each of these can fold a called function further"
+        for again in (pickle.loads(pickle.dumps(view)), copy.copy(view), copy.deepcopy(view)):
+            assert [g.nodes.keys() for g, _ in again.rungs()] == \
+                [g.nodes.keys() for g, _ in view.rungs()]
+            assert again.source == view.source
+
+
+ODD_NAMES = ["<b>x</b>", "<x>", 'a"b', "a{b}c", "a\\b", "a\\", "x -> y; z", "é名", "a\nb",
+             "a\x07b", "edge:0"]
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_a_function_named_with_markup_or_dot_syntax_draws(name):
+    """A Relax function's name is the graph's name: `<b>x</b>` was written into DOT as an
+    HTML-like string, a syntax error for dot."""
+    x = relax.Var("x", relax.TensorType((2,), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function(name, [x]):
+        bb.emit_func_output(bb.emit(R.nn.relu(x)))
+    view = mlclab.viz.graph(bb.get())
+    root = ET.fromstring(view.svg())
+    title = root.find("{http://www.w3.org/2000/svg}g/{http://www.w3.org/2000/svg}title")
+    shown = {"a\\b": "a\\\\b", "a\\": "a\\\\", "a\nb": "a b", "a\x07b": "a\u2407b"}
+    assert title.text == shown.get(name, name)   # (a backslash shows doubled)
+    html = view._repr_mimebundle_()["text/html"]
+    assert "<b>x</b>" not in html
+
+
+def test_a_dot_value_past_graphvizs_string_limit_is_joined_from_pieces():
+    """Graphviz refuses a quoted string over 16,384 bytes; a piece never ends between a
+    backslash and what it escapes."""
+    from mlclab.viz.dot import dot_string, run_dot
+    from mlclab.viz.dot_quote import attr_list
+
+    for value in ("é" * 20_000, "a" * 3_999 + "\\" * 3 + '"' * 5 + "b" * 30_000,
+                  "a" * 3_999 + "\\\\" + "c" * 20_000):
+        source = f"digraph g {{ n0 {attr_list({'id': dot_string(value)})} }}"
+        svg = run_dot(source).decode()
+        node = ET.fromstring(svg).find(".//{http://www.w3.org/2000/svg}g[@class='node']")
+        assert node.get("id") == value

@@ -54,11 +54,14 @@ def _options_key(options) -> str:
     return json.dumps({str(k): repr(v) for k, v in options.items()}, sort_keys=True)
 
 
-def key(source: str, target, options: Mapping | None = None) -> str:
+def key(source: str, target, options: Mapping | None = None, table: int = 0) -> str:
     """The key of ``source`` compiled for ``target`` with ``options`` (``{"fast_math": True}``)
-    by this mlclab, this TVM, on this CPU."""
+    by this mlclab, this TVM, on this CPU. ``table``: the operator table's
+    ``ops.generation()``, so an operator registered (or fixed and registered again) since is
+    compiled with, not the program built before it."""
     text = "\0".join([str(CACHE_VERSION), json.dumps(versions(), sort_keys=True),
-                      _target_key(target), _options_key(options), normalize(source)])
+                      _target_key(target), _options_key(options), str(table),
+                      normalize(source)])
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

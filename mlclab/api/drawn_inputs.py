@@ -10,6 +10,7 @@ import numpy as np
 
 from ..lang import dims, typed
 from ..ops.params import DOMAINS
+from .errors import IndexOutOfBounds
 
 _SYMBOL_SIZES = (2, 5)          # a symbolic size gets a random size in this closed range
 # When a draw does not fit the program (a size smaller than a conv kernel), the range grows
@@ -106,8 +107,9 @@ def random_inputs(params, seed: Optional[int] = None,
 
     Every symbolic size gets one random size shared by all parameters that use it. ``fits``
     (sizes -> bytes the largest operator needs, raising ``ValueError`` when some value's shape
-    is not positive for them) makes the draw keep to sizes the program accepts: a draw that
-    does not fit is drawn again from a wider range. Floats are standard normal; integers are
+    is not positive for them, ``IndexOutOfBounds`` when an index is outside its axis) makes
+    the draw keep to sizes the program accepts: a draw that does not fit is drawn again from a
+    wider range. Floats are standard normal; integers are
     small (so ``//`` and ``%`` meet zero divisors now and then, which the DSL defines as numpy
     does); booleans are fair coins. ``ranges`` (see :func:`input_ranges`) maps a parameter's
     name to a (low, high) it is drawn from uniformly instead (integers: low <= v < high).
@@ -155,7 +157,8 @@ def _draw_sizes(params, rng, fits) -> dict[str, int]:
             return sizes
         try:
             need = fits(sizes)
-        except ValueError as exc:          # a value's shape is not positive for these sizes
+        # A value's shape is not positive for these sizes, or an index (x[3]) is outside them.
+        except (ValueError, IndexOutOfBounds) as exc:
             if not names:
                 raise
             problem = str(exc)
@@ -172,8 +175,8 @@ def _draw_sizes(params, rng, fits) -> dict[str, int]:
 
 
 def fits_of(f) -> Optional[Callable[[dict], int]]:
-    """Sizes -> bytes f's largest operator needs, raising ValueError when they do not fit
-    (None for a function that is not a compiled program's)."""
+    """Sizes -> bytes f's largest operator needs, raising ValueError (IndexOutOfBounds for an
+    index) when they do not fit (None for a function that is not a compiled program's)."""
     size_need = getattr(f, "size_need", None)
     if size_need is None:
         return None

@@ -49,7 +49,8 @@ def profile(fn, args: tuple, repeat: int = 5):
     arrays = fn.check_args(tuple(args), f"{fn.name}.profile")
     built = fn.program.built
     # Own aligned copies: the profiled run must not depend on (or touch) the caller's arrays.
-    tensors = [tvm.runtime.tensor(np.ascontiguousarray(a), device=built.device) for a in arrays]
+    # (np.asarray, not np.ascontiguousarray, which makes a 0-d input 1-d.)
+    tensors = [tvm.runtime.tensor(np.asarray(a, order="C"), device=built.device) for a in arrays]
     # The build's record: the kernels' TIR as FuseTIR left it, the fused view whose nodes say
     # where each kernel came from, and the schedule rule of each kernel.
     steps = pipeline(fn)

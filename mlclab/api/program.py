@@ -10,6 +10,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 
+from .. import ops
 from ..frontend.parser import parse_program
 from ..lang.typed import TypedProgram
 from ..tvm_setup import IR_LOCK
@@ -36,12 +37,15 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
     if not isinstance(filename, str):
         raise TypeError("compile(): filename must be a str")
     check_target(target)
-    key = cache.key(source, target, options)
+    key = cache.key(source, target, options, ops.generation())
     hit = None if force else cache.CACHE.get(key)
     if hit is not None:
         return hit.renamed(filename, source)
-    # On disk, a restarted kernel's program (or the class's shared one) is loaded, not built.
-    stored = None if force else cache.Stored(key)
+    # On disk, a restarted kernel's program (or the class's shared one) is loaded, not built;
+    # not while a student's own operator is in the table: its code is the kernel's alone, and
+    # the table's generation counts registrations in this process only.
+    own_ops = any(not op.built_in for op in ops.OPS.values())
+    stored = None if force or own_ops else cache.Stored(key)
     with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
         typed = parse_program(source, filename)
         prog = Program(typed, target, Built.of_program(typed, target, stored))

@@ -87,7 +87,8 @@ def _torch():
 
 def _example_tensor(torch, value, index: int):
     if isinstance(value, np.ndarray):
-        value = torch.from_numpy(np.ascontiguousarray(value))
+        # np.asarray keeps a 0-d example 0-d (np.ascontiguousarray would make it shape (1,)).
+        value = torch.from_numpy(np.asarray(value, order="C"))
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"from_torch(): example_args[{index}] must be a torch.Tensor or a numpy "
                         f"array, got {type(value).__name__}")
@@ -370,14 +371,20 @@ TorchProgram.function_class = TorchFunction
 
 
 def _flat_numpy(out) -> list:
+    """The module's output as the arrays the compiled function returns, flattened as
+    ``torch.export`` flattens it: by torch's pytree, which knows tuples, lists, dicts and
+    what libraries register (a transformers ``ModelOutput``, its ``DynamicCache``:
+    ``frontend.transformers_compat``)."""
     import torch
+    from torch.utils import _pytree
 
-    if isinstance(out, torch.Tensor):
-        return [out.detach().numpy().copy()]
-    if isinstance(out, (tuple, list)):
-        return [v for item in out for v in _flat_numpy(item)]
-    if isinstance(out, dict):
-        return [v for item in out.values() for v in _flat_numpy(item)]
-    if isinstance(out, (bool, int, float)):      # x.item(): the compiled model's 0-d array
-        return [np.asarray(out)]
-    raise TypeError(f"the PyTorch module returned {type(out).__name__}, not tensors")
+    values = []
+    for leaf in _pytree.tree_leaves(out):
+        if isinstance(leaf, torch.Tensor):
+            values.append(leaf.detach().numpy().copy())
+        elif isinstance(leaf, (bool, int, float)):   # x.item(): the compiled model's 0-d array
+            values.append(np.asarray(leaf))
+        else:
+            raise TypeError(f"the PyTorch module returned {type(leaf).__name__} (in its "
+                            f"{type(out).__name__} output), not tensors")
+    return values

@@ -18,8 +18,8 @@ from ..lang.diagnostics import DSLError
 from ..lang.recursion import run_deep
 from ..lang.source import displayable, line_at, source_lines
 from ..lang.typed import (Assign, BindingInfo, Call, Const, FuncCall, Function, GetItem, If, Ref,
-                         Return, Span, TupleExpr, TupleType, TypedProgram, Visitor)
-from ..ops import arguments
+                         Return, Span, TensorType, TupleExpr, TupleType, TypedProgram, Visitor)
+from ..ops import EntryError, arguments
 
 
 @dataclass
@@ -347,7 +347,36 @@ class _FunctionBuilder(Visitor):
                       out_shape=None if shape is None else
                       [D.to_prim(d, self.symbol_vars) for d in shape])
         self.current_span = e.span
-        return self.bound(e, e.op.build(v), name, dsl_name, output)
+        if e.op.built_in:
+            return self.bound(e, e.op.build(v), name, dsl_name, output)
+        # An entry registered after import: what goes wrong in it is its author's to fix.
+        import tvm_ffi
+
+        try:
+            var = self.bound(e, e.op.build(v), name, dsl_name, output)
+            problem = None
+        except EntryError as exc:
+            problem = exc
+        except Exception as exc:    # TVM refused the expression the entry built
+            problem = EntryError(e.op, "relax", f"builds an expression TVM refuses: "
+                                                f"{clean_tvm_message(exc)}")
+        if problem is None and not tvm_ffi.structural_equal(var.ty, self.ty(e.type)):
+            problem = EntryError(e.op, "relax", f"builds {_described(var.ty)}, where its rule "
+                                                f"says {e.type}")
+        if problem is not None:
+            raise DSLError.at(problem.message, e.span, self.lines, self.program.filename,
+                              hint=problem.hint) from None
+        return var
+
+
+def _described(ty) -> str:
+    """A Relax type in the DSL's words (``Tensor[(3,), float32]``)."""
+    shape = getattr(ty, "shape", None)
+    values = getattr(shape, "values", None)
+    if values is None:
+        return str(ty)
+    dims = tuple(int(v) if hasattr(v, "value") else str(v) for v in values)
+    return str(TensorType(dims, str(ty.dtype)))
 
 
 def _returned_assignments(stmts) -> set:

@@ -5,6 +5,7 @@ check itself raise.
 """
 from __future__ import annotations
 
+import re
 import zlib
 from typing import Any, Callable, Optional
 
@@ -25,8 +26,9 @@ def run_check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
     except Unanswered as missing:
         return Result(exercise, missing.status, str(missing))
     except Exception as exc:  # an answer of a kind the exercise cannot use: say so, never crash Run All
+        told = tvm_refusal(exc) or f"{type(exc).__name__}: {_first_line(exc)}"
         return Result(exercise, FAILED, f"the check cannot use your `{exercise.answer}` "
-                                        f"({type(answer).__name__}): {type(exc).__name__}: {_first_line(exc)}")
+                                        f"({type(answer).__name__}): {told}")
 
 
 def _check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
@@ -112,6 +114,9 @@ def _values_problem(exercise: Exercise, label: str, call: Callable, reference: O
         except Unanswered:
             raise
         except Exception as exc:  # the student's code failing is a result, not a crash of the check
+            refusal = tvm_refusal(exc)
+            if refusal:
+                return f"{label} failed on {where}: {refusal}"
             return f"{label} raised {type(exc).__name__} on {where}: {_first_line(exc)}"
         expected = exercise.expected(args) if reference is None else reference(*args)
         problem = _compare(got, expected, exercise)
@@ -188,6 +193,29 @@ def first_wrong_binding(exercise: Exercise, answer: Any, args: list) -> str:
 def _describe_inputs(names: list, args: list, sizes: dict) -> str:
     shapes = ", ".join(f"{n} {dims.format_shape(np.shape(a))}" for n, a in zip(names, args))
     return f"inputs {shapes}" + (f" (sizes {', '.join(f'{k}={v}' for k, v in sizes.items())})" if sizes else "")
+
+
+# TVM's own checks speak C++ ("Check failed: input_shape[i] == reg (8 vs. 9) :
+# ErrorContext(fn=f, loc=param[0], param=x, annotation=R.Tensor((4, 9), ...)) match_cast error"):
+# a student is told in a sentence what was refused instead.
+_TVM_CHECK = re.compile(r"Check failed|ErrorContext\(|kMaxFloat16|TVMError")
+_ARGUMENT = re.compile(r"ErrorContext\(fn=[^,]*, loc=[^,]*, param=(?P<param>[^,]*), "
+                       r"annotation=(?P<annotation>.*?)\)\s")
+
+
+def tvm_refusal(exc: BaseException) -> Optional[str]:
+    """For one of TVM's internal checks, a sentence saying what it refused (None for any
+    other exception, which the student reads as its type and first line)."""
+    text = str(exc)
+    if not _TVM_CHECK.search(text):
+        return None
+    argument = _ARGUMENT.search(text)
+    if argument:
+        return (f"TVM refused the argument `{argument['param']}`: it is declared "
+                f"{argument['annotation']}, and the value passed has another shape, rank or "
+                f"dtype.")
+    return ("TVM stopped at one of its internal checks (the program is one it cannot run as "
+            "written, not a wrong value): look at the shapes and dtypes your code declares.")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -204,6 +204,8 @@ class CallChecker:
                 types[p.name] = val
         try:
             return op.check(types, Written(arg_nodes), frozenset(self.symbols))
+        except O.EntryError as exc:       # a registered entry's own rule failed
+            raise self.p.error(exc.message, node, hint=exc.hint) from None
         except O.OpTypeError as exc:
             where = arg_nodes.get(exc.param, node) if exc.param else node
             if exc.item is not None and isinstance(where, (ast.Tuple, ast.List)):

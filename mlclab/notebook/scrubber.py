@@ -221,6 +221,12 @@ def pass_scrubber(fn, changed_only: bool = True, full: Optional[bool] = None) ->
     ``changed_only`` starts with the passes that changed nothing skipped (the front end's
     toggle shows them). ``full``: draw the whole graph at every pass (default: folded as
     ``fn.graph()`` folds a big one)."""
+    if not callable(getattr(fn, "pipeline", None)):
+        raise TypeError(f"pass_scrubber(): fn must be a compiled function (from mlclab.compile, "
+                        f"@mlclab.function or mlclab.from_torch), got {type(fn).__name__}")
+    for flag, value in (("changed_only", changed_only), ("full", full)):
+        if not isinstance(value, bool) and not (flag == "full" and value is None):
+            raise TypeError(f"pass_scrubber(): {flag} must be True or False, got {value!r}")
     steps = ScrubSteps(fn.pipeline())
     index = {name: k for k, (name, _) in enumerate(steps.steps)}
 

@@ -129,6 +129,19 @@ class TwinDisplay:
     Mixed into an anywidget that has ``static_html()`` (no script), ``_twin()`` (the fragment
     with its script) and ``_plain()`` (its text/plain)."""
 
+    def __reduce_ex__(self, protocol):
+        # A live widget (its comm, its kernel-side layouts) has no copy; pickle's own error
+        # ("not the same object as ...") said nothing of what to keep instead.
+        raise TypeError(f"a {type(self).__name__} is a live widget: it cannot be pickled or "
+                        f"copied; keep it as a page with .save('page.html'), or keep what it "
+                        f"draws and make the viewer again")
+
+    def __copy__(self):
+        return self.__reduce_ex__(2)
+
+    def __deepcopy__(self, memo):
+        return self.__reduce_ex__(2)
+
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:

@@ -26,7 +26,7 @@ import operator
 from typing import Optional
 
 from . import creation, elementwise, indexing, layers, reductions, shapes
-from .entry import Args, Example, Op, arguments
+from .entry import Args, EntryError, Example, Op, arguments, mark_built_in
 from .params import (NOT_A_LITERAL, REQUIRED, Axes, Axis, Bool, Counts, DType, Float, Int,
                      Kind, Number, OpTypeError, Padding, PadWidth, Pair, Param, Sections, Shape,
                      Tensor, Tensors, Text, Word, axis_index, optional_tensor, tensor)
@@ -34,6 +34,7 @@ from .rules import (broadcast_shapes, fmt_shape, is_float, need_float, need_nume
                     same_as_input, same_dtype, short)
 
 OPS: dict = {}
+_generation = 0      # how many times an entry was registered after import (see generation)
 
 #: Python's spelling of each operator symbol the syntax has, binary and unary.
 BINARY_SYNTAX = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -55,12 +56,22 @@ def register(entry: Op) -> Op:
                 raise ValueError(f"{entry.name}: the symbol {entry.symbol!r} already means "
                                  f"{other.name}")
     OPS[entry.name] = entry
+    global _generation
+    _generation += 1
     return entry
+
+
+def generation() -> int:
+    """Changes whenever the table does: part of the compile cache's key, so a program is
+    compiled again with an entry registered (or fixed and registered again) since."""
+    return _generation
 
 
 for _entry in (elementwise.ENTRIES + layers.ENTRIES + shapes.ENTRIES + reductions.ENTRIES
                + creation.ENTRIES + indexing.ENTRIES):
     register(_entry)
+    # mlclab's own: a failure inside it is a bug of mlclab's, unlike a registered entry's.
+    mark_built_in(_entry)
 
 
 # --------------------------------------------------------------------------- Python syntax
@@ -164,7 +175,8 @@ def reference_markdown() -> str:
 
 
 __all__ = [
-    "OPS", "Op", "Args", "Example", "Param", "OpTypeError", "REQUIRED", "register", "arguments",
+    "OPS", "Op", "Args", "Example", "Param", "OpTypeError", "EntryError", "REQUIRED", "register",
+    "generation", "arguments",
     "for_binary_symbol", "for_unary_symbol", "fold", "reference_markdown", "tensor",
     "optional_tensor", "Kind", "Tensor", "Tensors", "Int", "Float", "Bool", "DType", "Axis",
     "Axes", "Pair", "Padding", "Shape", "Word", "Number", "Text", "Counts", "PadWidth",

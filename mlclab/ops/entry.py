@@ -2,11 +2,13 @@
 example every entry carries (``Example``)."""
 from __future__ import annotations
 
+import importlib
+import keyword
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
 from ..lang.annotations import SHORT_NAMES
-from ..lang.typed import TensorType
+from ..lang.typed import TensorType, TupleType
 from .params import REQUIRED, OpTypeError, Param, Tensor
 
 
@@ -84,6 +86,41 @@ def _long(dtype: str) -> str:
 _ARGS_FIELDS = {"values", "op", "written", "out", "out_shape", "source"}
 
 
+#: mlclab's own entries by name (``mark_built_in``, called by ``ops`` at import).
+_BUILT_IN: dict = {}
+
+
+def mark_built_in(op: "Op") -> None:
+    """``op`` is mlclab's: a failure inside it is mlclab's bug, and it pickles by name."""
+    _BUILT_IN[op.name] = op
+
+
+def built_in_entry(name: str) -> "Op":
+    """mlclab's own entry ``name`` (a pickled entry is read back through this)."""
+    if name not in _BUILT_IN:
+        importlib.import_module("mlclab.ops")      # its import marks the built-in entries
+    return _BUILT_IN[name]
+
+
+class EntryError(ValueError):
+    """An entry registered after import (``ops.register``: a student's own operator) whose
+    ``rule``, ``relax`` or ``numpy`` function raised or returned what the table cannot use.
+    That is its author's code, not mlclab's: the message names the entry, the function and
+    where it was defined. (A built-in entry failing so is an mlclab bug and raises as it is.)"""
+
+    def __init__(self, op: "Op", part: str, problem: str):
+        code = getattr(getattr(op, part, None), "__code__", None)
+        where = f" (defined at {code.co_filename}, line {code.co_firstlineno})" if code else ""
+        self.message = f"operator {op.name!r}: its {part} function{where} {problem}"
+        self.hint = f"fix the entry's {part} and register it again"
+        super().__init__(self.message)
+
+
+def _raised(exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return f"raised {type(exc).__name__}" + (f": {first}" if first else "")
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Op:
     """One operator, declared once.
@@ -107,12 +144,33 @@ class Op:
     folds: bool = False
 
     def __post_init__(self):
+        # Checked here, where the entry is made: a student's entry that is wrong is said now,
+        # naming the field, not later as a failure inside the compiler.
+        if not isinstance(self.name, str) or not self.name.isidentifier() \
+                or keyword.iskeyword(self.name):
+            raise ValueError(f"Op: name must be a Python identifier (the DSL calls it as "
+                             f"name(x)), got {self.name!r}")
+        if not isinstance(self.params, (list, tuple)) \
+                or not all(isinstance(p, Param) for p in self.params):
+            raise TypeError(f"{self.name}: params must be a list of Param objects "
+                            f"(ops.tensor(\"x\"), ops.Param(...)), got {self.params!r}")
         object.__setattr__(self, "params", tuple(self.params))
         clash = {p.name for p in self.params} & _ARGS_FIELDS
         if clash:
             raise ValueError(f"{self.name}: parameter name {clash.pop()!r} is taken by Args")
-        if not all(isinstance(p, Param) for p in self.params):
-            raise TypeError(f"{self.name}: params must be Param objects")
+        for part in ("rule", "relax", "numpy"):
+            if not callable(getattr(self, part)):
+                raise TypeError(f"{self.name}: {part} must be a function of an Args, got "
+                                f"{type(getattr(self, part)).__name__}")
+        for part in ("doc", "category"):
+            if not isinstance(getattr(self, part), str):
+                raise TypeError(f"{self.name}: {part} must be a str, got "
+                                f"{type(getattr(self, part)).__name__}")
+        if not isinstance(self.example, Example):
+            raise TypeError(f"{self.name}: example must be an ops.Example (the call the tests "
+                            f"and docs run), got {type(self.example).__name__}")
+        if self.symbol is not None and not isinstance(self.symbol, str):
+            raise TypeError(f"{self.name}: symbol must be a str such as \"+\" or None")
 
     # ------------------------------------------------------------------ reading
     def signature(self) -> str:
@@ -150,7 +208,10 @@ class Op:
                 raise OpTypeError(f"{self.name} is missing its argument {p.name!r}")
             value = p.parse(value, self.name, symbols)
             values[p.name] = attrs[p.name] = p.kind.check(value, values, self.name, p.name)
-        out = self.rule(Args(values, self.name, {} if written is None else written))
+        out = self._own("rule", Args(values, self.name, {} if written is None else written))
+        if not isinstance(out, (TensorType, TupleType)) and not self.built_in:
+            raise EntryError(self, "rule", f"returned {type(out).__name__}, not the result's "
+                                           f"TensorType (e.g. ops.same_as_input())")
         return out, attrs
 
     def infer(self, values: Mapping, written: Optional[Mapping] = None) -> TensorType:
@@ -159,7 +220,48 @@ class Op:
 
     def build(self, args: Args):
         """The Relax expression of a call, from ``Args`` of Relax expressions."""
-        return self.relax(args)
+        from tvm import relax
+
+        expr = self._own("relax", args)
+        if not isinstance(expr, relax.Expr) and not self.built_in:
+            raise EntryError(self, "relax", f"returned {type(expr).__name__}, not a Relax "
+                                            f"expression (e.g. R.tanh(a.x))")
+        return expr
+
+    def compute(self, args: Args):
+        """The numpy result of a call (the reference), from ``Args`` of arrays."""
+        return self._own("numpy", args)
+
+    @property
+    def built_in(self) -> bool:
+        """Whether mlclab's own table holds this entry (``ops`` marks them at import)."""
+        return _BUILT_IN.get(self.name) is self
+
+    def __copy__(self):
+        return self          # an entry is immutable: a copy of a program shares it
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        # A built-in entry is read back as the one of its name where it is unpickled (its
+        # functions are closures); a registered entry's functions are its author's code.
+        if not self.built_in:
+            raise TypeError(f"operator {self.name!r} was registered by your code: its "
+                            f"functions cannot be pickled; pickle the program's source and "
+                            f"register the entry again where it is read")
+        return built_in_entry, (self.name,)
+
+    def _own(self, part: str, args: Args):
+        """``rule``/``relax``/``numpy`` called; a registered entry's failure is its own."""
+        try:
+            return getattr(self, part)(args)
+        except OpTypeError:
+            raise
+        except Exception as exc:
+            if self.built_in:
+                raise
+            raise EntryError(self, part, _raised(exc)) from exc
 
 
 def arguments(call, value: Callable, group: Callable = list, out_shape=None) -> Args:
@@ -180,4 +282,4 @@ def arguments(call, value: Callable, group: Callable = list, out_shape=None) -> 
     return Args(values, call.op.name, out=call.type, out_shape=out_shape)
 
 
-__all__ = ["Args", "Example", "Op", "arguments"]
+__all__ = ["Args", "EntryError", "Example", "Op", "arguments"]

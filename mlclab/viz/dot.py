@@ -26,6 +26,7 @@ from typing import Optional
 
 from ..lang.source import stand_in
 from .dot_layout import order_params, short_signature, stack_functions
+from .dot_quote import attr_list as _attr_list
 from .model import Graph, Node
 from .namespaces import namespace_kind
 
@@ -177,7 +178,10 @@ class DotPlotter:
     def digraph(self, graph: Graph):
         import graphviz
 
-        dot = graphviz.Digraph(name=xml_text(graph.name),
+        # Escaped as text: a name such as "<b>x</b>" was written as an HTML-like string (a DOT
+        # syntax error), and a trailing backslash escaped the closing quote. (Only the SVG's
+        # title: shortened, as Graphviz reads no string over 16,384 bytes.)
+        dot = graphviz.Digraph(name=dot_string(_shorten(graph.name, 200)),
                                graph_attr={"rankdir": self.rankdir, "compound": "true",
                                            "fontname": "Helvetica", "fontsize": "11",
                                            "nodesep": "0.25", "ranksep": "0.35",
@@ -396,21 +400,6 @@ class DotPlotter:
         cells = "".join(f"<tr><td>{r}</td></tr>" for r in rows)
         return f'<table border="0" cellborder="0" cellspacing="0" cellpadding="1">{cells}</table>'
 
-
-
-def _quote(value: str) -> str:
-    """A DOT attribute value: HTML-like labels (``<...>``) as they are, the rest quoted.
-
-    Values that hold user text went through ``dot_string`` (every backslash doubled), so
-    every quote here is a real quote and gets its backslash.
-    """
-    if value.startswith("<") and value.endswith(">"):
-        return value
-    return '"' + value.replace('"', '\\"') + '"'
-
-
-def _attr_list(attrs: dict) -> str:
-    return "[" + " ".join(f"{k}={_quote(str(v))}" for k, v in attrs.items()) + "]"
 
 
 def run_dot(source: str, format: str = "svg", timeout: Optional[float] = None,

@@ -6,6 +6,7 @@ falls back to the terminal text, with a hint on installing Graphviz, when ``dot`
 """
 from __future__ import annotations
 
+import functools
 import html
 import importlib
 from typing import Callable, Optional
@@ -153,6 +154,11 @@ def fitted_view(g: Graph, collapse: Optional[str] = "auto", depth: Optional[int]
     return GraphView(shown, refold=more, start=start)
 
 
+def _made(graph: Graph) -> Graph:
+    """A refold already made (what a copied GraphView carries)."""
+    return graph
+
+
 class GraphView:
     """A drawn view: SVG in notebooks, text in terminals, the model for widgets.
 
@@ -174,6 +180,14 @@ class GraphView:
     @property
     def view(self) -> str:
         return self.graph.view
+
+    def __getstate__(self):
+        # A refold is a closure over the graph it folds, which pickle refuses: a copy carries
+        # the folded graphs themselves, made now.
+        state = dict(self.__dict__)
+        state["_refold"] = [(what, functools.partial(_made, make()))
+                            for what, make in self._refold]
+        return state
 
     @property
     def dot(self):

@@ -44,8 +44,66 @@ def _affine_callables(module, namespace):
         raise Unanswered("your IRModule has no function named \"affine_relu\".")
     if not relax.analysis.check_well_formed(module):
         raise Unanswered("your IRModule is not well formed: did you run relax.transform.Normalize()?", FAILED)
+    problem = _relax_params_problem(module["affine_relu"], AFFINE_RELU.params)
+    if problem:
+        raise Unanswered(problem, FAILED)
     vm = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
     return {"your `affine_relu`": lambda *a: vm["affine_relu"](*[tvm.runtime.tensor(x) for x in a]).numpy()}
+
+
+def _relax_params_problem(func, params) -> str:
+    """A Relax function's parameters against what the exercise passes, as a sentence (else
+    TVM's argument check at call time says it in C++: "Check failed: ... match_cast")."""
+    from tvm import relax
+    if not isinstance(func, relax.Function):
+        return f"`{_name(func)}` should be a Relax function, not {type(func).__name__}."
+    if len(func.params) != len(params):
+        return (f"your function takes {len(func.params)} parameter(s); the exercise passes "
+                f"{len(params)}: {_listed(params)}.")
+    for var, want in zip(func.params, params):
+        ty = var.ty
+        if not isinstance(ty, relax.TensorType):
+            return f"parameter `{var.name}` should be a tensor ({want.type}), not {ty}."
+        shape = None if ty.shape is None else [_dim(d) for d in ty.shape.values]
+        if (str(ty.dtype) != str(want.type.dtype) or ty.ndim not in (-1, len(want.type.shape))
+                or (shape is not None and any(isinstance(d, int) and d != w
+                                              for d, w in zip(shape, want.type.shape)))):
+            return (f"parameter `{var.name}` is declared {ty}; the exercise passes "
+                    f"{want.name}: {want.type}: declare it relax.TensorType("
+                    f"{tuple(want.type.shape)}, \"{want.type.dtype}\").")
+    return ""
+
+
+def _prim_params_problem(func, buffers) -> str:
+    """A PrimFunc's buffers against ``buffers`` (``(name, shape, dtype)``: the exercise's
+    inputs and the output), as a sentence (else TVM's argument check says it in C++)."""
+    import tvm
+    if not isinstance(func, tvm.tirx.PrimFunc):
+        return f"`{_name(func)}` should be a PrimFunc, not {type(func).__name__}."
+    listed = ", ".join(f"{name} {shape} {dtype}" for name, shape, dtype in buffers)
+    if len(func.params) != len(buffers):
+        return (f"your PrimFunc takes {len(func.params)} buffer(s); the check passes "
+                f"{len(buffers)}: {listed}.")
+    for buf, (name, shape, dtype) in zip(func.params, buffers):   # (parameters are buffers)
+        if getattr(buf, "shape", None) is None:
+            return f"parameter `{buf.name}` should be a buffer ({name} {shape} {dtype})."
+        have = tuple(_dim(d) for d in buf.shape)
+        if str(buf.dtype) != dtype or have != shape:
+            return (f"buffer `{buf.name}` is {have} {buf.dtype}; the check passes {name} "
+                    f"{shape} {dtype} there (the buffers in order: {listed}).")
+    return ""
+
+
+def _dim(d):
+    return int(d) if hasattr(d, "value") else str(d)
+
+
+def _name(func) -> str:
+    return getattr(func, "name_hint", None) or type(func).__name__
+
+
+def _listed(params) -> str:
+    return ", ".join(f"{p.name}: {p.type}" for p in params)
 
 
 AFFINE_RELU = Exercise(
@@ -73,6 +131,15 @@ def _scheduled_callables(module, namespace):
         raise Unanswered(f"`scheduled_mod` should be a tvm.IRModule (`sch2.mod`), not {type(module).__name__}.")
     if "mm_bias_relu" not in [gv.name_hint for gv in module.get_global_vars()]:
         raise Unanswered("your module has no PrimFunc named \"mm_bias_relu\".")
+    buffers = [(p.name, tuple(p.type.shape), str(p.type.dtype)) for p in MM_BIAS_RELU.params]
+    problem = _prim_params_problem(module["mm_bias_relu"],
+                                   [*buffers, ("the result", (TE_N, TE_N), "float32")])
+    symbol = (module["mm_bias_relu"].attrs or {}).get("global_symbol")
+    if not problem and symbol is not None and str(symbol) != "mm_bias_relu":
+        problem = (f"your PrimFunc is compiled under the name \"{symbol}\" (create_prim_func "
+                   f"calls it \"main\"): add .with_attr(\"global_symbol\", \"mm_bias_relu\").")
+    if problem:
+        raise Unanswered(problem, FAILED)
     lib = tvm.compile(module, target="llvm")
 
     def run(a, b, bias):
