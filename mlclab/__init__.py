@@ -2,10 +2,14 @@
 
 ``import mlclab`` is light: TVM, graphviz and the notebook layer load on first use.
 """
+from . import tvm_setup as _tvm_setup
+
+_tvm_setup.prepare()   # before anything imports TVM: torch kept out of it, threads sized
+
 from .lang.annotations import Tensor, f16, f32, f64, i8, i16, i32, i64, u8
 from .lang.diagnostics import DSLError
-from .api import (CompiledFunction, InternalError, Program, cache_info, clear_cache, compile,
-                  function, validate)
+from .api import (CompiledFunction, InternalError, Program, cache_dir, cache_info, clear_cache,
+                  compile, function, validate)
 from .api import displays as _displays
 from .viz.views import register_browser_form as _register_browser_form
 from .api.profiling import compare_profiles
@@ -14,14 +18,15 @@ from .backend.extra_passes import extra_passes
 from .backend.record import FallbackWarning
 from .frontend.torchvision_compat import import_torchvision
 from .course import exercise
+from .threadpool import threads
 
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "DSLError",
            "InternalError", "compile", "function", "validate", "Program", "CompiledFunction",
-           "clear_cache", "cache_info", "compare_profiles", "import_torchvision",
+           "clear_cache", "cache_info", "cache_dir", "compare_profiles", "import_torchvision",
            "from_torch", "TorchFunction", "FallbackWarning", "extra_passes", "exercise",
-           "load_ipython_extension", "compare"]
+           "load_ipython_extension", "compare", "threads"]
 
 # The notebook layer's displays, attached by name so nothing loads until one is shown.
 _displays.register("viewer", "mlclab.notebook.graphs:function_viewer")

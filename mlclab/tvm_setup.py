@@ -1,13 +1,20 @@
 """TVM's one-time import and set-up, shared by the build and the runtime.
 
-TVM is imported on first use, never at ``import mlclab``: it costs seconds (and imports torch).
+TVM is imported on first use, never at ``import mlclab``: it costs seconds. TVM-FFI imports
+torch when it is imported (``tvm_ffi/__init__.py``, a workaround for one Windows build), which is
+200-500 MB in every kernel although most lessons never use torch: :func:`defer_torch` keeps
+torch out of that import (see its docstring for why nothing torch does needs it).
 """
 from __future__ import annotations
 
 import functools
 import gc
+import importlib.abc
 import os
+import sys
 import threading
+
+from . import threadpool
 
 _READY = False
 
@@ -32,14 +39,108 @@ def holding_ir_lock(fn):
     return locked
 
 
-def tvm():
-    """The ``tvm`` module, imported once with mlclab's settings applied."""
-    global _READY
-    # Every core at work (TVM defaults to half of them on x86).
-    os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
+class _TorchFreeTVM(importlib.abc.MetaPathFinder):
+    """Finds ``tvm`` and ``tvm_ffi`` as the other finders do, but runs their module bodies with
+    ``import torch`` refused on the importing thread; steps out of ``sys.meta_path`` once both
+    are imported.
+
+    What TVM does with torch when it finds it at import: TVM-FFI (1) binds ``torch`` as a global
+    of its Cython core, used to pick the argument setter of a ``torch.Tensor`` -- without it the
+    tensor goes by the DLPack protocol (``__dlpack_c_exchange_api__``, which torch >= 2.10
+    defines on the class, is checked before it anyway) -- and of a ``torch.dtype`` argument,
+    which neither TVM's PyTorch importer nor mlclab passes (they pass dtype strings); (2) builds
+    or loads a DLPack speed-up extension for torch older than 2.10; (3) patches CUDA streams.
+    ``tvm.relax.base_py_module`` keeps torch's legacy ``to_dlpack`` as its third fallback. A
+    student's CPU tensors, ``from_torch``, TVM's ``from_exported_program``/``from_fx`` and
+    ``tvm.runtime.tensor`` of a torch tensor's DLPack all work without them
+    (tests/test_footprint.py). Torch imported before TVM is simply used: ``import torch`` finds
+    it in ``sys.modules`` without asking a finder.
+    """
+
+    WRAPPED = ("tvm", "tvm_ffi")
+
+    def __init__(self):
+        self.thread = None   # the thread executing a wrapped module body
+        self.depth = 0       # how many wrapped bodies it is inside (tvm imports tvm_ffi)
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            if self.depth and self.thread == threading.get_ident():
+                raise ModuleNotFoundError("TVM is imported without torch (mlclab.tvm_setup)",
+                                          name=name)
+            return None
+        if name not in self.WRAPPED:
+            return None
+        spec = None
+        for finder in sys.meta_path:      # whichever finder would have found it
+            if finder is not self and hasattr(finder, "find_spec"):
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+        if spec is not None and spec.loader is not None:
+            spec.loader = _TorchFreeLoader(spec.loader, self)
+        return spec
+
+    def enter(self) -> None:
+        me = threading.get_ident()
+        if self.depth and self.thread != me:
+            return            # another thread's import: Python's import lock orders them
+        self.thread = me
+        self.depth += 1
+
+    def leave(self) -> None:
+        if self.thread != threading.get_ident():
+            return
+        self.depth -= 1
+        if not self.depth:
+            self.thread = None
+            if all(name in sys.modules for name in self.WRAPPED) and self in sys.meta_path:
+                sys.meta_path.remove(self)
+
+
+class _TorchFreeLoader(importlib.abc.Loader):
+    def __init__(self, loader, finder):
+        self.loader, self.finder = loader, finder
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.finder.enter()
+        try:
+            self.loader.exec_module(module)
+        finally:
+            self.finder.leave()
+
+
+_FINDER = _TorchFreeTVM()
+
+
+def defer_torch() -> None:
+    """Import TVM without torch from now on (``import mlclab`` calls this, so a lesson's own
+    ``import tvm`` after it is light too). Does nothing once TVM is imported, or when
+    ``MLCLAB_TVM_IMPORTS_TORCH=1`` asks for TVM's own behaviour."""
+    if "tvm" in sys.modules or os.environ.get("MLCLAB_TVM_IMPORTS_TORCH") == "1":
+        return
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+
+
+def prepare() -> None:
+    """What must happen before TVM is imported or runs its first parallel kernel: torch kept out
+    of TVM's import, the thread pool sized to this process's CPUs (``mlclab.threads``). Run at
+    ``import mlclab``, so a lesson's own ``import tvm`` after it gets both."""
+    defer_torch()
+    threadpool.configure_once()
     # TVM's workers busy-wait after each kernel, as OpenBLAS's do; when numpy and mlclab
     # alternate (validate, the lessons' timings) the two pools starve each other on few cores.
     os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
+
+
+def tvm():
+    """The ``tvm`` module, imported once with mlclab's settings applied."""
+    global _READY
+    prepare()
     import tvm as _tvm
 
     if not _READY:

@@ -1,4 +1,12 @@
+import os
+
 import pytest
+
+# The suite compiles thousands of programs: none goes to the user's disk cache, and no test
+# depends on what an earlier run left there. tests/test_disk_cache.py turns it on in folders
+# of its own. (Kernels and subprocesses the tests start inherit this.)
+os.environ["MLCLAB_CACHE_DIR"] = "off"
+os.environ.pop("MLCLAB_SHARED_CACHE_DIR", None)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mlclab"
 
 # bottom first
 LAYERS = [
-    ("base", ["mlclab.tvm_setup", "mlclab.registry"]),
+    ("base", ["mlclab.threadpool", "mlclab.tvm_setup", "mlclab.registry"]),
     ("lang", ["mlclab.lang"]),
     ("ops", ["mlclab.ops"]),
     ("frontend", ["mlclab.frontend", "mlclab.reference"]),

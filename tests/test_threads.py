@@ -4,11 +4,14 @@ nothing a student types hangs.
 Each case runs in a fresh interpreter with a timeout: a hang shows up as a timeout and a
 crash as a negative return code, instead of taking the test run down.
 """
+import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CASES = {
     # TVM's BlockBuilder keeps the builder in use on a class-level stack shared by threads:
@@ -154,3 +157,97 @@ def test_profile_repeat_is_bounded():
         f.profile(repeat=10**9)
     with pytest.raises(ValueError, match="repeat"):
         f.profile(repeat=0)
+
+
+# ------------------------------------------------------------ the thread count (issue 29)
+from mlclab import threadpool as thread_choice  # noqa: E402
+
+
+def cgroup_tree(tmp_path, files: dict):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize("files,proc,quota", [
+    ({"cpu.max": "max 100000\n"}, "0::/\n", None),
+    ({"cpu.max": "150000 100000\n"}, "0::/\n", 1.5),
+    # the tightest of the process's cgroup and its parents
+    ({"cpu.max": "400000 100000", "kube/pod/cpu.max": "max 100000",
+      "kube/cpu.max": "50000 100000"}, "0::/kube/pod\n", 0.5),
+    # a container sees its own cgroup at the mount although /proc names the host's path
+    ({"cpu.max": "200000 100000"}, "0::/host/path/not/here\n", 2.0),
+    ({"cpu,cpuacct/cpu.cfs_quota_us": "-1", "cpu,cpuacct/cpu.cfs_period_us": "100000"},
+     "4:cpu,cpuacct:/\n", None),
+    ({"cpu,cpuacct/docker/cpu.cfs_quota_us": "250000",
+      "cpu,cpuacct/docker/cpu.cfs_period_us": "100000"}, "4:cpu,cpuacct:/docker\n", 2.5),
+    ({"cpu.max": "garbage"}, "0::/\n", None),
+    ({}, "", None),
+])
+def test_the_cgroup_quota_is_read_from_v1_and_v2(tmp_path, files, proc, quota):
+    assert thread_choice.cgroup_quota(cgroup_tree(tmp_path, files), proc) == quota
+
+
+@pytest.mark.parametrize("env,affinity,quota,count,why", [
+    ({}, 4, None, 4, "4 CPUs in this process's affinity"),
+    ({}, 4, 1.5, 2, "quota is 1.5 CPUs"),
+    ({}, 2, 8.0, 2, "quota, 8 CPUs, allows them"),
+    ({}, 8, 0.2, 1, "quota is 0.2 CPUs"),
+    ({"MLCLAB_NUM_THREADS": "3"}, 1, 0.5, 3, "MLCLAB_NUM_THREADS=3"),
+    ({"TVM_NUM_THREADS": "5"}, 2, None, 5, "TVM_NUM_THREADS=5 was set before mlclab"),
+    # mlclab's own TVM_NUM_THREADS, inherited by a child process, is chosen again
+    ({"TVM_NUM_THREADS": "2", "_MLCLAB_SET_TVM_NUM_THREADS": "2"}, 1, None, 1, "1 CPU "),
+])
+def test_the_count_is_the_tightest_limit_unless_overridden(env, affinity, quota, count, why):
+    choice = thread_choice.choose(env, affinity, quota)
+    assert choice.count == count and why in choice.reason, choice
+    assert why in str(choice)
+
+
+def test_a_bad_override_is_said_and_ignored():
+    with pytest.warns(UserWarning, match=r"MLCLAB_NUM_THREADS='two' is not a thread count"):
+        choice = thread_choice.choose({"MLCLAB_NUM_THREADS": "two"}, 2, None)
+    assert choice.count == 2
+
+
+def test_the_pool_stays_inside_the_affinity_it_was_given():
+    # Under `taskset -c 0` TVM's pool pinned the calling thread to every core: the process was
+    # allowed {0, 1} after its first parallel call. Two threads asked for on one CPU, so a
+    # worker exists to be pinned.
+    code = textwrap.dedent("""
+        import os
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[0]})
+        import numpy as np, mlclab
+        f = mlclab.compile('def f(a: Tensor[(256, 256), f32]):\\n    return a @ a')["f"]
+        a = np.ones((256, 256), "f4")
+        assert np.allclose(f(a), 256.0)
+        seen = {t: os.sched_getaffinity(int(t)) for t in os.listdir("/proc/self/task")}
+        print(len(cpus), cpus[0], len(seen), sorted(set().union(*seen.values())))
+        print(mlclab.threads())
+    """)
+    env = dict(os.environ, PYTHONPATH=ROOT, MLCLAB_NUM_THREADS="2")
+    env.pop("TVM_BIND_THREADS", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first, second = proc.stdout.splitlines()
+    available, cpu, thread_count, allowed = first.split(" ", 3)
+    assert allowed == f"[{cpu}]", proc.stdout
+    assert int(thread_count) >= 2, "TVM's worker thread was never started"
+    assert second.startswith("2 threads: MLCLAB_NUM_THREADS=2") and "not pinned" in second
+
+
+def test_a_quota_free_process_under_taskset_runs_one_thread():
+    code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            "import mlclab; c = mlclab.threads(); print(c.count, os.environ['TVM_NUM_THREADS'])")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MLCLAB_NUM_THREADS", "TVM_NUM_THREADS")}
+    env["PYTHONPATH"] = ROOT
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    quota = thread_choice.cgroup_quota()
+    assert proc.stdout.split() == ["1", "1"] or (quota is not None and quota < 1), proc.stdout

@@ -66,6 +66,20 @@ def warn_fallbacks(record, what: str) -> None:
             f"it."), stacklevel=3)
 
 
+def _compiled(mod, target, stored, what: str):
+    """``(executable, record)``: loaded from the disk cache (``record`` None: made again when
+    asked), else built -- a build that fell back is said in the cell and not stored."""
+    if stored is not None:
+        executable = stored.load()
+        if executable is not None:
+            return executable, None
+    executable, record = build_executable(mod, target)
+    warn_fallbacks(record, what)
+    if stored is not None and record.optimized and not record.fallbacks:
+        stored.save(executable)
+    return executable, record
+
+
 class Built:
     """Everything compiled from one Relax module for one target.
 
@@ -78,17 +92,21 @@ class Built:
     leaving it to the cyclic garbage collector.
     """
 
-    def __init__(self, mod, bindings: dict, target, trace: Callable[[str], Any]):
+    def __init__(self, mod, bindings: dict, target, trace: Callable[[str], Any], stored=None):
         self.mod = mod
         self.bindings = bindings          # function name -> {relax.Var: BindingInfo}
         self.target = target
         self._trace = trace
+        # Where the disk cache keeps this build (``api.cache.Stored``), or None.
+        self._stored = stored
         # What each pass of the build did (``mlclab.backend.record``), read by every view.
         # ``optimized`` is False when a pass of mlclab's own failed (and was skipped or
         # replaced) or TVM's plain pipeline built the program; the build then warns.
-        self.executable, self.record = build_executable(self.mod, target)
-        self.optimized = self.record.optimized
-        warn_fallbacks(self.record, f"{', '.join(bindings) or 'this program'}")
+        self.executable, self._record = _compiled(self.mod, target, stored,
+                                                  f"{', '.join(bindings) or 'this program'}")
+        # Only builds without a fallback are stored on disk, so a loaded one is optimized.
+        self.optimized = self._record.optimized if self._record is not None else True
+        self.from_disk = self._record is None
         # One VM per program, and a VM is not thread-safe: calls take turns on this lock.
         self.lock = threading.RLock()
         self._vm = None
@@ -99,12 +117,25 @@ class Built:
         self._traces: dict = {}
 
     @classmethod
-    def of_program(cls, typed: TypedProgram, target) -> "Built":
+    def of_program(cls, typed: TypedProgram, target, stored=None) -> "Built":
         from ..backend.builder import build_module
 
         module = build_module(typed)
         return cls(module.mod, module.bindings, target,
-                   lambda name: build_module(typed, trace=name))
+                   lambda name: build_module(typed, trace=name), stored)
+
+    @property
+    def record(self):
+        """The build record. An executable loaded from the disk cache has none (IR cannot be
+        saved in TVM 0.27): the same passes are recorded again on ``mod`` the first time a
+        view asks (``record_pipeline``, a tenth of a second, no code generation)."""
+        if self._record is None:
+            from ..backend.passes import record_pipeline
+
+            with IR_LOCK:
+                if self._record is None:
+                    self._record = record_pipeline(self.mod, self.target)
+        return self._record
 
     @property
     def device(self):
@@ -130,10 +161,12 @@ class Built:
             if name not in self._traces:
                 from tvm import relax
 
+                stored = None if self._stored is None else self._stored.child(f"trace {name}")
                 with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
                     module = self._trace(name)
                     # (its record is dropped: the views show the program's own build)
-                    executable, record = build_executable(module.mod, self.target)
-                warn_fallbacks(record, f"the traced build of {name} (for trace and validate)")
+                    executable, _ = _compiled(module.mod, self.target, stored,
+                                              f"the traced build of {name} (for trace and "
+                                              f"validate)")
                 self._traces[name] = (module, relax.VirtualMachine(executable, device=self.device))
             return self._traces[name]

@@ -76,8 +76,8 @@ def compare(actual, expected, rtol: Optional[float] = None, atol: Optional[float
         # A value near zero that ends a long reduction (a matmul's) carries rounding error on
         # the scale of the values it summed, not its own: by default the absolute tolerance
         # grows with the largest expected magnitude.
-        finite = np.abs(e[np.isfinite(e)]) if e.dtype.kind == "f" and e.size else np.zeros(0)
-        atol = max(d_atol, rtol * float(finite.max())) if finite.size else d_atol
+        largest = _largest_finite(e) if e.dtype.kind == "f" else None
+        atol = max(d_atol, rtol * largest) if largest is not None else d_atol
     else:
         atol = float(atol)
     if a.shape != e.shape:
@@ -86,7 +86,42 @@ def compare(actual, expected, rtol: Optional[float] = None, atol: Optional[float
     if a.dtype.kind not in "biuf" or e.dtype.kind not in "biuf":
         return Comparison(tuple(a.shape), str(a.dtype), math.inf, math.inf, a.size, a.size, rtol, atol,
                           note=f"cannot compare dtypes {a.dtype} and {e.dtype}")
-    af, ef = a.astype(np.float64), e.astype(np.float64)
+    # In blocks: the float64 temporaries of one comparison (about ten of them) stay a few MB
+    # instead of ten times a 2048x2048 array (lesson 01's validate peaked 380 MB over its inputs).
+    flat_a, flat_e = a.reshape(-1), e.reshape(-1)
+    ratio = np.empty(a.size, np.float64)
+    max_err = max_rel = 0.0
+    failing = 0
+    for start in range(0, a.size, BLOCK):
+        af = flat_a[start:start + BLOCK].astype(np.float64)
+        ef = flat_e[start:start + BLOCK].astype(np.float64)
+        err, rel, close, ratio[start:start + BLOCK] = _compare_block(af, ef, rtol, atol)
+        max_err, max_rel = max(max_err, float(err.max())), max(max_rel, float(rel.max()))
+        failing += int((~close).sum())
+    return Comparison(tuple(a.shape), str(a.dtype), max_err, max_rel, failing, int(a.size),
+                      rtol, atol, tolerance_ratio=ratio.reshape(a.shape))
+
+
+#: elements compared at once (2 MB of each float64 temporary)
+BLOCK = 1 << 18
+
+
+def _largest_finite(e) -> float | None:
+    """The largest finite magnitude in ``e``, or None if it has no finite element."""
+    largest = None
+    flat = e.reshape(-1)
+    for start in range(0, flat.size, BLOCK):
+        block = flat[start:start + BLOCK]
+        finite = block[np.isfinite(block)]
+        if finite.size:
+            top = float(np.abs(finite).max())
+            largest = top if largest is None else max(largest, top)
+    return largest
+
+
+def _compare_block(af, ef, rtol: float, atol: float):
+    """numpy's ``isclose`` rule on one block: the error, the relative error, which elements are
+    close, and the error over the tolerance (below 1 passes)."""
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         same = (af == ef) | (np.isnan(af) & np.isnan(ef))
         err = np.where(same, 0.0, np.abs(af - ef))
@@ -99,8 +134,4 @@ def compare(actual, expected, rtol: Optional[float] = None, atol: Optional[float
         rel = np.where(same, 0.0, rel)
         ratio = err / (atol + rtol * np.abs(np.nan_to_num(ef)))
         ratio = np.where(same, 0.0, np.where(close, np.minimum(ratio, 1.0), np.maximum(ratio, 1.0)))
-    return Comparison(tuple(a.shape), str(a.dtype),
-                      float(err.max()) if err.size else 0.0,
-                      float(rel.max()) if rel.size else 0.0,
-                      int((~close).sum()), int(a.size), rtol, atol,
-                      tolerance_ratio=ratio)
+    return err, rel, close, ratio

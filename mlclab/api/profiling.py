@@ -60,7 +60,7 @@ def profile(fn, args: tuple, repeat: int = 5):
         steps.step(PROFILED_STEP).graph("dataflow", collapse=None).graph)
     result = prof.measure(fn.executable, fn.name, tensors, tir, origins, repeat, built.lock,
                           device=built.device, decisions=steps.record.schedule_decisions(),
-                          fallbacks=steps.fallbacks)
+                          fallbacks=steps.fallbacks, plain_vm=built.vm)
     result.renderer = _render("profile_html")
     result.compare_renderer = _render("profile_compare_html")
     return result

@@ -27,9 +27,11 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
             force: bool = False) -> "Program":
     """Compile every tinynn function in ``source``; returns a ``Program`` (name -> function).
 
-    Compiling the same text again for the same target is a cache hit, whatever the filename
-    (``force=True`` rebuilds). A rejected program raises ``DSLError``.
+    Compiling the same text again for the same target is a cache hit, whatever the filename,
+    in memory or on disk (``mlclab.cache_info()``; ``force=True`` rebuilds). A rejected program
+    raises ``DSLError``.
     """
+    options = {}     # every compile option, keyed as one mapping (none beyond the target yet)
     if not isinstance(source, str):
         raise TypeError(f"compile(): source must be a str of tinynn code, got "
                         f"{type(source).__name__}")
@@ -39,12 +41,18 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
     # The cache is keyed by the text: a build with the user's own passes neither comes from it
     # nor goes into it (mlclab.backend.extra_passes).
     uncached = force or bool(extra_passes.active())
-    key = cache.key(source, target, ops.generation())
+    key = cache.key(source, target, options, ops.generation())
     hit = None if uncached else cache.CACHE.get(key)
     if hit is not None:
         return hit.renamed(filename, source)
+    # On disk, a restarted kernel's program (or the class's shared one) is loaded, not built;
+    # not while a student's own operator is in the table: its code is the kernel's alone, and
+    # the table's generation counts registrations in this process only.
+    own_ops = any(not op.built_in for op in ops.OPS.values())
+    stored = None if uncached or own_ops else cache.Stored(key)
     with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
-        prog = Program(parse_program(source, filename), target)
+        typed = parse_program(source, filename)
+        prog = Program(typed, target, Built.of_program(typed, target, stored))
     if not extra_passes.active():
         cache.CACHE.put(key, prog)
     return prog

@@ -38,6 +38,11 @@ def _copies(args: Sequence[np.ndarray]) -> list[np.ndarray]:
     return [np.array(a, copy=True) for a in args]
 
 
+def _time_on_copies(call, args) -> float:
+    copies = _copies(args)
+    return time_per_call(lambda: call(*copies))
+
+
 def _binding_checks(fn, args, rtol, atol, notes: list[str]) -> list[BindingCheck]:
     """Every intermediate binding TVM computed compared with the reference's value of it.
 
@@ -152,9 +157,9 @@ def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[floa
 
     bindings = _binding_checks(f, args, rtol, atol, notes)
 
-    compiled_args, reference_args = _copies(args), _copies(args)
-    compiled_time = time_per_call(lambda: f(*compiled_args))
-    reference_time = time_per_call(lambda: ref(*reference_args))
+    # each side timed on copies of its own, made and dropped in turn (one set alive at once)
+    compiled_time = _time_on_copies(f, args)
+    reference_time = _time_on_copies(ref, args)
 
     names = [p.name for p in params] if len(params) == len(args) else [f"arg{i}" for i in range(len(args))]
     ref_name = getattr(f, "reference_name", None) if reference is None else \

@@ -1,5 +1,5 @@
 """``python -m mlclab.course make LESSON.ipynb OUTDIR`` / ``grade AUTOGRADER.zip SUBMISSION.ipynb [OUTDIR]``
-/ ``site OUTDIR [LESSON.ipynb ...]``."""
+/ ``site OUTDIR [LESSON.ipynb ...]`` / ``warm-cache LESSON.ipynb ... --to DIR``."""
 import argparse
 import json
 import sys
@@ -20,13 +20,28 @@ def main(argv=None) -> int:
     site = sub.add_parser("site", help="OUTDIR [LESSON.ipynb ...]: the lessons executed, as a static site")
     site.add_argument("outdir", type=Path)
     site.add_argument("lessons", type=Path, nargs="*")
+    warm = sub.add_parser("warm-cache", help="LESSON.ipynb ... --to DIR: run the lessons once, "
+                          "filling DIR, a class's shared compile cache (MLCLAB_SHARED_CACHE_DIR)")
+    warm.add_argument("lessons", type=Path, nargs="+")
+    warm.add_argument("--to", type=Path, required=True, dest="folder")
+    warm.add_argument("--timeout", type=int, default=900, help="seconds per cell")
     args = parser.parse_args(argv)
-    if args.command == "site":
-        from .site import build
+    if args.command in ("site", "warm-cache"):
         missing = [p for p in args.lessons if not p.exists()]
         if missing:
-            print(f"python -m mlclab.course site: no such file: {missing[0]}", file=sys.stderr)
+            print(f"python -m mlclab.course {args.command}: no such file: {missing[0]}",
+                  file=sys.stderr)
             return 2
+    if args.command == "warm-cache":
+        from .warm import entries_in, warm as run_lessons
+        results = run_lessons(args.lessons, args.folder, args.timeout)
+        for result in results:
+            print(result)
+        print(f"{entries_in(args.folder)} compiled programs in {args.folder}; give students "
+              f"MLCLAB_SHARED_CACHE_DIR={args.folder.resolve()} (mounted read-only)")
+        return 1 if any(r.errors for r in results) else 0
+    if args.command == "site":
+        from .site import build
         pages = build(args.outdir, [p.resolve() for p in args.lessons] or None)
         print(f"{len(pages)} pages in {args.outdir}; serve with: python -m http.server -d {args.outdir}")
         return 0

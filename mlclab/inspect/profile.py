@@ -312,14 +312,16 @@ def _origin_of_call(origins: dict, name: str, index: int) -> tuple:
 
 def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
             repeat: int = 5, lock=None, *, device, decisions: Optional[dict] = None,
-            fallbacks: tuple = ()) -> Profile:
+            fallbacks: tuple = (), plain_vm=None) -> Profile:
     """Profile one call of ``function`` of a compiled ``executable`` on TVM ``tensors``.
 
     ``tir``: kernel name -> PrimFunc (:func:`tir_functions`); ``origins``: kernel name ->
     (node ids, lines, line texts) per call (:func:`kernel_origins`). ``lock`` serializes the
     VM with other users; ``device`` is the target's (``backend.targets.device_for``).
     ``decisions``: kernel name -> (schedule rule, declined), as the build record has them;
-    ``fallbacks``: the build record's, which the profile repeats.
+    ``fallbacks``: the build record's, which the profile repeats. ``plain_vm``: the program's
+    own VM, used for the whole-call timings instead of a second one (a VM keeps every
+    intermediate of a call in its memory pool: tens of MB for a model).
     """
     import contextlib
 
@@ -334,7 +336,7 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
     # (the instrument's Python callback would slow every VM instruction), so both kinds of
     # sample see the same moments of a busy machine.
     vm = relax.VirtualMachine(executable, device=dev)
-    plain_vm = relax.VirtualMachine(executable, device=dev)
+    plain_vm = plain_vm if plain_vm is not None else relax.VirtualMachine(executable, device=dev)
     entry, plain = vm[function], plain_vm[function]
     timers: dict = {}
     samples: list = []        # per run: [(name, seconds, args-shapes)]
