@@ -90,8 +90,11 @@ def make(lesson: Path, outdir: Path) -> Path:
     otter_assign(str(source), str(outdir / "dist"), no_pdfs=True, no_run_tests=True)
     student = outdir / "dist" / "student" / lesson.name
     nb = nbformat.read(student, as_version=4)
-    # What is left of a solution cell in the student version is an empty cell: drop it.
-    nb.cells = [c for c in nb.cells if c.cell_type != "code" or c.source.strip()]
+    # What is left of a solution cell in the student version is an empty cell, and otter adds a
+    # grader.check cell per question for an otter.Notebook the lesson does not make (the
+    # lesson's own check cell is the live check): drop both, so the notebook runs top to bottom.
+    nb.cells = [c for c in nb.cells if c.cell_type != "code" or
+                (c.source.strip() and not c.source.strip().startswith("grader.check("))]
     nbformat.write(nb, student)
     return outdir / "dist"
 

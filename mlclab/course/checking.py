@@ -19,9 +19,10 @@ from .result import Result
 from .spec import FAILED, PASSED, UNCHANGED, Exercise, Unanswered, assignments, fingerprint
 
 
-def run_check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
+def run_check(exercise: Exercise, answer: Any, namespace: dict, salt: int = 0) -> Result:
+    """``salt`` draws other inputs than a live check's: a graded run's are not known in advance."""
     try:
-        return _check(exercise, answer, namespace)
+        return _check(exercise, answer, namespace, salt)
     except Unanswered as missing:
         return Result(exercise, missing.status, str(missing))
     except Exception as exc:  # an answer of a kind the exercise cannot use: say so, never crash Run All
@@ -29,7 +30,7 @@ def run_check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
                                         f"({type(answer).__name__}): {type(exc).__name__}: {_first_line(exc)}")
 
 
-def _check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
+def _check(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> Result:
     if answer is None:
         raise Unanswered(f"`{exercise.answer}` is still None: write your answer in the exercise cell "
                          "and run it.", UNCHANGED)
@@ -46,15 +47,64 @@ def _check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
     callables = exercise.adapt(answer, namespace) if exercise.adapt else {f"your `{exercise.answer}`": answer}
     for label, call in callables.items():
         call, reference = call if isinstance(call, tuple) else (call, None)
-        problem = _values_problem(exercise, label, call, reference, answer)
+        problem = _values_problem(exercise, label, call, reference, answer, salt)
         if problem:
             return Result(exercise, FAILED, problem)
     for check in exercise.structure:
         problem = check(answer)
         if problem:
             return Result(exercise, FAILED, problem)
+    return Result(exercise, PASSED, _right(exercise))
+
+
+def _right(exercise: Exercise) -> str:
     chosen = f" and {len(exercise.probes)} chosen one{'s' if len(exercise.probes) > 1 else ''}" if exercise.probes else ""
-    return Result(exercise, PASSED, f"right on {exercise.trials} random inputs{chosen}.")
+    return f"right on {exercise.trials} random inputs{chosen}."
+
+
+def check_outputs(exercise: Exercise, recorded: dict, salt: int, extras: dict) -> Result:
+    """A graded "outputs" answer: the values the student's process computed on :func:`cases`
+    (``recorded``: label -> one output or error text per case) against the reference here."""
+    reference = exercise.graded_reference(extras) if exercise.graded_reference else None
+    try:
+        for label, outputs in recorded.items():
+            replay = iter(outputs)
+
+            def call(*args, _replay=replay):
+                got = next(_replay, None)
+                if isinstance(got, str):
+                    raise _Recorded(got)
+                if got is None:
+                    raise _Recorded("no value was recorded for these inputs")
+                return got
+
+            problem = _values_problem(exercise, label, call, reference, None, salt)
+            if problem:
+                return Result(exercise, FAILED, problem)
+    except Exception as exc:   # a malformed record is the submission's problem, never a crash
+        return Result(exercise, FAILED, f"the graded run's values cannot be read: {_first_line(exc)}")
+    if not recorded:
+        return Result(exercise, FAILED, "the graded run recorded no values")
+    return Result(exercise, PASSED, _right(exercise))
+
+
+class _Recorded(Exception):
+    """An error the student's code raised in the graded run, replayed as the check's message."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def cases(exercise: Exercise, salt: int = 0) -> list:
+    """The inputs a check runs the answer on: (args, sizes, concept or None), random draws from the
+    exercise's type hints, then its probes. The same exercise and salt always draw the same."""
+    drawn = []
+    for trial in range(exercise.trials):
+        args, sizes = random_inputs(exercise.params, trial_seed(exercise, trial, salt),
+                                    ranges=exercise.ranges)
+        drawn.append((args, sizes, None))
+    rng = np.random.default_rng(trial_seed(exercise, 99, salt))
+    return drawn + [(probe.inputs(rng), {}, probe.concept) for probe in exercise.probes]
 
 
 def source_of(answer: Any) -> Optional[str]:
@@ -90,21 +140,15 @@ def signature_problem(exercise: Exercise, answer: Any) -> Optional[str]:
     return None
 
 
-def trial_seed(exercise: Exercise, trial: int) -> int:
+def trial_seed(exercise: Exercise, trial: int, salt: int = 0) -> int:
     """Inputs are random but reproducible: the same exercise and trial always draw the same."""
-    return (zlib.crc32(exercise.key.encode()) + 7919 * trial) % 2**32
+    return (zlib.crc32(exercise.key.encode()) + 7919 * trial + 104729 * salt) % 2**32
 
 
 def _values_problem(exercise: Exercise, label: str, call: Callable, reference: Optional[Callable],
-                    answer: Any) -> Optional[str]:
+                    answer: Any, salt: int = 0) -> Optional[str]:
     names = [p.name for p in exercise.params]
-    cases = []
-    for trial in range(exercise.trials):
-        args, sizes = random_inputs(exercise.params, trial_seed(exercise, trial), ranges=exercise.ranges)
-        cases.append((args, sizes, None))
-    rng = np.random.default_rng(trial_seed(exercise, 99))
-    cases += [(probe.inputs(rng), {}, probe.concept) for probe in exercise.probes]
-    for args, sizes, concept in cases:
+    for args, sizes, concept in cases(exercise, salt):
         where = _describe_inputs(names, args, sizes)
         try:
             with np.errstate(all="ignore"):

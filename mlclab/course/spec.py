@@ -18,6 +18,7 @@ from ..reference import evaluate
 
 # A check's verdicts. Only "passed" scores; the others say what to do next.
 PASSED, FAILED, NOT_RUN, UNCHANGED = "passed", "failed", "not run", "unchanged"
+GRADED_EXTRAS = "__mlclab_graded_extras__"
 
 
 class Unanswered(Exception):
@@ -64,9 +65,23 @@ class Exercise:
     hints: list = field(default_factory=list)
     stub_fingerprints: frozenset = frozenset()
     trials: int = 4
+    # How a graded run carries the answer out of the student's process (mlclab.course.export):
+    # "dsl" (its source text), "value" (JSON), "module" (an IRModule's JSON), "schedule" (the
+    # trace), "outputs" (the answer's values on the grader's inputs). Empty: "value" for a judge,
+    # "dsl" otherwise.
+    submit: str = ""
+    time_limit_s: float = 60.0                    # a live check stops the student's code after this
+    # For "outputs": extra random data the grader draws (a model's weights) and the reference
+    # it implies; the answer's adapter finds the extras under GRADED_EXTRAS in its namespace.
+    graded_extras: Optional[Callable[[np.random.Generator], dict]] = None
+    graded_reference: Optional[Callable[[dict], Callable]] = None
     rtol: Optional[float] = None
     atol: Optional[float] = None
     _program: Optional[TypedProgram] = field(default=None, repr=False)
+
+    @property
+    def submitted_as(self) -> str:
+        return self.submit or ("value" if self.judge is not None else "dsl")
 
     # ------------------------------------------------------------- the hidden reference
     @property

@@ -23,7 +23,7 @@ def _mish_callables(answer, namespace):
 MISH = Exercise(
     key="02-mish", title="Lesson 2: a mish operator", answer="ops",
     reference=lambda x: (x * np.tanh(_softplus(x))).astype(x.dtype),
-    signature='x: Tensor[("n",), f32]', adapt=_mish_callables,
+    signature='x: Tensor[("n",), f32]', adapt=_mish_callables, submit="outputs",
     probes=[Probe(lambda rng: [np.array([-100.0, -20.0, 0.0, 20.0, 95.0], "float32")],
                   "log(1 + exp(x)) overflows float32 for x above 88 (exp(89) is inf): use a "
                   "softplus that never forms exp(x) for large x (R.nn.softplus, np.logaddexp(0, x)).")],
@@ -55,7 +55,7 @@ AFFINE_RELU = Exercise(
 def affine_relu(x: Tensor[(4, 8), f32], w: Tensor[(8, 3), f32], b: Tensor[(3,), f32]):
     return relu(x @ w + b)
 """,
-    adapt=_affine_callables,
+    adapt=_affine_callables, submit="module",
     misconceptions=[Misconception(lambda x, w, b: x @ w + b, "the relu is missing: wrap the add in R.nn.relu."),
                     Misconception(lambda x, w, b: np.maximum(x @ w, 0) + b,
                                   "relu comes last: relu(x @ w + b), not relu(x @ w) + b.")],
@@ -97,7 +97,7 @@ MM_BIAS_RELU = Exercise(
 def mm_bias_relu(a: Tensor[({TE_N}, {TE_N}), f32], b: Tensor[({TE_N}, {TE_N}), f32], bias: Tensor[({TE_N},), f32]):
     return relu(a @ b + bias)
 """,
-    adapt=_scheduled_callables, trials=2, rtol=1e-4, atol=1e-3,
+    adapt=_scheduled_callables, submit="module", trials=2, rtol=1e-4, atol=1e-3,
     misconceptions=[Misconception(lambda a, b, bias: np.maximum(a @ b + bias[:, None], 0),
                                   "bias is added along the wrong axis: bias[j] goes to column j "
                                   "(out[i, j] = max(mm[i, j] + bias[j], 0))."),
@@ -131,7 +131,7 @@ TREE = Exercise(
 def scale_shift_relu(x: Tensor[("n",), f32], w: Tensor[("n",), f32], b: Tensor[("n",), f32]):
     return relu(x * w + b)
 """,
-    adapt=_tree_callables,
+    adapt=_tree_callables, submit="outputs",
     misconceptions=[Misconception(lambda x, w, b: np.maximum(x + w + b, 0),
                                   "visit_Mul adds: it should multiply its two children.")],
     hints=["A new Registry gets the four old declarations (`ir.decls`) plus `Mul` with lhs and rhs.",

@@ -38,7 +38,20 @@ def build(schedule):
     from ...backend.passes import resolve_target
     sch = Schedule(naive_module())
     schedule(sch)
+    if not sch.trace.insts:
+        raise Unanswered("`my_schedule` applies no schedule step yet: the matmul is still the "
+                         "naive loop nest. Write your steps in the exercise cell and run it.", "unchanged")
     return tvm.compile(sch.mod, target=resolve_target("llvm"))
+
+
+def reference_trace() -> str:
+    """The reference schedule's trace as JSON: a graded answer that is this, step for step, is the
+    package's schedule handed in, not the student's."""
+    from tvm.s_tir import Schedule
+    from ..export import trace_json
+    sch = Schedule(naive_module())
+    _reference_schedule(sch)
+    return trace_json(sch.trace)
 
 
 def _student_build(schedule):
@@ -97,7 +110,7 @@ MATMUL_SCHEDULE = Exercise(
     key="12-schedule", title="Lesson 12: make the matmul fast", answer="my_schedule",
     reference=lambda a, b: (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32),
     signature=f"a: Tensor[({N}, {N}), f32], b: Tensor[({N}, {N}), f32]",
-    adapt=_callables, trials=2, rtol=1e-4, atol=1e-3,
+    adapt=_callables, trials=2, rtol=1e-4, atol=1e-3, submit="schedule", time_limit_s=300,
     misconceptions=[Misconception(lambda a, b: np.zeros((N, N), np.float32),
                                   "the result is all zeros: did a decompose_reduction or compute_at move "
                                   "the initialisation after the update?")],
