@@ -55,6 +55,7 @@ def test_the_student_version_has_the_starter_and_no_solution_or_test(assignment)
     assert "it is only right for Single" in text          # the starter
     assert "pair_or_single" not in text and "%%solution" not in text
     assert "hidden" not in text and "BEGIN" not in text
+    assert "grader.check" not in text           # no otter.Notebook: the lesson's own check cell
     (zipped,) = (dist / "autograder").glob("*.zip")
     import zipfile
     test = zipfile.ZipFile(zipped).read("tests/05-numbers-sum.py").decode()

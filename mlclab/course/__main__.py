@@ -33,7 +33,8 @@ def main(argv=None) -> int:
         if missing:
             print(f"python -m mlclab.course site: no such file: {missing[0]}", file=sys.stderr)
             return 2
-        pages = build(args.outdir, [p.resolve() for p in args.lessons] or None)
+        pages = build(args.outdir, [p.resolve() for p in args.lessons] or None,
+                      progress=lambda text: print(text, file=sys.stderr, flush=True))
         print(f"{len(pages)} pages in {args.outdir}; serve with: python -m http.server -d {args.outdir}")
         return 0
     try:

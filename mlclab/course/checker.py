@@ -47,8 +47,11 @@ def judge(exercise: Exercise, record: Any, salt: int) -> Result:
                                          "stop before the exercise, or run out of time?)")
     if "kind" not in record:
         status = record.get("status")
-        message = str(record.get("message", ""))[:2000]
-        return Result(exercise, status if status in _REPORTABLE else FAILED, message or "no answer")
+        if status not in _REPORTABLE:
+            return Result(exercise, FAILED, "the graded run's record names its own verdict "
+                                            f"({str(status)[:40]!r}) instead of an answer: only the "
+                                            "checker gives a verdict")
+        return Result(exercise, status, str(record.get("message", ""))[:2000] or "no answer")
     kind = record["kind"]
     if kind != exercise.submitted_as and not (kind == "outputs" and exercise.submitted_as == "dsl"):
         return Result(exercise, FAILED, f"the graded run handed in a {kind!r} answer where this "

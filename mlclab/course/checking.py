@@ -16,7 +16,7 @@ from ..lang import dims
 from ..lang.source import line_at
 from ..reference import evaluate
 from .result import Result
-from .spec import FAILED, PASSED, UNCHANGED, Exercise, Unanswered, assignments, fingerprint
+from .spec import FAILED, PASSED, UNCHANGED, Exercise, Note, Unanswered, assignments, fingerprint
 
 
 def run_check(exercise: Exercise, answer: Any, namespace: dict, salt: int = 0) -> Result:
@@ -50,11 +50,14 @@ def _check(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> Resul
         problem = _values_problem(exercise, label, call, reference, answer, salt)
         if problem:
             return Result(exercise, FAILED, problem)
+    notes = []
     for check in exercise.structure:
         problem = check(answer)
-        if problem:
+        if isinstance(problem, Note):
+            notes.append(problem)
+        elif problem:
             return Result(exercise, FAILED, problem)
-    return Result(exercise, PASSED, _right(exercise))
+    return Result(exercise, PASSED, " ".join([_right(exercise), *notes]))
 
 
 def _right(exercise: Exercise) -> str:

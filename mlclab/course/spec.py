@@ -21,6 +21,11 @@ PASSED, FAILED, NOT_RUN, UNCHANGED = "passed", "failed", "not run", "unchanged"
 GRADED_EXTRAS = "__mlclab_graded_extras__"
 
 
+class Note(str):
+    """What a structure check returns when the answer passes but there is something to say (how
+    fast it was): added to the PASSED message."""
+
+
 class Unanswered(Exception):
     """The student's answer is missing or cannot be used yet; the message says what to do."""
 
