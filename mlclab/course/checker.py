@@ -123,7 +123,7 @@ def _schedule(exercise: Exercise, trace_json: str, salt: int) -> Result:
     from tvm.s_tir.schedule import Trace
     from .catalog.performance import naive_module, reference_trace
     from .checking import run_check
-    from .export import trace_from_json
+    from .traces import trace_from_json
     if trace_json == reference_trace():
         return Result(exercise, FAILED, "this is the package's own reference schedule, step for "
                                         "step: a graded answer is a schedule you wrote")

@@ -122,7 +122,6 @@ def make_box(box: Path, uid: Optional[int]) -> dict:
 
 
 def clean_env(dirs: dict) -> dict:
-    import mlclab
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
            "HOME": str(dirs["home"]), "IPYTHONDIR": str(dirs["ipython"]),
            "JUPYTER_CONFIG_DIR": str(dirs["jupyter"]),
@@ -135,7 +134,7 @@ def clean_env(dirs: dict) -> dict:
            "MLCLAB_NUM_THREADS": "1", "TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     # The package itself, where it is not installed in the interpreter's site-packages (a checkout).
-    root = Path(mlclab.__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]          # the folder holding mlclab/
     if "site-packages" not in root.parts:
         env["PYTHONPATH"] = str(root)
     return env

@@ -57,7 +57,7 @@ def reference_trace() -> str:
     """The reference schedule's trace as JSON: a graded answer that is this, step for step, is the
     package's schedule handed in, not the student's."""
     from tvm.s_tir import Schedule
-    from ..export import trace_json
+    from ..traces import trace_json
     sch = Schedule(naive_module())
     _reference_schedule(sch)
     return trace_json(sch.trace)
