@@ -65,9 +65,11 @@ def _right(exercise: Exercise) -> str:
     return f"right on {exercise.trials} random inputs{chosen}."
 
 
-def check_outputs(exercise: Exercise, recorded: dict, salt: int, extras: dict) -> Result:
+def check_outputs(exercise: Exercise, recorded: dict, salt: int, extras: dict,
+                  structure_of: Any = None) -> Result:
     """A graded "outputs" answer: the values the student's process computed on :func:`cases`
-    (``recorded``: label -> one output or error text per case) against the reference here."""
+    (``recorded``: label -> one output or error text per case) against the reference here; then
+    the structure checks on ``structure_of`` (what stands for the answer, e.g. its script)."""
     reference = exercise.graded_reference(extras) if exercise.graded_reference else None
     try:
         for label, outputs in recorded.items():
@@ -88,7 +90,19 @@ def check_outputs(exercise: Exercise, recorded: dict, salt: int, extras: dict) -
         return Result(exercise, FAILED, f"the graded run's values cannot be read: {_first_line(exc)}")
     if not recorded:
         return Result(exercise, FAILED, "the graded run recorded no values")
-    return Result(exercise, PASSED, _right(exercise))
+    if exercise.structure and structure_of is None:
+        return Result(exercise, FAILED, "the graded run handed in no IRModule to check the structure of")
+    notes = []
+    for check in exercise.structure:
+        try:
+            problem = check(structure_of)
+        except Exception as exc:
+            problem = f"the structure check cannot read your answer: {_first_line(exc)}"
+        if isinstance(problem, Note):
+            notes.append(problem)
+        elif problem:
+            return Result(exercise, FAILED, problem)
+    return Result(exercise, PASSED, " ".join([_right(exercise), *notes]))
 
 
 class _Recorded(Exception):
@@ -159,6 +173,9 @@ def _values_problem(exercise: Exercise, label: str, call: Callable, reference: O
         except Unanswered:
             raise
         except Exception as exc:  # the student's code failing is a result, not a crash of the check
+            if isinstance(exc, _Recorded):           # "Type: message", as the sandbox saw it
+                kind, _, text = str(exc).partition(": ")
+                return f"{label} raised {kind} on {where}: {text}"
             return f"{label} raised {type(exc).__name__} on {where}: {_first_line(exc)}"
         expected = exercise.expected(args) if reference is None else reference(*args)
         problem = _compare(got, expected, exercise)

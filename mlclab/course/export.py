@@ -6,10 +6,11 @@ the data it hands in, and mlclab.course.checker judges that data in a clean proc
 
     DSL function   -> its source text and name (the checker compiles it again)
     a judged value -> JSON (sets as {"__set__": [...]})
-    an IRModule    -> tvm.ir.save_json
     a schedule     -> its trace as JSON (the checker replays it on its own naive matmul)
     anything else  -> "outputs": the answer's values on the graded run's inputs (drawn from a salt
-                      chosen at grading time), as .npy bytes in base64
+                      chosen at grading time), as .npy bytes in base64; an IRModule's script
+                      text too, for the structure checks (IR objects cannot be serialised in
+                      this TVM: tvm.ir.save_json and pickle crash, see TVM-NOTES)
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import numpy as np
 from .spec import FAILED, GRADED_EXTRAS, NOT_RUN, UNCHANGED, Exercise, Unanswered
 from .traces import trace_json
 
+MAX_SCRIPT = 1 << 20
 
 def write(keys: list, salt: int, path: str, namespace: dict) -> None:
     with open(path, "w", encoding="utf-8") as out:
@@ -53,8 +55,6 @@ def _export(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> dict
             return {"kind": "dsl", "source": answer.source, "name": str(answer.name)}
         if kind == "value":
             return {"kind": "value", "value": _jsonable(answer)}
-        if kind == "module":
-            return _module(exercise, answer)
         if kind == "schedule":
             return _schedule(answer)
         return _outputs(exercise, answer, namespace, salt)
@@ -81,14 +81,6 @@ def _jsonable(value: Any) -> Any:
         return float(value)
     raise Unanswered(f"a graded answer must be plain data (numbers, strings, sets, lists, dicts); "
                      f"this one holds a {type(value).__name__}", FAILED)
-
-
-def _module(exercise: Exercise, module: Any) -> dict:
-    import tvm
-    if not isinstance(module, tvm.IRModule):
-        raise Unanswered(f"`{exercise.answer}` should be a tvm.IRModule, not {type(module).__name__}",
-                         FAILED)
-    return {"kind": "module", "json": tvm.ir.save_json(module)}
 
 
 def _schedule(schedule: Any) -> dict:
@@ -126,7 +118,10 @@ def _outputs(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> dic
                 text = str(exc).strip().splitlines()
                 outputs.append(f"{type(exc).__name__}: {text[0][:300] if text else ''}")
         recorded[label] = outputs
-    return {"kind": "outputs", "outputs": recorded}
+    found = {"kind": "outputs", "outputs": recorded}
+    if exercise.structure and callable(getattr(answer, "script", None)):
+        found["script"] = str(answer.script())[:MAX_SCRIPT]
+    return found
 
 
 def encode(value: Any) -> Any:

@@ -71,9 +71,9 @@ class Exercise:
     stub_fingerprints: frozenset = frozenset()
     trials: int = 4
     # How a graded run carries the answer out of the student's process (mlclab.course.export):
-    # "dsl" (its source text), "value" (JSON), "module" (an IRModule's JSON), "schedule" (the
-    # trace), "outputs" (the answer's values on the grader's inputs). Empty: "value" for a judge,
-    # "dsl" otherwise.
+    # "dsl" (its source text), "value" (JSON), "schedule" (the trace), "outputs" (the answer's
+    # values on the grader's inputs, and an IRModule's script for the structure checks). Empty:
+    # "value" for a judge, "dsl" otherwise.
     submit: str = ""
     time_limit_s: float = 60.0                    # a live check stops the student's code after this
     # For "outputs": extra random data the grader draws (a model's weights) and the reference

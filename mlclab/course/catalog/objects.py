@@ -55,7 +55,7 @@ AFFINE_RELU = Exercise(
 def affine_relu(x: Tensor[(4, 8), f32], w: Tensor[(8, 3), f32], b: Tensor[(3,), f32]):
     return relu(x @ w + b)
 """,
-    adapt=_affine_callables, submit="module",
+    adapt=_affine_callables, submit="outputs",
     misconceptions=[Misconception(lambda x, w, b: x @ w + b, "the relu is missing: wrap the add in R.nn.relu."),
                     Misconception(lambda x, w, b: np.maximum(x @ w, 0) + b,
                                   "relu comes last: relu(x @ w + b), not relu(x @ w) + b.")],
@@ -97,7 +97,7 @@ MM_BIAS_RELU = Exercise(
 def mm_bias_relu(a: Tensor[({TE_N}, {TE_N}), f32], b: Tensor[({TE_N}, {TE_N}), f32], bias: Tensor[({TE_N},), f32]):
     return relu(a @ b + bias)
 """,
-    adapt=_scheduled_callables, submit="module", trials=2, rtol=1e-4, atol=1e-3,
+    adapt=_scheduled_callables, submit="outputs", trials=2, rtol=1e-4, atol=1e-3,
     misconceptions=[Misconception(lambda a, b, bias: np.maximum(a @ b + bias[:, None], 0),
                                   "bias is added along the wrong axis: bias[j] goes to column j "
                                   "(out[i, j] = max(mm[i, j] + bias[j], 0))."),
