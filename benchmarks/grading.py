@@ -1,10 +1,11 @@
 """Grading at class scale: N generated submissions of lesson 5's assignment graded by one
 ``python -m mlclab.course grade`` call, in parallel, each in its own sandbox.
 
-    python benchmarks/grading.py [--n 100] [--workers W] [--cell-timeout 10] [--timeout 45]
+    python benchmarks/grading.py [--n 100] [--workers W] [--cell-timeout 10] [--cpu-s 40] [--timeout 300]
 
 The submissions cycle through right, wrong, untouched, crashing (the kernel exits), looping
-(a cell that ignores the interrupt: stopped at the total limit), memory-hungry (8 GiB asked for,
+(a cell that ignores the interrupt: its kernel killed at the CPU limit, which a busy machine
+does not bring closer the way it does a wall-clock limit), memory-hungry (8 GiB asked for,
 then a right answer) and every malicious trick of tests/test_grading.py (a faked check, forged
 answers, a saboteur that plants startup files, writes into the package and deletes what it can
 reach). Prints submissions per minute with the machine and its load, and fails if any
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import platform
 import subprocess
@@ -47,7 +49,8 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=100)
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--cell-timeout", type=float, default=10.0)
-    parser.add_argument("--timeout", type=float, default=45.0)
+    parser.add_argument("--cpu-s", type=int, default=40)
+    parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     course = [sys.executable, "-m", "mlclab.course"]
@@ -69,7 +72,8 @@ def main() -> int:
         load_before = os.getloadavg()
         start = time.perf_counter()
         cmd = [*course, "grade", str(zipped), str(subs), str(out / "graded"),
-               "--cell-timeout", str(args.cell_timeout), "--timeout", str(args.timeout)]
+               "--cell-timeout", str(args.cell_timeout), "--cpu-s", str(args.cpu_s),
+               "--timeout", str(args.timeout)]
         if args.workers:
             cmd += ["--workers", str(args.workers)]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -80,6 +84,9 @@ def main() -> int:
             return 1
         rows = {row["file"]: float(row[KEY]) for row in csv.DictReader(open(out / "graded" / "grades.csv"))}
         moved = {name: (rows.get(name), want) for name, want in expected.items() if rows.get(name) != want}
+        for name in moved:
+            result = json.loads((out / "graded" / "results" / name.replace(".ipynb", ".json")).read_text())
+            print(f"{name}: {result['tests'][0]['output']} {result['output']}")
         workers = (out / "graded" / "grading.json").read_text()
     print(f"machine: {machine()}")
     print(f"load average before {load_before[0]:.1f}, after {load_after[0]:.1f}")

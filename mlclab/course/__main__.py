@@ -22,6 +22,9 @@ def main(argv=None) -> int:
                        help="submissions graded at once (default: the CPUs this process may use)")
     grade.add_argument("--cell-timeout", type=float, default=300.0, help="seconds per cell")
     grade.add_argument("--timeout", type=float, default=900.0, help="seconds per submission")
+    grade.add_argument("--cpu-s", type=int, default=None,
+                       help="CPU seconds per process of a submission (default: 1.5 x --timeout); "
+                            "a loop that ignores interrupts dies here even on a loaded machine")
     grade.add_argument("--memory-mb", type=int, default=4096, help="address space per submission")
     site = sub.add_parser("site", help="OUTDIR [LESSON.ipynb ...]: the lessons executed, as a static site")
     site.add_argument("outdir", type=Path)
@@ -66,7 +69,7 @@ def _grade(args) -> int:
     else:
         subs = [args.submission]
     limits = Limits(cell_s=args.cell_timeout, total_s=args.timeout, memory_mb=args.memory_mb,
-                    cpu_s=int(max(args.timeout, args.cell_timeout) * 1.5))
+                    cpu_s=args.cpu_s or int(max(args.timeout, args.cell_timeout) * 1.5))
     try:
         rows = grade(args.autograder, subs, args.outdir, workers=args.workers, limits=limits)
     except (ValueError, OSError, __import__("zipfile").BadZipFile) as exc:

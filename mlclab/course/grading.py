@@ -46,6 +46,7 @@ class Graded:
     possible: dict                 # question -> points possible
     feedback: dict                 # question -> what the check said
     notes: list = field(default_factory=list)
+    seconds: float = 0.0           # the notebook's run in its sandbox
 
     @property
     def total(self) -> float:
@@ -113,13 +114,17 @@ def grade_one(submission: Path, points: dict, salt: int, slot: int, work: Path, 
     answers_path = box / "out" / sandbox.ANSWERS
     argv = [sys.executable, "-m", "mlclab.course.sandbox", str(answers_path), str(salt),
             str(limits.cell_s), str(limits.cpu_s), str(limits.memory_mb), str(notebook), *keys]
-    log.write_text(f"# {submission.name}: sandbox (uid {uid if uid is not None else os.getuid()})\n")
+    log.write_text(f"# {submission.name}: sandbox ({sandbox.isolation()} isolation, uid "
+                   f"{uid if uid is not None else os.getuid()})\n")
     run, _ = sandbox.launch(argv, box, env, uid, log, limits.total_s)
+    with open(log, "a") as f:
+        f.write(f"# the notebook's run took {run.seconds:.1f} s (exit code {run.returncode})\n")
     if run.stopped:
         notes.append(run.stopped)
+    elif run.returncode == sandbox.KERNEL_DIED:
+        notes.append("the kernel died (the CPU or memory limit, or the notebook ended it)")
     elif run.returncode:
-        notes.append(f"the notebook's run ended with code {run.returncode} (a limit, or the "
-                     "kernel died)")
+        notes.append(f"the notebook's run ended with code {run.returncode} (a limit?)")
     answers = sandbox.read_own_file(answers_path, uid, MAX_ANSWERS)
     shutil.rmtree(box, ignore_errors=True)
     results = check(answers, keys, salt, slot, work, log, limits)
@@ -129,7 +134,7 @@ def grade_one(submission: Path, points: dict, salt: int, slot: int, work: Path, 
         scores[key] = points[key] if result.get("status") == PASSED else 0.0
         text = feedback_text(str(result.get("status")), str(result.get("message", "")))
         feedback[key] = text + (f" ({'; '.join(notes)})" if notes and scores[key] == 0 else "")
-    return Graded(submission.name, scores, dict(points), feedback, notes)
+    return Graded(submission.name, scores, dict(points), feedback, notes, run.seconds)
 
 
 def check(answers: Optional[bytes], keys: list, salt: int, slot: int, work: Path, log: Path,
@@ -228,8 +233,8 @@ def write_results(result: Graded, path: Path) -> None:
     """Gradescope's results.json: the score and one test per question with its feedback."""
     tests = [{"name": key, "score": result.scores[key], "max_score": result.possible[key],
               "output": result.feedback[key], "visibility": "visible"} for key in result.scores]
-    path.write_text(json.dumps({"score": result.total, "tests": tests,
-                                "output": "; ".join(result.notes)}, indent=2))
+    path.write_text(json.dumps({"score": result.total, "execution_time": round(result.seconds, 1),
+                                "tests": tests, "output": "; ".join(result.notes)}, indent=2))
 
 
 def write_csv(rows: list, keys: list, path: Path) -> None:

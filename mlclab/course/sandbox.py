@@ -2,12 +2,14 @@
 
 Each run gets its own folder (HOME, IPYTHONDIR, Jupyter's dirs, TMPDIR, the working folder), an
 environment with nothing of the grader's in it (no autograder path, no tests, one thread:
-MLCLAB_NUM_THREADS=1), its own session, and limits: CPU seconds and address space (rlimits set
-by the runner before the kernel starts, so the kernel inherits them), a per-cell timeout (nbclient's,
-the one nbgrader uses) and a total wall-clock limit enforced from outside. When the grader is root,
-each parallel slot runs as its own unprivileged uid (``UID_BASE + slot``): one submission cannot
-read, write or signal another's files or processes, and at the end every process of that uid is
-killed (a daemon that double-forked out of the session included).
+MLCLAB_NUM_THREADS=1), its own session, and limits: CPU seconds and address space (rlimits set by
+the runner before the kernel starts, so the kernel inherits them), a per-cell timeout (nbclient's,
+the one nbgrader uses) and a total wall-clock limit enforced from outside.
+
+When the grader is root (see :func:`isolation`), the run also gets new mount, PID and network
+namespaces (every mount read-only but its own folder, the grader's processes invisible, and all
+it started killed with the namespace), then drops to an unprivileged uid per parallel slot, or,
+where the interpreter cannot be started by another uid, to root without any capability.
 
     python -m mlclab.course.sandbox ANSWERS.json SALT CELL_S CPU_S MEMORY_MB NOTEBOOK KEY...
 
@@ -31,6 +33,7 @@ from typing import Optional
 
 UID_BASE = 64000           # slot n runs its submissions as uid UID_BASE + n, its checks as +1000
 ANSWERS = "answers.json"
+KERNEL_DIED = 3            # the runner's exit code when the kernel died mid-notebook
 
 # Inside fresh mount, PID and network namespaces (run as root, before dropping privileges): every
 # mount read-only but the box, a private /dev/shm, loopback only. When the namespace's first
@@ -220,7 +223,7 @@ def execute(notebook: Path, answers: Path, salt: int, keys: list, cell_s: float)
             except DeadKernelError:
                 print(f"[sandbox] the kernel died in {label} (a memory or CPU limit?)", file=sys.stderr,
                       flush=True)
-                return 3
+                return KERNEL_DIED
             if time.monotonic() - started >= cell_s:
                 print(f"[sandbox] {label} ran past the per-cell limit of {cell_s:g} s: interrupted",
                       file=sys.stderr, flush=True)
