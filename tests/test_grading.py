@@ -127,8 +127,8 @@ def graded(tmp_path_factory):
     checker = (ROOT / "mlclab" / "course" / "checker.py").read_bytes()
     # The CPU limit stops the loops whatever the load; the total wall-clock limit is generous, so
     # that a right submission on a busy machine is never cut short.
-    course("grade", zipped, subs, out / "graded", "--workers", "2", "--cell-timeout", "15",
-           "--cpu-s", "45", "--timeout", "400", cwd=out)
+    course("grade", zipped, subs, out / "graded", "--workers", "2", "--cell-timeout", "30",
+           "--cpu-s", "75", "--timeout", "400", cwd=out)
     assert (ROOT / "mlclab" / "course" / "checker.py").read_bytes() == checker
     return out / "graded"
 
@@ -155,4 +155,4 @@ def test_the_limits_are_named_in_the_log_and_the_feedback(graded):
     assert "the kernel died" in looping["output"]
     assert "the kernel died in cell" in (graded / "logs" / "loop-ignoring-interrupts.log").read_text()
     log = (graded / "logs" / "loop-then-memory.log").read_text()
-    assert "per-cell limit of 15 s" in log
+    assert "per-cell limit of 30 s" in log
