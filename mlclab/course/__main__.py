@@ -1,5 +1,5 @@
-"""``python -m mlclab.course make LESSON.ipynb OUTDIR`` / ``grade AUTOGRADER.zip SUBMISSION.ipynb|FOLDER
-[OUTDIR]`` / ``site OUTDIR [LESSON.ipynb ...]``."""
+"""``python -m mlclab.course make LESSON.ipynb OUTDIR`` /
+``grade AUTOGRADER.zip SUBMISSION.ipynb|FOLDER [OUTDIR]`` / ``site OUTDIR [LESSON.ipynb ...]``."""
 import argparse
 import json
 import sys
@@ -77,8 +77,8 @@ def _grade(args) -> int:
         return 2
     if len(rows) == 1:
         row = rows[0]
-        print(json.dumps({"scores": row.scores, "total": row.total,
-                          "possible": sum(row.possible.values()), "feedback": row.feedback}, indent=2))
+        print(json.dumps({"scores": row.scores, "total": row.total, "feedback": row.feedback,
+                          "possible": sum(row.possible.values())}, indent=2))
     else:
         for row in rows:
             print(f"{row.name}: {row.total:g}/{sum(row.possible.values()):g}")
