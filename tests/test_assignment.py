@@ -55,6 +55,7 @@ def test_the_student_version_has_the_starter_and_no_solution_or_test(assignment)
     assert "it is only right for Single" in text          # the starter
     assert "pair_or_single" not in text and "%%solution" not in text
     assert "hidden" not in text and "BEGIN" not in text
+    assert "grader.check" not in text           # no otter.Notebook: the lesson's own check cell
     (zipped,) = (dist / "autograder").glob("*.zip")
     import zipfile
     test = zipfile.ZipFile(zipped).read("tests/05-numbers-sum.py").decode()
@@ -70,3 +71,39 @@ def test_a_submission_is_graded_locally(assignment, answer, score):
     result = json.loads(printed[printed.index("{\n"):])
     assert result["scores"] == {"05-numbers-sum": score}
     assert result["possible"] == 1.0
+
+
+def test_every_lesson_makes_a_student_notebook_of_its_own_cells(tmp_path):
+    """Each student notebook's code cells are the lesson's own (solutions out, no otter
+    grader.check cell needing an init cell the lessons do not have): since every lesson runs
+    untouched in tests/test_lessons.py, so does every student notebook. Lesson 5's is run below."""
+    script = (
+        "import sys, pathlib, nbformat\n"
+        "from mlclab.course.assignment import make\n"
+        "for lesson in sorted(pathlib.Path(sys.argv[1]).glob('[0-9][0-9]-*.ipynb')):\n"
+        "    dist = make(lesson, pathlib.Path(sys.argv[2]) / lesson.stem)\n"
+        "    student = nbformat.read(dist / 'student' / lesson.name, as_version=4)\n"
+        "    own = {c.source.strip() for c in nbformat.read(lesson, as_version=4).cells}\n"
+        "    foreign = [c.source[:80] for c in student.cells\n"
+        "               if c.cell_type == 'code' and c.source.strip() not in own]\n"
+        "    print(lesson.name, foreign)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script, ROOT / "lessons", tmp_path], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stdout.splitlines() if line.endswith(".ipynb []") or "[" in line]
+    assert len([line for line in lines if line.endswith("[]")]) == 12, done.stdout
+
+
+def test_the_student_notebook_runs_top_to_bottom(assignment):
+    _, dist = assignment
+    script = (
+        "import sys, nbformat\n"
+        "from nbclient import NotebookClient\n"
+        "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+        "NotebookClient(nb, timeout=300, kernel_name='python3').execute()\n"   # raises on an error
+        "print('ran', sum(c.cell_type == 'code' for c in nb.cells))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script, dist / "student" / LESSON.name], env=env,
+                          capture_output=True, text=True, timeout=600, cwd=dist / "student")
+    assert done.returncode == 0 and done.stdout.startswith("ran"), done.stderr[-3000:]

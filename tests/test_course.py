@@ -202,3 +202,87 @@ def test_an_exercise_and_its_result_pickle_by_key():
     again = pickle.loads(pickle.dumps(result))
     assert again.exercise is EXERCISES["01-mse"] and again.message == result.message
     assert copy.deepcopy(result).exercise is EXERCISES["01-mse"]
+
+
+def test_a_live_check_stops_a_looping_answer_and_names_the_limit():
+    import dataclasses
+    import time
+    exercise = dataclasses.replace(EXERCISES["01-mse"], time_limit_s=0.5)
+
+    def mse(pred, target):
+        while True:
+            pass
+
+    start = time.monotonic()
+    result = ExerciseHandle(exercise).check(mse)
+    assert time.monotonic() - start < 30
+    assert result.status == "failed"
+    assert "after 0.5 s, the time limit of 01-mse" in result.message
+
+
+def test_a_misspelt_pass_and_a_kernel_count_as_text_get_sentences():
+    handle = ExerciseHandle(EXERCISES["11-predict-passes"])
+    misspelt = handle.check({"changes": {"LegalizeOp"}, "kernels": 2})
+    assert misspelt.status == "failed" and 'did you mean "LegalizeOps"?' in misspelt.message
+    text = handle.check({"changes": {"LegalizeOps"}, "kernels": "2"})
+    assert text.status == "failed" and 'not the text "2"' in text.message
+    assert "TypeError" not in text.message
+
+
+def test_the_checker_judges_data_and_never_a_claimed_verdict():
+    from mlclab.course import checker, export
+    source = MSE_HEAD + "    d = pred - target\n    return mean(d * d)\n"
+    namespace = {"mse": mlclab.compile(source)["mse"], "predicted_groups": 1}
+    answers = export.answers(["01-mse", "08-fused-groups", "04-softmax"], 7, namespace)
+    assert answers["01-mse"] == {"kind": "dsl", "source": source, "name": "mse"}
+    results = checker.check_answers(answers, ["01-mse", "08-fused-groups", "04-softmax"], 7)
+    assert [results[k].status for k in ("01-mse", "08-fused-groups", "04-softmax")] == \
+        ["passed", "passed", "not run"]
+    forged = checker.check_answers({"01-mse": {"status": "passed"}, "08-fused-groups": "junk"},
+                                   ["01-mse", "08-fused-groups"], 7)
+    assert forged["01-mse"].status == "failed" and "names its own verdict" in forged["01-mse"].message
+    assert forged["08-fused-groups"].status == "not run"
+
+
+def test_a_python_answer_is_graded_by_its_values_on_salted_inputs():
+    from mlclab.course import checker, export
+
+    def mse(pred, target):
+        return np.mean((pred - target) ** 2, dtype=np.float32)
+
+    answers = export.answers(["01-mse"], 11, {"mse": mse})
+    assert answers["01-mse"]["kind"] == "outputs"
+    assert checker.check_answers(answers, ["01-mse"], 11)["01-mse"].passed
+    # values recorded for other inputs (a lookup table from the live check's seed) do not pass
+    stale = export.answers(["01-mse"], 0, {"mse": mse})
+    assert not checker.check_answers(stale, ["01-mse"], 11)["01-mse"].passed
+
+
+def test_a_handed_in_reference_schedule_is_refused_and_an_untouched_one_is_unchanged():
+    from mlclab.course import checker, export
+    from mlclab.course.catalog.performance import _reference_schedule
+    record = export.answers(["12-schedule"], 1, {"my_schedule": _reference_schedule})
+    result = checker.check_answers(record, ["12-schedule"], 1)["12-schedule"]
+    assert result.status == "failed" and "reference schedule" in result.message
+    untouched = export.answers(["12-schedule"], 1, {"my_schedule": lambda sch: None})
+    assert checker.check_answers(untouched, ["12-schedule"], 1)["12-schedule"].status == "unchanged"
+
+
+def test_a_module_is_graded_by_its_values_and_its_script():
+    """IR objects cannot be serialised in this TVM: a module leaves the sandbox as its values on
+    the graded inputs plus its script text, which the structure check reads."""
+    import tvm
+    from tvm import te
+    from mlclab.course import checker, export
+    n = 256
+    a, b = te.placeholder((n, n), "float32", name="A"), te.placeholder((n, n), "float32", name="B")
+    bias = te.placeholder((n,), "float32", name="bias")
+    k = te.reduce_axis((0, n), name="k")
+    mm = te.compute((n, n), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="mm")
+    out = te.compute((n, n), lambda i, j: te.max(mm[i, j] + bias[j], 0.0), name="out")
+    func = te.create_prim_func([a, b, bias, out]).with_attr("global_symbol", "mm_bias_relu")
+    module = tvm.IRModule({"mm_bias_relu": func})
+    record = export.answers(["06-mm-bias-relu"], 3, {"scheduled_mod": module})
+    assert record["06-mm-bias-relu"]["kind"] == "outputs" and "script" in record["06-mm-bias-relu"]
+    result = checker.check_answers(record, ["06-mm-bias-relu"], 3)["06-mm-bias-relu"]
+    assert result.status == "failed" and "no loop is vectorized" in result.message

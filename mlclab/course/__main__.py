@@ -1,5 +1,6 @@
-"""``python -m mlclab.course make LESSON.ipynb OUTDIR`` / ``grade AUTOGRADER.zip SUBMISSION.ipynb [OUTDIR]``
-/ ``site OUTDIR [LESSON.ipynb ...]`` / ``warm-cache LESSON.ipynb ... --to DIR``."""
+"""``python -m mlclab.course make LESSON.ipynb OUTDIR`` /
+``grade AUTOGRADER.zip SUBMISSION.ipynb|FOLDER [OUTDIR]`` / ``site OUTDIR [LESSON.ipynb ...]`` /
+``warm-cache LESSON.ipynb ... --to DIR``."""
 import argparse
 import json
 import sys
@@ -13,10 +14,19 @@ def main(argv=None) -> int:
     make = sub.add_parser("make", help="LESSON.ipynb OUTDIR: student notebook and autograder zip")
     make.add_argument("lesson", type=Path)
     make.add_argument("outdir", type=Path)
-    grade = sub.add_parser("grade", help="AUTOGRADER.zip SUBMISSION.ipynb [OUTDIR]: scores, no Docker")
+    grade = sub.add_parser("grade", help="AUTOGRADER.zip SUBMISSION.ipynb|FOLDER [OUTDIR]: each "
+                                         "submission run in a sandbox, checked in a clean process")
     grade.add_argument("autograder", type=Path)
-    grade.add_argument("submission", type=Path)
-    grade.add_argument("outdir", type=Path, nargs="?", default=Path("."))
+    grade.add_argument("submission", type=Path, help="one notebook, or a folder of them")
+    grade.add_argument("outdir", type=Path, nargs="?", default=Path("graded"))
+    grade.add_argument("--workers", type=int, default=None,
+                       help="submissions graded at once (default: the CPUs this process may use)")
+    grade.add_argument("--cell-timeout", type=float, default=300.0, help="seconds per cell")
+    grade.add_argument("--timeout", type=float, default=900.0, help="seconds per submission")
+    grade.add_argument("--cpu-s", type=int, default=None,
+                       help="CPU seconds per process of a submission (default: 1.5 x --timeout); "
+                            "a loop that ignores interrupts dies here even on a loaded machine")
+    grade.add_argument("--memory-mb", type=int, default=4096, help="address space per submission")
     site = sub.add_parser("site", help="OUTDIR [LESSON.ipynb ...]: the lessons executed, as a static site")
     site.add_argument("outdir", type=Path)
     site.add_argument("lessons", type=Path, nargs="*")
@@ -42,7 +52,8 @@ def main(argv=None) -> int:
         return 1 if any(r.errors for r in results) else 0
     if args.command == "site":
         from .site import build
-        pages = build(args.outdir, [p.resolve() for p in args.lessons] or None)
+        pages = build(args.outdir, [p.resolve() for p in args.lessons] or None,
+                      progress=lambda text: print(text, file=sys.stderr, flush=True))
         print(f"{len(pages)} pages in {args.outdir}; serve with: python -m http.server -d {args.outdir}")
         return 0
     try:
@@ -59,7 +70,36 @@ def main(argv=None) -> int:
         dist = assignment.make(args.lesson, args.outdir)
         print(f"student notebook: {dist / 'student'}\nautograder: {dist / 'autograder'}")
     else:
-        print(json.dumps(assignment.grade(args.autograder, args.submission, args.outdir), indent=2))
+        return _grade(args)
+    return 0
+
+
+def _grade(args) -> int:
+    from .grading import grade
+    from .sandbox import Limits
+    if args.submission.is_dir():
+        subs = sorted(p for p in args.submission.glob("*.ipynb") if p.is_file())
+        if not subs:
+            print(f"python -m mlclab.course grade: no .ipynb in {args.submission}", file=sys.stderr)
+            return 2
+    else:
+        subs = [args.submission]
+    limits = Limits(cell_s=args.cell_timeout, total_s=args.timeout, memory_mb=args.memory_mb,
+                    cpu_s=args.cpu_s or int(max(args.timeout, args.cell_timeout) * 1.5))
+    try:
+        rows = grade(args.autograder, subs, args.outdir, workers=args.workers, limits=limits)
+    except (ValueError, OSError, __import__("zipfile").BadZipFile) as exc:
+        print(f"python -m mlclab.course grade: {exc}", file=sys.stderr)
+        return 2
+    if len(rows) == 1:
+        row = rows[0]
+        print(json.dumps({"scores": row.scores, "total": row.total, "feedback": row.feedback,
+                          "possible": sum(row.possible.values())}, indent=2))
+    else:
+        for row in rows:
+            print(f"{row.name}: {row.total:g}/{sum(row.possible.values()):g}")
+    print(f"grades: {args.outdir / 'grades.csv'}; per submission: {args.outdir / 'results'} "
+          f"(Gradescope's format), {args.outdir / 'logs'}", file=sys.stderr)
     return 0
 
 

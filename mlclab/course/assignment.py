@@ -1,14 +1,14 @@
-"""A lesson as an otter-grader assignment, and local grading of a submission without Docker.
+"""A lesson as an otter-grader assignment.
 
-    python -m mlclab.course make LESSON.ipynb OUTDIR      # OUTDIR/student/, OUTDIR/autograder/
-    python -m mlclab.course grade AUTOGRADER.zip SUBMISSION.ipynb [OUTDIR]
+    python -m mlclab.course make LESSON.ipynb OUTDIR      # OUTDIR/dist/student/, OUTDIR/dist/autograder/
 
 ``make`` writes otter's assignment format from the lesson's own cells: each exercise becomes a
 question whose prompt is the starter cell, whose solution is the ``%%solution`` body, and whose one
-**hidden** test is the same ``mlclab.exercise(key).check()`` the student runs, so grading and
-self-checking can never disagree. ``otter assign`` then builds the student notebook (no solution)
-and the autograder zip. ``grade`` is ``otter run``: the submission executed and its hidden tests
-run in this environment, no container.
+**hidden** test is the same ``mlclab.exercise(key).check()`` the student runs (so otter's own
+``otter run`` / Gradescope path gives the same verdicts). ``otter assign`` then builds the student
+notebook (no solution) and the autograder zip. Grading that counts is mlclab.course.grading: the
+submission in a sandbox, its answers checked in a clean process, never otter's tests in the
+student's namespace.
 """
 from __future__ import annotations
 
@@ -90,17 +90,11 @@ def make(lesson: Path, outdir: Path) -> Path:
     otter_assign(str(source), str(outdir / "dist"), no_pdfs=True, no_run_tests=True)
     student = outdir / "dist" / "student" / lesson.name
     nb = nbformat.read(student, as_version=4)
-    # What is left of a solution cell in the student version is an empty cell: drop it.
-    nb.cells = [c for c in nb.cells if c.cell_type != "code" or c.source.strip()]
+    # What is left of a solution cell in the student version is an empty cell, and otter adds a
+    # grader.check cell per question for an otter.Notebook the lesson does not make (the
+    # lesson's own check cell is the live check): drop both, so the notebook runs top to bottom.
+    nb.cells = [c for c in nb.cells if c.cell_type != "code" or
+                (c.source.strip() and not c.source.strip().startswith("grader.check("))]
     nbformat.write(nb, student)
     return outdir / "dist"
 
-
-def grade(autograder: Path, submission: Path, outdir: Path) -> dict:
-    """Grade one submission here, without a container; returns {question: score} and the total."""
-    from otter.run import main as otter_run
-
-    outdir.mkdir(parents=True, exist_ok=True)
-    results = otter_run(str(submission), autograder=str(autograder), output_dir=str(outdir), no_logo=True)
-    scores = {name: results.get_score(name) for name in results.results}
-    return {"scores": scores, "total": results.total, "possible": results.possible}

@@ -17,12 +17,13 @@ from ..lang import dims
 from ..lang.source import line_at
 from ..reference import evaluate
 from .result import Result
-from .spec import FAILED, PASSED, UNCHANGED, Exercise, Unanswered, assignments, fingerprint
+from .spec import FAILED, PASSED, UNCHANGED, Exercise, Note, Unanswered, assignments, fingerprint
 
 
-def run_check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
+def run_check(exercise: Exercise, answer: Any, namespace: dict, salt: int = 0) -> Result:
+    """``salt`` draws other inputs than a live check's: a graded run's are not known in advance."""
     try:
-        return _check(exercise, answer, namespace)
+        return _check(exercise, answer, namespace, salt)
     except Unanswered as missing:
         return Result(exercise, missing.status, str(missing))
     except Exception as exc:  # an answer of a kind the exercise cannot use: say so, never crash Run All
@@ -31,7 +32,7 @@ def run_check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
                                         f"({type(answer).__name__}): {told}")
 
 
-def _check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
+def _check(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> Result:
     if answer is None:
         raise Unanswered(f"`{exercise.answer}` is still None: write your answer in the exercise cell "
                          "and run it.", UNCHANGED)
@@ -48,15 +49,81 @@ def _check(exercise: Exercise, answer: Any, namespace: dict) -> Result:
     callables = exercise.adapt(answer, namespace) if exercise.adapt else {f"your `{exercise.answer}`": answer}
     for label, call in callables.items():
         call, reference = call if isinstance(call, tuple) else (call, None)
-        problem = _values_problem(exercise, label, call, reference, answer)
+        problem = _values_problem(exercise, label, call, reference, answer, salt)
         if problem:
             return Result(exercise, FAILED, problem)
+    notes = []
     for check in exercise.structure:
         problem = check(answer)
-        if problem:
+        if isinstance(problem, Note):
+            notes.append(problem)
+        elif problem:
             return Result(exercise, FAILED, problem)
+    return Result(exercise, PASSED, " ".join([_right(exercise), *notes]))
+
+
+def _right(exercise: Exercise) -> str:
     chosen = f" and {len(exercise.probes)} chosen one{'s' if len(exercise.probes) > 1 else ''}" if exercise.probes else ""
-    return Result(exercise, PASSED, f"right on {exercise.trials} random inputs{chosen}.")
+    return f"right on {exercise.trials} random inputs{chosen}."
+
+
+def check_outputs(exercise: Exercise, recorded: dict, salt: int, extras: dict,
+                  structure_of: Any = None) -> Result:
+    """A graded "outputs" answer: the values the student's process computed on :func:`cases`
+    (``recorded``: label -> one output or error text per case) against the reference here; then
+    the structure checks on ``structure_of`` (what stands for the answer, e.g. its script)."""
+    reference = exercise.graded_reference(extras) if exercise.graded_reference else None
+    try:
+        for label, outputs in recorded.items():
+            replay = iter(outputs)
+
+            def call(*args, _replay=replay):
+                got = next(_replay, None)
+                if isinstance(got, str):
+                    raise _Recorded(got)
+                if got is None:
+                    raise _Recorded("no value was recorded for these inputs")
+                return got
+
+            problem = _values_problem(exercise, label, call, reference, None, salt)
+            if problem:
+                return Result(exercise, FAILED, problem)
+    except Exception as exc:   # a malformed record is the submission's problem, never a crash
+        return Result(exercise, FAILED, f"the graded run's values cannot be read: {_first_line(exc)}")
+    if not recorded:
+        return Result(exercise, FAILED, "the graded run recorded no values")
+    if exercise.structure and structure_of is None:
+        return Result(exercise, FAILED, "the graded run handed in no IRModule to check the structure of")
+    notes = []
+    for check in exercise.structure:
+        try:
+            problem = check(structure_of)
+        except Exception as exc:
+            problem = f"the structure check cannot read your answer: {_first_line(exc)}"
+        if isinstance(problem, Note):
+            notes.append(problem)
+        elif problem:
+            return Result(exercise, FAILED, problem)
+    return Result(exercise, PASSED, " ".join([_right(exercise), *notes]))
+
+
+class _Recorded(Exception):
+    """An error the student's code raised in the graded run, replayed as the check's message."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def cases(exercise: Exercise, salt: int = 0) -> list:
+    """The inputs a check runs the answer on: (args, sizes, concept or None), random draws from the
+    exercise's type hints, then its probes. The same exercise and salt always draw the same."""
+    drawn = []
+    for trial in range(exercise.trials):
+        args, sizes = random_inputs(exercise.params, trial_seed(exercise, trial, salt),
+                                    ranges=exercise.ranges)
+        drawn.append((args, sizes, None))
+    rng = np.random.default_rng(trial_seed(exercise, 99, salt))
+    return drawn + [(probe.inputs(rng), {}, probe.concept) for probe in exercise.probes]
 
 
 def source_of(answer: Any) -> Optional[str]:
@@ -92,21 +159,15 @@ def signature_problem(exercise: Exercise, answer: Any) -> Optional[str]:
     return None
 
 
-def trial_seed(exercise: Exercise, trial: int) -> int:
+def trial_seed(exercise: Exercise, trial: int, salt: int = 0) -> int:
     """Inputs are random but reproducible: the same exercise and trial always draw the same."""
-    return (zlib.crc32(exercise.key.encode()) + 7919 * trial) % 2**32
+    return (zlib.crc32(exercise.key.encode()) + 7919 * trial + 104729 * salt) % 2**32
 
 
 def _values_problem(exercise: Exercise, label: str, call: Callable, reference: Optional[Callable],
-                    answer: Any) -> Optional[str]:
+                    answer: Any, salt: int = 0) -> Optional[str]:
     names = [p.name for p in exercise.params]
-    cases = []
-    for trial in range(exercise.trials):
-        args, sizes = random_inputs(exercise.params, trial_seed(exercise, trial), ranges=exercise.ranges)
-        cases.append((args, sizes, None))
-    rng = np.random.default_rng(trial_seed(exercise, 99))
-    cases += [(probe.inputs(rng), {}, probe.concept) for probe in exercise.probes]
-    for args, sizes, concept in cases:
+    for args, sizes, concept in cases(exercise, salt):
         where = _describe_inputs(names, args, sizes)
         try:
             with np.errstate(all="ignore"):
@@ -114,6 +175,9 @@ def _values_problem(exercise: Exercise, label: str, call: Callable, reference: O
         except Unanswered:
             raise
         except Exception as exc:  # the student's code failing is a result, not a crash of the check
+            if isinstance(exc, _Recorded):           # "Type: message", as the sandbox saw it
+                kind, _, text = str(exc).partition(": ")
+                return f"{label} raised {kind} on {where}: {text}"
             refusal = tvm_refusal(exc)
             if refusal:
                 return f"{label} failed on {where}: {refusal}"

@@ -2,15 +2,24 @@
 
 The handle never shows the reference; ``check()`` looks the student's answer up by name in the
 caller's namespace, so a check cell runs (and says "not run") before the exercise cell has.
+
+A live check is formative: it runs in the student's own kernel, so anything the notebook does
+(replacing ``mlclab.exercise``, a check's helpers, the reference) can fool it. Only a graded run
+(``python -m mlclab.course grade``: the notebook in a sandbox, the answer checked in a clean
+process) counts. What a live check does guarantee is that it returns: the student's code runs
+under the exercise's time limit.
 """
 from __future__ import annotations
 
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from typing import Any, Optional
 
 from .checking import run_check
 from .result import Result
-from .spec import NOT_RUN, Exercise
+from .spec import FAILED, NOT_RUN, Exercise
 
 _MISSING = object()
 
@@ -33,6 +42,31 @@ class Hint:
             f"**Hint {self.number} of {len(self.exercise.hints)}.** {self.exercise.hints[self.number - 1]}"
 
 
+class CheckTimeout(BaseException):
+    """Raised in the student's code when a live check's time is up (a BaseException, so an
+    ``except Exception`` in the answer does not swallow it)."""
+
+
+@contextmanager
+def time_limit(seconds: float):
+    """Interrupt the main thread after ``seconds`` (SIGALRM). Elsewhere (a thread, Windows) there
+    is no way to stop Python code from outside, so the code runs unlimited there."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise CheckTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 class ExerciseHandle:
     def __init__(self, exercise: Exercise):
         self.exercise = exercise
@@ -52,7 +86,15 @@ class ExerciseHandle:
                                          f"`{self.exercise.answer}` is not defined: write it in the "
                                          "exercise cell and run that cell first."))
             answer = namespace[self.exercise.answer]
-        return self._left(run_check(self.exercise, answer, namespace))
+        limit = self.exercise.time_limit_s
+        try:
+            with time_limit(limit):
+                result = run_check(self.exercise, answer, namespace)
+        except CheckTimeout:
+            result = Result(self.exercise, FAILED,
+                            f"the check stopped your `{self.exercise.answer}` after {limit:g} s, the "
+                            f"time limit of {self.exercise.key}: does a loop never end?")
+        return self._left(result)
 
     def hint(self) -> Hint:
         """The next hint; the last one again once all are shown."""

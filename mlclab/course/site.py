@@ -70,15 +70,23 @@ def lesson_page(path: Path, execute: bool = True, timeout_s: int = 600) -> str:
     return _page(title, _relink(body))
 
 
-def build(outdir: Path, lessons: list[Path] | None = None, execute: bool = True) -> list[Path]:
-    """Write OUTDIR/index.html, OUTDIR/glossary.html and one page per lesson; returns the pages."""
+def build(outdir: Path, lessons: list[Path] | None = None, execute: bool = True,
+          progress=None) -> list[Path]:
+    """Write OUTDIR/index.html, OUTDIR/glossary.html and one page per lesson; returns the pages.
+    ``progress(text)`` hears each lesson as it starts and ends (executing one takes 10-100 s)."""
+    import time
     lessons = lessons or sorted(LESSONS_DIR.glob("[0-9][0-9]-*.ipynb"))
     outdir.mkdir(parents=True, exist_ok=True)
     pages = []
     items = []
-    for path in lessons:
+    for number, path in enumerate(lessons, 1):
         page = outdir / f"{path.stem}.html"
+        started = time.monotonic()
+        if progress:
+            progress(f"[{number}/{len(lessons)}] {'executing' if execute else 'exporting'} {path.name} ...")
         page.write_text(lesson_page(path, execute), encoding="utf-8")
+        if progress:
+            progress(f"[{number}/{len(lessons)}] {page.name} written in {time.monotonic() - started:.0f} s")
         pages.append(page)
         title = nbformat.read(path, as_version=4).cells[0].source.splitlines()[0].lstrip("# ")
         items.append(f"<li><a href='{html.escape(page.name)}'>{html.escape(title)}</a></li>")

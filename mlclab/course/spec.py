@@ -19,6 +19,12 @@ from ..reference import evaluate
 
 # A check's verdicts. Only "passed" scores; the others say what to do next.
 PASSED, FAILED, NOT_RUN, UNCHANGED = "passed", "failed", "not run", "unchanged"
+GRADED_EXTRAS = "__mlclab_graded_extras__"
+
+
+class Note(str):
+    """What a structure check returns when the answer passes but there is something to say (how
+    fast it was): added to the PASSED message."""
 
 
 class Unanswered(Exception):
@@ -78,6 +84,16 @@ class Exercise:
     hints: list = field(default_factory=list)
     stub_fingerprints: frozenset = frozenset()
     trials: int = 4
+    # How a graded run carries the answer out of the student's process (mlclab.course.export):
+    # "dsl" (its source text), "value" (JSON), "schedule" (the trace), "outputs" (the answer's
+    # values on the grader's inputs, and an IRModule's script for the structure checks). Empty:
+    # "value" for a judge, "dsl" otherwise.
+    submit: str = ""
+    time_limit_s: float = 60.0                    # a live check stops the student's code after this
+    # For "outputs": extra random data the grader draws (a model's weights) and the reference
+    # it implies; the answer's adapter finds the extras under GRADED_EXTRAS in its namespace.
+    graded_extras: Optional[Callable[[np.random.Generator], dict]] = None
+    graded_reference: Optional[Callable[[dict], Callable]] = None
     rtol: Optional[float] = None
     atol: Optional[float] = None
     _program: Optional[TypedProgram] = field(default=None, repr=False)
@@ -89,6 +105,10 @@ class Exercise:
         # An exercise is code (its reference, adapters, checks): a copy or a pickle (a result
         # handed to a grader) is the exercise of the same key where it is read.
         return exercise_by_key, (self.key,)
+
+    @property
+    def submitted_as(self) -> str:
+        return self.submit or ("value" if self.judge is not None else "dsl")
 
     # ------------------------------------------------------------- the hidden reference
     @property

@@ -1,7 +1,7 @@
 """The exercises about the compiler and imported models (lessons 8 and 10)."""
 import numpy as np
 
-from ..spec import Exercise, Unanswered
+from ..spec import GRADED_EXTRAS, Exercise, Unanswered
 
 NORM = """
 def norm(x: Tensor[(64, 32), f32], g: Tensor[(32,), f32]):
@@ -57,13 +57,22 @@ def _gate_callables(gate_fixed, namespace):
         raise Unanswered("`Gate` is not defined: run the lesson's cells above the exercise first.")
     original = gate()
     fixed = gate_fixed()
+    # A graded run draws the weights itself (the reference is then computed outside the notebook).
+    graded = namespace.get(GRADED_EXTRAS)
+    state = {"fc.weight": torch.from_numpy(graded["weight"]), "fc.bias": torch.from_numpy(graded["bias"])} \
+        if graded else original.state_dict()
     try:
-        fixed.load_state_dict(original.state_dict())
+        fixed.load_state_dict(state)
     except Exception as exc:
         raise Unanswered(f"GateFixed must keep Gate's layers (the check copies Gate's weights): {exc}")
     compiled = from_torch(fixed, torch.randn(2, 4))
-    weight, bias = (original.fc.weight.detach().numpy(), original.fc.bias.detach().numpy())
+    weight, bias = (fixed.fc.weight.detach().numpy(), fixed.fc.bias.detach().numpy())
     return {"your compiled `GateFixed`": (compiled, lambda x: _gate_reference(x, weight, bias))}
+
+
+def _gate_weights(rng):
+    return {"weight": rng.uniform(-0.5, 0.5, (4, 4)).astype("float32"),
+            "bias": rng.uniform(-0.5, 0.5, (4,)).astype("float32")}
 
 
 def _gate_reference(x, weight, bias):
@@ -75,7 +84,8 @@ def _gate_reference(x, weight, bias):
 GATE = Exercise(
     key="10-gate", title="Lesson 10: make the gate compile", answer="GateFixed",
     reference=None, signature="x: Tensor[(2, 4), f32]", adapt=_gate_callables,
-    trials=12, rtol=1e-5, atol=1e-5,
+    trials=12, rtol=1e-5, atol=1e-5, submit="outputs", graded_extras=_gate_weights,
+    graded_reference=lambda w: lambda x: _gate_reference(x, w["weight"], w["bias"]),
     hints=["`torch.where(cond, a, b)` computes both branches and keeps one per element.",
            "A 0-d condition (`h.sum() > 0`) broadcasts over every element.",
            "Keep `self.fc` exactly as in Gate: the check copies Gate's weights into yours."],

@@ -61,6 +61,7 @@ MINI_FRONTEND = Exercise(
     key="02-frontend", title="Lesson 2: extend the mini frontend", answer="MyFrontend",
     reference=lambda x, y: (np.tanh(x * y) / (np.exp(x) + np.exp(y))).astype(x.dtype),
     signature="x: Tensor[(8,), f32], y: Tensor[(8,), f32]", adapt=_frontend_callables,
+    submit="outputs",
     misconceptions=[Misconception(lambda x, y: np.tanh(x * y) * (np.exp(x) + np.exp(y)),
                                   "`/` multiplies in your frontend: ast.Div should build "
                                   "R.divide."),
@@ -160,7 +161,7 @@ AFFINE_RELU = Exercise(
 def affine_relu(x: Tensor[("n", 8), f32], w: Tensor[(8, 3), f32], b: Tensor[(3,), f32]):
     return relu(x @ w + b)
 """,
-    adapt=_affine_callables,
+    adapt=_affine_callables, submit="outputs",
     misconceptions=[Misconception(lambda x, w, b: x @ w + b, "the relu is missing: wrap the add in R.nn.relu."),
                     Misconception(lambda x, w, b: np.maximum(x @ w, 0) + b,
                                   "relu comes last: relu(x @ w + b), not relu(x @ w) + b.")],
@@ -212,7 +213,7 @@ MM_BIAS_RELU = Exercise(
 def mm_bias_relu(a: Tensor[({TE_N}, {TE_N}), f32], b: Tensor[({TE_N}, {TE_N}), f32], bias: Tensor[({TE_N},), f32]):
     return relu(a @ b + bias)
 """,
-    adapt=_scheduled_callables, trials=2, rtol=1e-4, atol=1e-3,
+    adapt=_scheduled_callables, submit="outputs", trials=2, rtol=1e-4, atol=1e-3,
     misconceptions=[Misconception(lambda a, b, bias: np.maximum(a @ b + bias[:, None], 0),
                                   "bias is added along the wrong axis: bias[j] goes to column j "
                                   "(out[i, j] = max(mm[i, j] + bias[j], 0))."),
@@ -259,6 +260,7 @@ CLIP_TREE = Exercise(
     key="09-clip-node", title="Lesson 9: a node with attributes", answer="nodes2",
     reference=lambda x, b: np.clip(x + b, CLIP_LO, CLIP_HI).astype(x.dtype),
     signature='x: Tensor[("n",), f32], b: Tensor[("n",), f32]', adapt=_clip_tree_callables,
+    submit="outputs",
     misconceptions=[Misconception(lambda x, b: np.maximum(x + b, CLIP_LO).astype(x.dtype),
                                   "only the lower bound is applied: clip to both lo and hi."),
                     Misconception(lambda x, b: np.clip(x + b, CLIP_HI, CLIP_LO).astype(x.dtype),

@@ -1,6 +1,8 @@
 """Lesson 11's exercise: predict what the pipeline will do to a program, checked against the real
 pipeline (so the answer follows mlclab's passes if they change; it is never printed)."""
-from ..spec import Exercise, Unanswered
+import difflib
+
+from ..spec import FAILED, Exercise, Unanswered
 
 HEAD = """
 def head(x: Tensor[("n", 16), f32], w: Tensor[(16, 8), f32], b: Tensor[(8,), f32]):
@@ -42,7 +44,14 @@ def _judge_prediction(prediction, namespace):
         raise Unanswered('prediction["changes"] should be a set of pass names.')
     unknown = sorted(set(said) - set(CANDIDATES))
     if unknown:
-        raise Unanswered(f"{', '.join(unknown)}: not one of the passes asked about ({', '.join(CANDIDATES)}).")
+        close = {name: difflib.get_close_matches(name, CANDIDATES, n=1, cutoff=0.6) for name in unknown}
+        named = "; ".join(f'"{name}" (did you mean "{close[name][0]}"?)' if close[name] else f'"{name}"'
+                          for name in unknown)
+        raise Unanswered(f"{named}: not one of the passes asked about ({', '.join(CANDIDATES)}).",
+                         FAILED)
+    if isinstance(kernels, bool) or not isinstance(kernels, int):
+        shown = f'the text "{kernels}"' if isinstance(kernels, str) else f"a {type(kernels).__name__}"
+        raise Unanswered(f'prediction["kernels"] should be a whole number (like 3), not {shown}.', FAILED)
     changed, actual_kernels = _pipeline_facts(HEAD, "head")
     for name in CANDIDATES:                      # pipeline order: the first wrong one is named
         if (name in said) != (name in changed):
