@@ -33,9 +33,9 @@ def check_target(target):
                          f"use \"llvm\" for this CPU") from None
 
 
-def build_executable(mod, target):
+def build_executable(mod, target, fast_math: bool = False):
     """Compile ``mod`` with mlclab's pipeline (a failing pass of its own skipped), or with
-    TVM's plain one if that still fails.
+    TVM's plain one if that still fails; strict arithmetic unless ``fast_math``.
 
     Returns the executable and the ``BuildRecord`` of the passes that built it
     (``mlclab.backend.record``): every view reads it instead of running the passes again.
@@ -47,7 +47,7 @@ def build_executable(mod, target):
     resolved = check_target(target)
     try:
         return recorded_build(mod, resolved, lambda pipeline: t.compile(
-            mod, target=resolved, relax_pipeline=pipeline))
+            mod, target=resolved, relax_pipeline=pipeline), fast_math)
     except Exception as error:
         raise DSLError(f"TVM could not compile this program: {clean_tvm_message(error)}",
                        internal=True, hint="this program passed mlclab's checks, so this is "
@@ -78,15 +78,17 @@ class Built:
     leaving it to the cyclic garbage collector.
     """
 
-    def __init__(self, mod, bindings: dict, target, trace: Callable[[str], Any]):
+    def __init__(self, mod, bindings: dict, target, trace: Callable[[str], Any],
+                 fast_math: bool = False):
         self.mod = mod
         self.bindings = bindings          # function name -> {relax.Var: BindingInfo}
         self.target = target
+        self.fast_math = fast_math        # False: strict, numpy's answers (ops/strict.py)
         self._trace = trace
         # What each pass of the build did (``mlclab.backend.record``), read by every view.
         # ``optimized`` is False when a pass of mlclab's own failed (and was skipped or
         # replaced) or TVM's plain pipeline built the program; the build then warns.
-        self.executable, self.record = build_executable(self.mod, target)
+        self.executable, self.record = build_executable(self.mod, target, fast_math)
         self.optimized = self.record.optimized
         warn_fallbacks(self.record, f"{', '.join(bindings) or 'this program'}")
         # One VM per program, and a VM is not thread-safe: calls take turns on this lock.
@@ -99,12 +101,12 @@ class Built:
         self._traces: dict = {}
 
     @classmethod
-    def of_program(cls, typed: TypedProgram, target) -> "Built":
+    def of_program(cls, typed: TypedProgram, target, fast_math: bool = False) -> "Built":
         from ..backend.builder import build_module
 
         module = build_module(typed)
         return cls(module.mod, module.bindings, target,
-                   lambda name: build_module(typed, trace=name))
+                   lambda name: build_module(typed, trace=name), fast_math)
 
     @property
     def device(self):
@@ -133,7 +135,8 @@ class Built:
                 with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
                     module = self._trace(name)
                     # (its record is dropped: the views show the program's own build)
-                    executable, record = build_executable(module.mod, self.target)
+                    executable, record = build_executable(module.mod, self.target,
+                                                          self.fast_math)
                 warn_fallbacks(record, f"the traced build of {name} (for trace and validate)")
                 self._traces[name] = (module, relax.VirtualMachine(executable, device=self.device))
             return self._traces[name]

@@ -35,8 +35,10 @@ def _target_key(target) -> str:
     return str(target)
 
 
-def key(source: str, target) -> str:
-    text = f"{CACHE_VERSION}\0{_target_key(target)}\0{normalize(source)}"
+def key(source: str, target, fast_math: bool = False) -> str:
+    """The cache key of ``source`` compiled for ``target`` (with ``fast_math`` or strict)."""
+    math = "\0fast_math" if fast_math else ""
+    text = f"{CACHE_VERSION}\0{_target_key(target)}{math}\0{normalize(source)}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -22,24 +22,29 @@ from .holds_ir import HoldsCompiledIR
 
 @boundary("compiling")
 def compile(source: str, *, target="llvm", filename: str = "<string>",
-            force: bool = False) -> "Program":
+            force: bool = False, fast_math: bool = False) -> "Program":
     """Compile every tinynn function in ``source``; returns a ``Program`` (name -> function).
 
     Compiling the same text again for the same target is a cache hit, whatever the filename
     (``force=True`` rebuilds). A rejected program raises ``DSLError``.
+    The compiled code computes numpy's answers (IEEE 754 floats, wrapping integers);
+    ``fast_math=True`` lets TVM and LLVM rewrite float arithmetic as if it were exact
+    (``(x + c) - c`` is ``x``, ``a * b + c`` one fused multiply-add), for speed.
     """
     if not isinstance(source, str):
         raise TypeError(f"compile(): source must be a str of tinynn code, got "
                         f"{type(source).__name__}")
     if not isinstance(filename, str):
         raise TypeError("compile(): filename must be a str")
+    if not isinstance(fast_math, bool):
+        raise TypeError(f"compile(): fast_math must be True or False, got {fast_math!r}")
     check_target(target)
-    key = cache.key(source, target)
+    key = cache.key(source, target, fast_math)
     hit = None if force else cache.CACHE.get(key)
     if hit is not None:
         return hit.renamed(filename, source)
     with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
-        prog = Program(parse_program(source, filename), target)
+        prog = Program(parse_program(source, filename), target, fast_math=fast_math)
     cache.CACHE.put(key, prog)
     return prog
 
@@ -49,12 +54,13 @@ class Program(HoldsCompiledIR, Mapping):
 
     function_class = CompiledFunction     # what ``program[name]`` makes
 
-    def __init__(self, typed: TypedProgram, target, built: Built = None):
+    def __init__(self, typed: TypedProgram, target, built: Built = None,
+                 fast_math: bool = False):
         self.typed = typed
         self.source = typed.source
         self.filename = typed.filename
         self.target = target
-        self.built = built if built is not None else Built.of_program(typed, target)
+        self.built = built if built is not None else Built.of_program(typed, target, fast_math)
         # Functions are made on demand and held weakly: a function points at its program, so
         # a strong table here would be a reference cycle, and an evicted program's native code
         # would wait for the cyclic garbage collector.
@@ -68,7 +74,7 @@ class Program(HoldsCompiledIR, Mapping):
         if filename == self.filename:
             return self
         typed = dataclasses.replace(self.typed, filename=filename, source=source)
-        return Program(typed, self.target, self.built)
+        return Program(typed, self.target, self.built)  # (fast_math is the built's)
 
     # the compiled artefacts, shared with renamed programs
     @property
@@ -82,6 +88,11 @@ class Program(HoldsCompiledIR, Mapping):
     @property
     def optimized(self) -> bool:
         return self.built.optimized
+
+    @property
+    def fast_math(self) -> bool:
+        """Whether it was compiled with ``fast_math=True`` (False: numpy's answers)."""
+        return self.built.fast_math
 
     @property
     def build_record(self):
@@ -117,19 +128,21 @@ class Program(HoldsCompiledIR, Mapping):
         return len(self.typed.functions)
 
     def __repr__(self):
-        return f"<mlclab.Program {', '.join(self.typed.functions)} ({self.target})>"
+        math = ", fast-math" if self.fast_math else ""
+        return f"<mlclab.Program {', '.join(self.typed.functions)} ({self.target}{math})>"
 
 
-def function(fn=None, *, target="llvm"):
-    """Compile a Python function written in tinynn: ``@mlclab.function`` or
-    ``@mlclab.function(target="llvm")``. The body is read from the source, never run."""
+def function(fn=None, *, target="llvm", fast_math: bool = False):
+    """Compile a Python function written in tinynn: ``@mlclab.function``,
+    ``@mlclab.function(target="llvm")`` or ``@mlclab.function(fast_math=True)`` (see
+    ``compile``). The body is read from the source, never run."""
     if fn is None:
-        return functools.partial(function, target=target)
-    return _decorate(fn, target)
+        return functools.partial(function, target=target, fast_math=fast_math)
+    return _decorate(fn, target, fast_math)
 
 
 @boundary(lambda fn, target, *_: f"compiling {getattr(fn, '__name__', 'a function')}")
-def _decorate(fn, target):
+def _decorate(fn, target, fast_math=False):
     if not callable(fn) or not hasattr(fn, "__code__"):
         raise TypeError(f"mlclab.function decorates a def, got {type(fn).__name__}")
     try:
@@ -140,7 +153,8 @@ def _decorate(fn, target):
                         f"with exec?); pass the source text to mlclab.compile instead") from None
     # Pad with blank lines so line numbers in errors are the file's own.
     text = "\n" * (start - 1) + textwrap.dedent("".join(lines))
-    compiled = compile(text, target=target, filename=filename)[fn.__name__]
+    compiled = compile(text, target=target, filename=filename,
+                       fast_math=fast_math)[fn.__name__]
     compiled.__doc__ = fn.__doc__
     compiled.__module__ = fn.__module__
     compiled.__wrapped__ = fn

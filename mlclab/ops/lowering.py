@@ -13,6 +13,8 @@ Integer tensors take TVM's own lowering. ``mlclab.backend.passes`` hands ``LEGAL
 """
 from __future__ import annotations
 
+from .strict import isnan
+
 
 def _relu(bb, call):
     from tvm import te, tirx
@@ -70,7 +72,7 @@ def _nan_reduction(name: str):
             wins = (lambda v, acc: v > acc) if name == "max" else (lambda v, acc: v < acc)
             start = float("-inf") if name == "max" else float("inf")
             reducer = te.comm_reducer(
-                lambda acc, v: tirx.Select(tirx.Or(tirx.isnan(v), wins(v, acc)), v, acc),
+                lambda acc, v: tirx.Select(tirx.Or(isnan(v), wins(v, acc)), v, acc),
                 lambda dtype: tirx.const(start, dtype), name=f"nan_{name}")
             k = {a: te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in sorted(axes)}
             kept = [i for i in range(ndim) if keepdims or i not in axes]
@@ -158,7 +160,7 @@ def _nan_binary(name: str):
 
             def body(*idx):
                 u, v = at(a, idx), at(b, idx)
-                picked = tirx.Select(tirx.Or(tirx.isnan(u), wins(u, v)), u, v)
+                picked = tirx.Select(tirx.Or(isnan(u), wins(u, v)), u, v)
                 return picked
 
             return te.compute(shape, body, name=f"T_{name}", tag="broadcast")
@@ -186,9 +188,32 @@ def _full(bb, call):
                       primfunc_name_hint="full")
 
 
+def _f32_accumulated(name: str):
+    """sum/mean/variance/std of float16 or bfloat16 accumulated in float32 and rounded once,
+    as PyTorch does and numpy's mean does: a float16 accumulator stops at 2048 when adding
+    ones (2048 + 1 rounds back to 2048), and TVM's mean divides by the count as a float16
+    literal, which it refuses above 65504. Other dtypes take TVM's own lowering."""
+
+    def legalize(bb, call):
+        import tvm
+        from tvm.relax import op as R
+
+        x = call.args[0]
+        dtype = str(x.ty.dtype)
+        if dtype not in ("float16", "bfloat16"):
+            return tvm.ir.Op.get(call.op.name).get_attr("FLegalize")(bb, call)
+        wide = bb.normalize(R.astype(x, "float32"))
+        reduced = tvm.relax.Call(call.op, [wide], call.attrs)
+        return R.astype(bb.normalize(reduced), dtype)
+
+    return legalize
+
+
 #: Relax operator name -> legalization, for ``LegalizeOps(customize_legalize_map=...)``.
 LEGALIZE = {"relax.nn.relu": _relu, "relax.nn.max_pool2d": _max_pool2d,
             "relax.max": _nan_reduction("max"), "relax.min": _nan_reduction("min"),
             "relax.maximum": _nan_binary("maximum"), "relax.minimum": _nan_binary("minimum"),
             "relax.full": _full, "relax.full_like": _full,
-            "relax.argmax": _arg_reduction("argmax"), "relax.argmin": _arg_reduction("argmin")}
+            "relax.argmax": _arg_reduction("argmax"), "relax.argmin": _arg_reduction("argmin"),
+            **{f"relax.{name}": _f32_accumulated(name)
+               for name in ("sum", "mean", "variance", "std")}}

@@ -1,0 +1,299 @@
+"""Strict lowerings: element-wise arithmetic and comparisons that compute what numpy computes.
+
+Below mlclab, two layers change answers (issue 31):
+
+- TVM's TIR simplifier treats floats as real numbers and integers as unbounded. It runs when
+  a kernel is built (``x * 0.0`` is folded to ``0`` as the expression is made), when a
+  schedule inlines one operator into the next, and in the TIR pipeline: ``(x + c) - c`` becomes
+  ``x``, ``x + 0.0`` becomes ``x`` (wrong for -0.0), ``x != x`` becomes False and
+  ``not (x < y)`` becomes ``y <= x`` (wrong for NaN), ``(i + 1) > i`` becomes True.
+- LLVM, as TVM configures it, contracts ``a * b + c`` into one fused multiply-add (one
+  rounding instead of numpy's two) and treats signed overflow as impossible (TVM emits ``nsw``).
+
+So in strict mode (the default) these operators are lowered here instead of by TVM:
+
+- every floating result, and every floating constant operand, goes through LLVM's
+  ``llvm.arithmetic.fence``: an identity that the simplifier cannot see through (an opaque
+  call) and that LLVM neither contracts nor reassociates across. It emits no instruction.
+- float comparisons say what happens to NaN (``x != x`` is ``isnan(x) or x != x``), so a
+  rewrite that is only right for numbers is right for NaN too;
+- int32 ``+ - *`` and negation are computed in int64 and wrapped back, int64 ``+ -`` in
+  32-bit halves: numpy's two's-complement wrap-around, with no overflow for LLVM to assume away;
+- float ``//`` and ``%`` are numpy's ``divmod`` (``fmod`` with the sign fix; ``inf // 2`` is
+  NaN), float16 computed in float32 and rounded, as numpy does.
+
+Reductions inside matmul, convolution and sums keep LLVM's fused multiply-adds: numpy's own
+(OpenBLAS) use them, and their order of summation is not numpy's either, so their results are
+numpy's within the bound docs/operators.md states. ``fast_math=True`` skips this table.
+"""
+from __future__ import annotations
+
+FLOATS = ("float16", "float32", "float64")
+
+
+def _dtype_of(value) -> str:
+    """A TIR expression's dtype (a te element ``x[i]`` has ``dtype``, a scalar ``Var`` only
+    ``ty``)."""
+    try:
+        return str(value.ty.dtype)
+    except AttributeError:
+        return str(value.dtype)
+
+
+def fence(value):
+    """``value`` unchanged, hidden from TVM's simplifier and LLVM's contraction (floats)."""
+    from tvm import tirx
+
+    dtype = _dtype_of(value)
+    if dtype not in FLOATS:
+        return value
+    return tirx.call_llvm_pure_intrin(dtype, "llvm.arithmetic.fence", value)
+
+
+# float dtype -> (the integer of its width, the mask of all but the sign, +inf's bits)
+_NAN_BITS = {"float16": ("int16", 0x7FFF, 0x7C00),
+             "float32": ("int32", 0x7FFFFFFF, 0x7F800000),
+             "float64": ("int64", 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000)}
+
+
+def isnan(value):
+    """``value`` is NaN, tested on its bits (the magnitude above +inf's). TVM's own
+    ``tirx.isnan`` is not vectorized by TVM (LLVM's loop vectorizer does it afterwards), so
+    inside a ``fence`` -- which LLVM's vectorizer does not know -- a whole loop ran scalar."""
+    from tvm import tirx
+
+    dtype = _dtype_of(value)
+    if dtype not in _NAN_BITS:
+        return tirx.isnan(value)
+    itype, mask, inf = _NAN_BITS[dtype]
+    bits = tirx.reinterpret(itype, value)
+    return tirx.bitwise_and(bits, tirx.const(mask, itype)) > tirx.const(inf, itype)
+
+
+def _is_float(dtype) -> bool:
+    return str(dtype) in FLOATS
+
+
+def _broadcast(name: str, fn, a, b):
+    """``fn(u, v)`` over the numpy broadcast of ``a`` and ``b`` (te tensors, or scalar
+    ``IntImm``/``FloatImm`` constants), as one element-wise loop."""
+    from tvm import te, tirx
+
+    def shape(t):
+        return list(t.shape) if isinstance(t, te.Tensor) else []
+
+    def one(d):
+        return isinstance(d, tirx.IntImm) and d.value == 1
+
+    ndim = max(len(shape(a)), len(shape(b)))
+    pa = [None] * (ndim - len(shape(a))) + shape(a)
+    pb = [None] * (ndim - len(shape(b))) + shape(b)
+    out = [q if p is None or (one(p) and q is not None) else p for p, q in zip(pa, pb)]
+
+    def at(t, idx):
+        if not isinstance(t, te.Tensor):
+            return t
+        off = ndim - len(t.shape)
+        return t[tuple(tirx.const(0, "int64") if one(d) else idx[k + off]
+                       for k, d in enumerate(t.shape))]
+
+    return te.compute(out, lambda *idx: fn(at(a, idx), at(b, idx)), name=f"T_{name}",
+                      tag="broadcast")
+
+
+def _operands(call):
+    """The call's two arguments, a scalar constant one as a TIR constant (as TVM's own
+    binary legalization does: no buffer load per element)."""
+    from tvm.relax.transform.legalize_ops.common import (_is_relax_expr,
+                                                         _try_convert_to_scalar_const)
+
+    a, b = call.args
+    b = _try_convert_to_scalar_const(b)
+    if _is_relax_expr(b):
+        a = _try_convert_to_scalar_const(a)
+    return a, b
+
+
+def _dtype(call) -> str:
+    return str(call.args[0].ty.dtype)
+
+
+def _tvm(bb, call):
+    import tvm
+
+    return tvm.ir.Op.get(call.op.name).get_attr("FLegalize")(bb, call)
+
+
+# ------------------------------------------------------------------------------ arithmetic
+def _wrapping(op, dtype):
+    """``op`` on two values of an integer ``dtype``, wrapping as numpy's does."""
+    from tvm import tirx
+
+    if dtype == "int32":
+        def wide(u, v):
+            return tirx.Cast("int32", op(tirx.Cast("int64", u), tirx.Cast("int64", v)))
+        return wide
+    return op
+
+
+def _add64(u, v, sign=1):
+    """int64 ``u + v`` (``u - v`` for sign=-1) modulo 2**64 without a signed overflow: the low
+    and high 32-bit halves are added separately, each far from int64's limits."""
+    from tvm import tirx
+
+    low_mask = tirx.const(0xFFFFFFFF, "int64")
+    thirty_two = tirx.const(32, "int64")
+    lo = (u & low_mask) + (v & low_mask) if sign > 0 else (u & low_mask) - (v & low_mask)
+    hi_u, hi_v = tirx.shift_right(u, thirty_two), tirx.shift_right(v, thirty_two)
+    hi = (hi_u + hi_v if sign > 0 else hi_u - hi_v) + tirx.shift_right(lo, thirty_two)
+    # (hi << 32) wraps: a shift carries no overflow assumption
+    return tirx.bitwise_or(tirx.shift_left(hi, thirty_two), lo & low_mask)
+
+
+def _arithmetic(name: str, op):
+    def legalize(bb, call):
+        dtype = _dtype(call)
+        if _is_float(dtype):
+            def fn(u, v):
+                # a constant operand fenced too: ``x * 0.0`` is folded as it is built
+                return fence(op(fence(u) if _const(u) else u, fence(v) if _const(v) else v))
+        elif dtype == "int32" and name in ("add", "subtract", "multiply"):
+            fn = _wrapping(op, dtype)
+        elif dtype == "int64" and name in ("add", "subtract"):
+            fn = lambda u, v: _add64(u, v, 1 if name == "add" else -1)  # noqa: E731
+        else:
+            return _tvm(bb, call)
+        a, b = _operands(call)
+        return bb.call_te(lambda x, y: _broadcast(name, fn, x, y), a, b,
+                          primfunc_name_hint=name)
+
+    return legalize
+
+
+def _const(value) -> bool:
+    from tvm import tirx
+
+    return isinstance(value, (tirx.FloatImm, tirx.IntImm))
+
+
+def _negative(bb, call):
+    """numpy's negative: TVM's is ``0 - x``, which is +0.0 for x = +0.0 (numpy: -0.0) and
+    overflows for the smallest integer. Floats multiply by -1 (a sign flip, LLVM's ``fneg``);
+    int32 wraps through int64."""
+    from tvm import te, tirx
+
+    dtype = _dtype(call)
+    if _is_float(dtype):
+        minus_one = tirx.const(-1.0, dtype)
+        fn = lambda v: fence(v * fence(minus_one))  # noqa: E731
+    elif dtype == "int32":
+        fn = lambda v: tirx.Cast("int32", tirx.const(0, "int64") - tirx.Cast("int64", v))  # noqa
+    elif dtype == "int64":
+        fn = lambda v: _add64(tirx.const(0, "int64"), v, -1)  # noqa: E731
+    else:
+        return _tvm(bb, call)
+    return bb.call_te(lambda x: te.compute(x.shape, lambda *i: fn(x(*i)), name="T_negative",
+                                           tag="elemwise"), call.args[0],
+                      primfunc_name_hint="negative")
+
+
+# ------------------------------------------------------------------------------ // and %
+def _divmod(u, v, dtype):
+    """numpy's ``divmod`` of two floats (npy_divmod): ``(floor quotient, remainder)``.
+
+    ``mod = fmod(u, v)``; the quotient ``(u - mod) / v`` is then an exact integer up to
+    rounding; a remainder whose sign differs from the divisor's moves one divisor over; a
+    zero remainder takes the divisor's sign. ``v == 0`` gives ``u / v`` and ``fmod``'s NaN."""
+    from tvm import tirx
+
+    f = fence
+    zero, one, half = (tirx.const(c, dtype) for c in (0.0, 1.0, 0.5))
+    # libm's fmod, exact (TVM's tirx.fmod has no LLVM lowering)
+    mod = f(tirx.call_pure_extern(dtype, "fmodf" if dtype == "float32" else "fmod", u, v))
+    div = f(f(u - mod) / v)
+    def truthy(t):       # C's ``if (t)``: NaN counts (TVM's ``!=`` is ordered, False for NaN)
+        return tirx.Or(t != zero, isnan(t))
+
+    v_neg, mod_neg = v < zero, mod < zero      # (bools: no ``!=`` on them, LLVM refuses it)
+    fix = tirx.And(truthy(mod), tirx.Or(tirx.And(v_neg, tirx.Not(mod_neg)),
+                                        tirx.And(tirx.Not(v_neg), mod_neg)))
+    mod_fixed = tirx.Select(fix, f(mod + v), tirx.Select(truthy(mod), mod,
+                                                           tirx.copysign(zero, v)))
+    div = tirx.Select(fix, f(div - one), div)
+    floor = f(tirx.floor(div))
+    floor = tirx.Select(f(div - floor) > half, f(floor + one), floor)
+    quotient = tirx.Select(truthy(div), floor, tirx.copysign(zero, f(u / v)))
+    by_zero = v == zero
+    return (tirx.Select(by_zero, f(u / v), quotient),
+            tirx.Select(by_zero, mod, mod_fixed))
+
+
+def _floor_div_mod(name: str):
+    def legalize(bb, call):
+        from tvm import tirx
+
+        dtype = _dtype(call)
+        if not _is_float(dtype):
+            return _tvm(bb, call)
+        # float16 as numpy computes it: in float32, rounded once at the end
+        work = "float32" if dtype == "float16" else dtype
+        pick = 0 if name == "floor_divide" else 1
+
+        def fn(u, v):
+            u, v = (tirx.Cast(work, t) if dtype != work else t for t in (u, v))
+            return tirx.Cast(dtype, _divmod(u, v, work)[pick])
+
+        a, b = _operands(call)
+        return bb.call_te(lambda x, y: _broadcast(name, fn, x, y), a, b,
+                          primfunc_name_hint=name)
+
+    return legalize
+
+
+# ------------------------------------------------------------------------------ comparisons
+def _comparison(name: str, op):
+    """A float comparison with NaN spelled out: ordered comparisons are False for NaN,
+    ``!=`` True, so ``not (x < y)`` stays True for NaN after any rewrite of the simplifier's
+    (LLVM folds the extra tests back into one compare)."""
+
+    def legalize(bb, call):
+        from tvm import tirx
+
+        if not _is_float(_dtype(call)):
+            return _tvm(bb, call)
+
+        def fn(u, v):
+            if name == "not_equal":
+                return tirx.Or(op(u, v), tirx.Or(isnan(u), isnan(v)))
+            return tirx.And(op(u, v), tirx.Not(tirx.Or(isnan(u), isnan(v))))
+
+        a, b = _operands(call)
+        return bb.call_te(lambda x, y: _broadcast(name, fn, x, y), a, b,
+                          primfunc_name_hint=name)
+
+    return legalize
+
+
+def _ops():
+    import operator
+
+    return {
+        "relax.add": _arithmetic("add", operator.add),
+        "relax.subtract": _arithmetic("subtract", operator.sub),
+        "relax.multiply": _arithmetic("multiply", operator.mul),
+        "relax.divide": _arithmetic("divide", operator.truediv),
+        "relax.negative": _negative,
+        "relax.floor_divide": _floor_div_mod("floor_divide"),
+        "relax.floor_mod": _floor_div_mod("floor_mod"),
+        "relax.equal": _comparison("equal", operator.eq),
+        "relax.not_equal": _comparison("not_equal", operator.ne),
+        "relax.less": _comparison("less", operator.lt),
+        "relax.less_equal": _comparison("less_equal", operator.le),
+        "relax.greater": _comparison("greater", operator.gt),
+        "relax.greater_equal": _comparison("greater_equal", operator.ge),
+    }
+
+
+#: Relax operator name -> strict legalization (``LegalizeOps(customize_legalize_map=...)``),
+#: used unless the program asked for ``fast_math``.
+STRICT = _ops()
