@@ -297,3 +297,60 @@ def _ops():
 #: Relax operator name -> strict legalization (``LegalizeOps(customize_legalize_map=...)``),
 #: used unless the program asked for ``fast_math``.
 STRICT = _ops()
+
+
+# ------------------------------------------------------------------------------ the promise
+#: Operators whose numpy result is exactly rounded (or exact), so strict mode matches numpy
+#: bit for bit, NaN, infinities and the sign of zero included (tests/test_numerics_differential).
+EXACT = ("`+ - * / // %`, negative, abs, comparisons, `where`, maximum, minimum, relu, max, "
+         "min, sqrt, floor, round, sign, astype, and the integer operators (wrapping on "
+         "overflow)")
+
+#: float dtype -> (ulps, absolute): an operator computed with libm or an approximation of
+#: TVM's or mlclab's (exp, log, tanh, sigmoid, softmax, gelu, erf, ...) is within ``ulps``
+#: units in the last place of numpy's result, or within ``absolute`` of it (near zero, where
+#: a result numpy gives as a tiny or denormal number may be 0). NaN and infinities are where
+#: numpy's are.
+ULP_BOUND = {"float16": (2, 1e-3), "float32": (4, 1e-6), "float64": (4, 1e-15)}
+
+#: Reductions (sum, mean, var, std, matmul, convolutions) add in another order than numpy's
+#: pairwise summation (and use fused multiply-adds, as numpy's BLAS does): within
+#: ``REDUCTION_BOUND`` x (the number of terms) x eps x (the sum of the magnitudes).
+REDUCTION_BOUND = 1.0
+
+
+def guarantees_markdown() -> str:
+    """The section of docs/operators.md that says what strict and fast-math promise."""
+    bound = ", ".join(f"{d}: {u} ulp or {a:g} absolute" for d, (u, a) in ULP_BOUND.items())
+    return "\n".join([
+        "## Numerics: strict by default, fast-math on request",
+        "",
+        "**Strict** (the default): compiled code computes what numpy computes, per IEEE 754 "
+        "and numpy's integer rules. No rewrite may change a value: TVM's simplifier does not "
+        "see through float arithmetic (`(x + 1e30) - 1e30` is 0, `x * 0.0` is NaN for inf "
+        "and NaN, `x + 0.0` keeps -0.0), comparisons keep NaN's answers (`x != x` is True "
+        "for NaN, `~(x < y)` too), `a * b - c` is two roundings, not one fused multiply-add, "
+        "integers wrap as numpy's do (`(x + 1) > x` is False for the largest int32), `%` and "
+        "`//` on floats are numpy's `divmod` (`fmod` with the sign fix; `inf // 2` is NaN), "
+        "float16 sums and means accumulate in float32.",
+        "",
+        f"- Bit for bit (NaN, inf and the sign of zero included): {EXACT}.",
+        f"- Transcendental functions: {bound} of numpy's value; NaN and infinities where "
+        f"numpy has them. GELU, softmax, sigmoid and SiLU use vectorized approximations of "
+        f"erf and exp (backend/fast_math.py) in both modes: they are within this bound, so "
+        f"strict keeps their speed.",
+        f"- Reductions, matmul and convolutions: within {REDUCTION_BOUND:g} x n x eps x "
+        f"sum(|terms|) of numpy (another summation order; fused multiply-adds inside "
+        f"dot products, as numpy's BLAS uses).",
+        "",
+        "int64 `*` keeps TVM's lowering (LLVM assumes it does not overflow).",
+        "",
+        "**Fast-math** (`mlclab.compile(src, fast_math=True)`, "
+        "`@mlclab.function(fast_math=True)`, `%%tinynn --fast-math`): TVM's own lowering of "
+        "arithmetic and comparisons, its simplifier treating floats as real numbers and "
+        "integers as unbounded, and LLVM contracting `a * b + c` into one fused "
+        "multiply-add. Faster where those rewrites remove work; answers may differ from "
+        "numpy's in the cases above. The pipeline view (`fn.pipeline()`) and the cell header "
+        "say when it is on; the compile cache keys it.",
+        "",
+    ])
