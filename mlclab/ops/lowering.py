@@ -13,7 +13,7 @@ Integer tensors take TVM's own lowering. ``mlclab.backend.passes`` hands ``LEGAL
 """
 from __future__ import annotations
 
-from .strict import isnan
+from .strict import broadcast, isnan
 
 
 def _relu(bb, call):
@@ -140,34 +140,18 @@ def _nan_binary(name: str):
     loop, as TVM's own (which is ``select(a > b, a, b)`` and drops a NaN in ``a``)."""
 
     def legalize(bb, call):
-        from tvm import te, tirx, topi
+        from tvm import tirx, topi
 
         def compute(a, b):
             if not str(a.dtype).startswith("float"):
                 return getattr(topi, name)(a, b)
-            ndim = max(len(a.shape), len(b.shape))
-            one = lambda d: isinstance(d, tirx.IntImm) and d.value == 1  # noqa: E731
-            pa = [None] * (ndim - len(a.shape)) + list(a.shape)
-            pb = [None] * (ndim - len(b.shape)) + list(b.shape)
-            shape = [q if p is None or (one(p) and q is not None) else p for p, q in zip(pa, pb)]
-
-            def at(t, idx):
-                off = ndim - len(t.shape)
-                return t[tuple(tirx.const(0, "int64") if one(d) else idx[k + off]
-                               for k, d in enumerate(t.shape))]
-
             # On a tie (+0 and -0) numpy's float32/64 loops keep x2, its float16 loop x1
             if str(a.dtype) == "float16":
                 wins = (lambda u, v: u >= v) if name == "maximum" else (lambda u, v: u <= v)
             else:
                 wins = (lambda u, v: u > v) if name == "maximum" else (lambda u, v: u < v)
-
-            def body(*idx):
-                u, v = at(a, idx), at(b, idx)
-                picked = tirx.Select(tirx.Or(isnan(u), wins(u, v)), u, v)
-                return picked
-
-            return te.compute(shape, body, name=f"T_{name}", tag="broadcast")
+            return broadcast(name, lambda u, v: tirx.Select(tirx.Or(isnan(u), wins(u, v)), u, v),
+                             a, b)
 
         return bb.call_te(compute, *call.args, primfunc_name_hint=name)
 

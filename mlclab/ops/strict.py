@@ -28,6 +28,8 @@ numpy's within the bound docs/operators.md states. ``fast_math=True`` skips this
 """
 from __future__ import annotations
 
+import functools
+
 FLOATS = ("float16", "float32", "float64")
 
 
@@ -70,11 +72,30 @@ def isnan(value):
     return tirx.bitwise_and(bits, tirx.const(mask, itype)) > tirx.const(inf, itype)
 
 
+@functools.lru_cache(maxsize=None)
+def _fence_id() -> int:
+    """LLVM's number for ``llvm.arithmetic.fence`` (the first argument of its TIR call)."""
+    from tvm import tirx
+
+    return int(fence(tirx.Var("x", "float32")).args[0].value)
+
+
+def is_fence(node) -> bool:
+    """Whether the TIR expression ``node`` is a ``fence``: it costs nothing, so the schedules
+    count only its operand (inlining a fenced ``a + b`` is as cheap as inlining ``a + b``)."""
+    from tvm.ir import Call
+
+    op = getattr(node, "op", None)
+    return (isinstance(node, Call) and getattr(op, "name", "") ==
+            "tirx.call_llvm_pure_intrin" and len(node.args) == 2
+            and int(getattr(node.args[0], "value", -1)) == _fence_id())
+
+
 def _is_float(dtype) -> bool:
     return str(dtype) in FLOATS
 
 
-def _broadcast(name: str, fn, a, b):
+def broadcast(name: str, fn, a, b):
     """``fn(u, v)`` over the numpy broadcast of ``a`` and ``b`` (te tensors, or scalar
     ``IntImm``/``FloatImm`` constants), as one element-wise loop."""
     from tvm import te, tirx
@@ -94,8 +115,11 @@ def _broadcast(name: str, fn, a, b):
         if not isinstance(t, te.Tensor):
             return t
         off = ndim - len(t.shape)
-        return t[tuple(tirx.const(0, "int64") if one(d) else idx[k + off]
-                       for k, d in enumerate(t.shape))]
+        # 0 only where this operand is broadcast: an axis of 1 in the output too is read at
+        # its index, so an operand of the output's shape reads element-wise (FuseOps then
+        # treats the kernel as element-wise, not broadcast, and fuses it into a convolution)
+        return t[tuple(tirx.const(0, "int64") if one(d) and not one(out[k + off])
+                       else idx[k + off] for k, d in enumerate(t.shape))]
 
     return te.compute(out, lambda *idx: fn(at(a, idx), at(b, idx)), name=f"T_{name}",
                       tag="broadcast")
@@ -164,7 +188,7 @@ def _arithmetic(name: str, op):
         else:
             return _tvm(bb, call)
         a, b = _operands(call)
-        return bb.call_te(lambda x, y: _broadcast(name, fn, x, y), a, b,
+        return bb.call_te(lambda x, y: broadcast(name, fn, x, y), a, b,
                           primfunc_name_hint=name)
 
     return legalize
@@ -244,7 +268,7 @@ def _floor_div_mod(name: str):
             return tirx.Cast(dtype, _divmod(u, v, work)[pick])
 
         a, b = _operands(call)
-        return bb.call_te(lambda x, y: _broadcast(name, fn, x, y), a, b,
+        return bb.call_te(lambda x, y: broadcast(name, fn, x, y), a, b,
                           primfunc_name_hint=name)
 
     return legalize
@@ -268,7 +292,7 @@ def _comparison(name: str, op):
             return tirx.And(op(u, v), tirx.Not(tirx.Or(isnan(u), isnan(v))))
 
         a, b = _operands(call)
-        return bb.call_te(lambda x, y: _broadcast(name, fn, x, y), a, b,
+        return bb.call_te(lambda x, y: broadcast(name, fn, x, y), a, b,
                           primfunc_name_hint=name)
 
     return legalize
