@@ -265,6 +265,22 @@ def _check_exact(dt, src):
     assert_bitwise(got, ref, src)
 
 
+FOUND = [  # programs the long run once found wrong, kept as regressions
+    ("f16", "def f(x: Tensor[(18, 1), f16], y: Tensor[(1, 18), f16]):\n"
+            "    v2 = where(x < x, x, x)\n    return x - v2"),
+    ("f32", "def f(x: Tensor[(18, 1), f32], y: Tensor[(1, 18), f32]):\n    return x - x"),
+    ("f64", "def f(x: Tensor[(18, 1), f64], y: Tensor[(1, 18), f64]):\n    return x / x"),
+    ("f16", "def f(x: Tensor[(18, 1), f16], y: Tensor[(1, 18), f16]):\n    return relu(x)"),
+    ("f16", "def f(x: Tensor[(18, 1), f16], y: Tensor[(1, 18), f16]):\n"
+            "    return maximum(x, y)"),
+]
+
+
+@pytest.mark.parametrize("dt, src", FOUND)
+def test_programs_the_long_run_found(dt, src):
+    _check_exact(dt, src)
+
+
 @settings(max_examples=CI_PROGRAMS, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(exact_programs())

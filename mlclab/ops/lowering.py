@@ -21,7 +21,9 @@ def _relu(bb, call):
 
     def compute(x):
         zero = tirx.const(0, x.dtype)
-        return te.compute(x.shape, lambda *i: tirx.Select(x(*i) <= zero, zero, x(*i)),
+        # numpy's maximum(x, 0) on the tie -0.0 vs 0: float16 keeps x (-0.0), others 0
+        keeps = (lambda v: v < zero) if str(x.dtype) == "float16" else (lambda v: v <= zero)
+        return te.compute(x.shape, lambda *i: tirx.Select(keeps(x(*i)), zero, x(*i)),
                           name="compute", tag="elemwise")
 
     return bb.call_te(compute, call.args[0], primfunc_name_hint="relu")

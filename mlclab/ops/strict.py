@@ -179,8 +179,10 @@ def _arithmetic(name: str, op):
         dtype = _dtype(call)
         if _is_float(dtype):
             def fn(u, v):
-                # a constant operand fenced too: ``x * 0.0`` is folded as it is built
-                return fence(op(fence(u) if _const(u) else u, fence(v) if _const(v) else v))
+                # The second operand fenced too: ``x - x`` would be folded to 0 (NaN for inf)
+                # inside the result's fence, since both sides are the same expression; and a
+                # constant first operand, as ``0.0 * x`` is folded as it is built.
+                return fence(op(fence(u) if _const(u) else u, fence(v)))
         elif dtype == "int32" and name in ("add", "subtract", "multiply"):
             fn = _wrapping(op, dtype)
         elif dtype == "int64" and name in ("add", "subtract"):
