@@ -41,7 +41,7 @@ def float_mod(a: Tensor[(1024, 1024), f32], b: Tensor[(1024, 1024), f32]):
     return a % b
 '''
 
-DEFAULT_MODELS = "resnet18d,bert-2,mobilenet-v2"
+DEFAULT_MODELS = "squeezenet,mobilenet-v2,bert-2"
 
 
 def _inputs(fn, rng):
