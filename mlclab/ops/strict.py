@@ -224,34 +224,41 @@ def _negative(bb, call):
 
 
 # ------------------------------------------------------------------------------ // and %
-def _divmod(u, v, dtype):
-    """numpy's ``divmod`` of two floats (npy_divmod): ``(floor quotient, remainder)``.
+def _divmod(u, v, dtype, part: str):
+    """numpy's ``divmod`` of two floats (npy_divmod): the floor quotient (``part="div"``) or
+    the remainder (``"mod"``).
 
     ``mod = fmod(u, v)``; the quotient ``(u - mod) / v`` is then an exact integer up to
     rounding; a remainder whose sign differs from the divisor's moves one divisor over; a
-    zero remainder takes the divisor's sign. ``v == 0`` gives ``u / v`` and ``fmod``'s NaN."""
+    zero remainder takes the divisor's sign. ``v == 0`` gives ``u / v`` and ``fmod``'s NaN.
+    Each intermediate is bound once (``Let``): a TIR expression is a tree, and a value used
+    five times would be computed five times (libm's ``fmod`` included)."""
     from tvm import tirx
 
     f = fence
     zero, one, half = (tirx.const(c, dtype) for c in (0.0, 1.0, 0.5))
-    # libm's fmod, exact (TVM's tirx.fmod has no LLVM lowering)
-    mod = f(tirx.call_pure_extern(dtype, "fmodf" if dtype == "float32" else "fmod", u, v))
-    div = f(f(u - mod) / v)
+    names = ("a", "b", "mod", "div", "div_fixed", "floor")
+    a, b, mod, div, div_fixed, floor = (tirx.Var(f"divmod_{n}", dtype) for n in names)
+
     def truthy(t):       # C's ``if (t)``: NaN counts (TVM's ``!=`` is ordered, False for NaN)
         return tirx.Or(t != zero, isnan(t))
 
-    v_neg, mod_neg = v < zero, mod < zero      # (bools: no ``!=`` on them, LLVM refuses it)
-    fix = tirx.And(truthy(mod), tirx.Or(tirx.And(v_neg, tirx.Not(mod_neg)),
-                                        tirx.And(tirx.Not(v_neg), mod_neg)))
-    mod_fixed = tirx.Select(fix, f(mod + v), tirx.Select(truthy(mod), mod,
-                                                           tirx.copysign(zero, v)))
-    div = tirx.Select(fix, f(div - one), div)
-    floor = f(tirx.floor(div))
-    floor = tirx.Select(f(div - floor) > half, f(floor + one), floor)
-    quotient = tirx.Select(truthy(div), floor, tirx.copysign(zero, f(u / v)))
-    by_zero = v == zero
-    return (tirx.Select(by_zero, f(u / v), quotient),
-            tirx.Select(by_zero, mod, mod_fixed))
+    b_neg, mod_neg = b < zero, mod < zero      # (bools: no ``!=`` on them, LLVM refuses it)
+    fix = tirx.And(truthy(mod), tirx.Or(tirx.And(b_neg, tirx.Not(mod_neg)),
+                                        tirx.And(tirx.Not(b_neg), mod_neg)))
+    by_zero = b == zero
+    if part == "mod":
+        result = tirx.Select(by_zero, mod, tirx.Select(
+            fix, f(mod + b), tirx.Select(truthy(mod), mod, tirx.copysign(zero, b))))
+    else:
+        rounded = tirx.Select(f(div_fixed - floor) > half, f(floor + one), floor)
+        quotient = tirx.Select(truthy(div_fixed), rounded, tirx.copysign(zero, f(a / b)))
+        result = tirx.Let(div, f(f(a - mod) / b), tirx.Let(
+            div_fixed, tirx.Select(fix, f(div - one), div), tirx.Let(
+                floor, f(tirx.floor(div_fixed)), tirx.Select(by_zero, f(a / b), quotient))))
+    # libm's fmod, exact (TVM's tirx.fmod has no LLVM lowering)
+    fmod = tirx.call_pure_extern(dtype, "fmodf" if dtype == "float32" else "fmod", a, b)
+    return tirx.Let(a, u, tirx.Let(b, v, tirx.Let(mod, f(fmod), result)))
 
 
 def _floor_div_mod(name: str):
@@ -263,11 +270,11 @@ def _floor_div_mod(name: str):
             return _tvm(bb, call)
         # float16 as numpy computes it: in float32, rounded once at the end
         work = "float32" if dtype == "float16" else dtype
-        pick = 0 if name == "floor_divide" else 1
+        part = "div" if name == "floor_divide" else "mod"
 
         def fn(u, v):
             u, v = (tirx.Cast(work, t) if dtype != work else t for t in (u, v))
-            return tirx.Cast(dtype, _divmod(u, v, work)[pick])
+            return tirx.Cast(dtype, _divmod(u, v, work, part))
 
         a, b = _operands(call)
         return bb.call_te(lambda x, y: broadcast(name, fn, x, y), a, b,
