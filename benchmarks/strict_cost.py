@@ -97,13 +97,14 @@ def main(argv=None) -> int:
     parser.add_argument("--models", default=DEFAULT_MODELS,
                         help=f"zoo models, comma separated (default {DEFAULT_MODELS}; '' none)")
     parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds")
+    parser.add_argument("--no-kernels", action="store_true", help="only the zoo models")
     args = parser.parse_args(argv)
     print(f"threads: TVM_NUM_THREADS={os.environ.get('TVM_NUM_THREADS', 'unset')}, "
           f"load at start {os.getloadavg()[0]:.2f}")
     print(f"{'workload':<24} {'strict ms':>10} {'fast ms':>10} {'strict/fast':>12}")
-    rows = dsl_rows(args.rounds)
+    rows = [] if args.no_kernels else dsl_rows(args.rounds)
     if args.models:
-        rows += model_rows(args.models.split(","), max(5, args.rounds // 3))
+        rows += model_rows(args.models.split(","), max(5, args.rounds // 2))
     for name, s, f in rows:
         print(f"{name:<24} {s:>10.3f} {f:>10.3f} {s / f:>12.3f}")
     print(f"load at end {os.getloadavg()[0]:.2f}")

@@ -13,7 +13,7 @@ within ``REDUCTION_BOUND`` for sums. Three parts:
 - each transcendental operator and reduction on the same values, within the stated bound.
 
 The CI run draws ``CI_PROGRAMS`` programs (about a minute); ``pytest -m slow`` draws
-``SLOW_PROGRAMS`` (benchmarks/numerics_differential.py runs it with a seed and a count).
+``SLOW_PROGRAMS`` (benchmarks/numerics_differential.py --programs N runs it).
 """
 import os
 import warnings
@@ -214,7 +214,8 @@ CALLS = ["maximum", "minimum"]
 UNARY = ["-", "abs", "relu", "floor", "round", "sign", "sqrt"]
 LITERALS = ["0.0", "-0.0", "1.0", "0.5", "3.0", "2.0"]
 # a literal near the dtype's largest and smallest: (x + big) - big and x * tiny
-EXTREME_LITERALS = {"f16": ["6e4", "-1e-7"], "f32": ["1e30", "-1e-30"], "f64": ["1e300", "-1e-300"]}
+EXTREME_LITERALS = {"f16": ["6e4", "-1e-7"], "f32": ["1e30", "-1e-30"],
+                    "f64": ["1e300", "-1e-300"]}
 
 
 @st.composite
