@@ -12,9 +12,10 @@ Below mlclab, two layers change answers (issue 31):
 
 So in strict mode (the default) these operators are lowered here instead of by TVM:
 
-- every floating result, and every floating constant operand, goes through LLVM's
+- every floating result, its second operand and a constant first operand go through LLVM's
   ``llvm.arithmetic.fence``: an identity that the simplifier cannot see through (an opaque
   call) and that LLVM neither contracts nor reassociates across. It emits no instruction.
+  (The second operand too, so ``x - x`` has two different sides and is not folded to 0.)
 - float comparisons say what happens to NaN (``x != x`` is ``isnan(x) or x != x``), so a
   rewrite that is only right for numbers is right for NaN too;
 - int32 ``+ - *`` and negation are computed in int64 and wrapped back, int64 ``+ -`` in
