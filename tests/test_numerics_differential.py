@@ -274,6 +274,8 @@ FOUND = [  # programs the long run once found wrong, kept as regressions
     ("f16", "def f(x: Tensor[(18, 1), f16], y: Tensor[(1, 18), f16]):\n    return relu(x)"),
     ("f16", "def f(x: Tensor[(18, 1), f16], y: Tensor[(1, 18), f16]):\n"
             "    return maximum(x, y)"),
+    ("f16", "def f(x: Tensor[(18, 1), f16], y: Tensor[(1, 18), f16]):\n"
+            "    v0 = relu(x)\n    return y // v0"),
 ]
 
 

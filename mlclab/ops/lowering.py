@@ -13,7 +13,7 @@ Integer tensors take TVM's own lowering. ``mlclab.backend.passes`` hands ``LEGAL
 """
 from __future__ import annotations
 
-from .strict import broadcast, isnan
+from .strict import broadcast, fence, isnan
 
 
 def _relu(bb, call):
@@ -21,9 +21,13 @@ def _relu(bb, call):
 
     def compute(x):
         zero = tirx.const(0, x.dtype)
-        # numpy's maximum(x, 0) on the tie -0.0 vs 0: float16 keeps x (-0.0), others 0
-        keeps = (lambda v: v < zero) if str(x.dtype) == "float16" else (lambda v: v <= zero)
-        return te.compute(x.shape, lambda *i: tirx.Select(keeps(x(*i)), zero, x(*i)),
+        # numpy's maximum(x, 0) on the tie -0.0 vs 0: float16 keeps x (-0.0), others 0.
+        # The kept x is fenced for float16: LLVM (no-NaNs, as TVM sets it) would turn the
+        # select into a max instruction, which answers the tie with +0.0.
+        if str(x.dtype) == "float16":
+            return te.compute(x.shape, lambda *i: tirx.Select(x(*i) < zero, zero, fence(x(*i))),
+                              name="compute", tag="elemwise")
+        return te.compute(x.shape, lambda *i: tirx.Select(x(*i) <= zero, zero, x(*i)),
                           name="compute", tag="elemwise")
 
     return bb.call_te(compute, call.args[0], primfunc_name_hint="relu")

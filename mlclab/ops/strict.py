@@ -238,8 +238,8 @@ def _divmod(u, v, dtype, part: str):
 
     f = fence
     zero, one, half = (tirx.const(c, dtype) for c in (0.0, 1.0, 0.5))
-    names = ("a", "b", "mod", "div", "div_fixed", "floor")
-    a, b, mod, div, div_fixed, floor = (tirx.Var(f"divmod_{n}", dtype) for n in names)
+    names = ("a", "b", "mod", "ratio", "div", "div_fixed", "floor")
+    a, b, mod, ratio, div, div_fixed, floor = (tirx.Var(f"divmod_{n}", dtype) for n in names)
 
     def truthy(t):       # C's ``if (t)``: NaN counts (TVM's ``!=`` is ordered, False for NaN)
         return tirx.Or(t != zero, isnan(t))
@@ -253,13 +253,17 @@ def _divmod(u, v, dtype, part: str):
             fix, f(mod + b), tirx.Select(truthy(mod), mod, tirx.copysign(zero, b))))
     else:
         rounded = tirx.Select(f(div_fixed - floor) > half, f(floor + one), floor)
-        quotient = tirx.Select(truthy(div_fixed), rounded, tirx.copysign(zero, f(a / b)))
-        result = tirx.Let(div, f(f(a - mod) / b), tirx.Let(
+        quotient = tirx.Select(truthy(div_fixed), rounded, tirx.copysign(zero, ratio))
+        # a / b bound outside the select on b == 0: inside its branch the simplifier would
+        # put +0.0 for b, and a / -0.0 is -inf
+        result = tirx.Let(ratio, f(a / b), tirx.Let(div, f(f(a - mod) / b), tirx.Let(
             div_fixed, tirx.Select(fix, f(div - one), div), tirx.Let(
-                floor, f(tirx.floor(div_fixed)), tirx.Select(by_zero, f(a / b), quotient))))
+                floor, f(tirx.floor(div_fixed)), tirx.Select(by_zero, ratio, quotient)))))
     # libm's fmod, exact (TVM's tirx.fmod has no LLVM lowering)
     fmod = tirx.call_pure_extern(dtype, "fmodf" if dtype == "float32" else "fmod", a, b)
-    return tirx.Let(a, u, tirx.Let(b, v, tirx.Let(mod, f(fmod), result)))
+    # the operands fenced too: an inlined producer's definition (relu's select) let the
+    # simplifier reason about b, and -0.0 became +0.0
+    return tirx.Let(a, f(u), tirx.Let(b, f(v), tirx.Let(mod, f(fmod), result)))
 
 
 def _floor_div_mod(name: str):
