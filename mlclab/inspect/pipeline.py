@@ -111,6 +111,17 @@ class Pipeline(HoldsPipelineIR):
                 if src is not None:
                     self.sources[vid] = src
 
+    @property
+    def fast_math(self) -> bool:
+        """Whether the build let float arithmetic be rewritten (``fast_math=True``); False
+        is strict: numpy's answers (docs/operators.md)."""
+        return self.record.fast_math
+
+    def math_note(self) -> str:
+        return ("fast-math: TVM and LLVM may rewrite float arithmetic as if it were exact, so "
+                "results may differ from numpy's" if self.fast_math else
+                "strict math: numpy's answers (IEEE 754 floats, wrapping integers)")
+
     # ---------------------------------------------------------------- sequence protocol
     @property
     def names(self) -> list[str]:
@@ -221,7 +232,8 @@ class Pipeline(HoldsPipelineIR):
                 f"{f'  FAILED ({s.fallback.error}): {s.fallback.instead} ran instead' if s.fallback else ''}"
                 for s in self.steps]
         notes = [f"fallback: {f}" for f in self.build_fallbacks()]
-        return "\n".join([f"<Pipeline of {self.name}: {len(self.steps)} passes>", *rows, *notes])
+        return "\n".join([f"<Pipeline of {self.name}: {len(self.steps)} passes, "
+                          f"{'fast-math' if self.fast_math else 'strict math'}>", *rows, *notes])
 
     def _repr_html_(self):
         """A table of the passes; each that changed something opens onto its effect and diff."""
@@ -247,8 +259,11 @@ class Pipeline(HoldsPipelineIR):
         notes = "".join(f"<p class='mlclab-fallback' style='color:#d1242f'>"
                         f"{html.escape(str(f))}: these are the passes of that pipeline.</p>"
                         for f in self.build_fallbacks())
-        return (f"{notes}<table><caption>Build pipeline of <code>{html.escape(self.name)}</code>,"
-                f" one pass at a time</caption><tr><th>#</th><th>pass</th><th>time</th>"
+        color = "#9a6700" if self.fast_math else "inherit"
+        math = (f"<p class='mlclab-math' style='color:{color}'>"
+                f"{html.escape(self.math_note())}</p>")
+        return (f"{notes}{math}<table><caption>Build pipeline of <code>{html.escape(self.name)}"
+                f"</code>, one pass at a time</caption><tr><th>#</th><th>pass</th><th>time</th>"
                 f"<th>effect</th></tr>{''.join(rows)}</table>")
 
 
