@@ -183,10 +183,11 @@ def _full(bb, call):
 
 
 def _f32_accumulated(name: str):
-    """sum/mean/variance/std of float16 or bfloat16 accumulated in float32 and rounded once,
-    as PyTorch does and numpy's mean does: a float16 accumulator stops at 2048 when adding
-    ones (2048 + 1 rounds back to 2048), and TVM's mean divides by the count as a float16
-    literal, which it refuses above 65504. Other dtypes take TVM's own lowering."""
+    """sum/mean/variance/std and the average pools of float16 or bfloat16 accumulated in
+    float32 and rounded once, as PyTorch does and numpy's mean does: a float16 accumulator
+    stops at 2048 when adding ones (2048 + 1 rounds back to 2048), and TVM's averages divide
+    by the count as a float16 literal, which it refuses above 65504. Other dtypes take TVM's
+    own lowering."""
 
     def legalize(bb, call):
         import tvm
@@ -210,4 +211,5 @@ LEGALIZE = {"relax.nn.relu": _relu, "relax.nn.max_pool2d": _max_pool2d,
             "relax.full": _full, "relax.full_like": _full,
             "relax.argmax": _arg_reduction("argmax"), "relax.argmin": _arg_reduction("argmin"),
             **{f"relax.{name}": _f32_accumulated(name)
-               for name in ("sum", "mean", "variance", "std")}}
+               for name in ("sum", "mean", "variance", "std", "nn.avg_pool2d",
+                            "nn.adaptive_avg_pool2d")}}
