@@ -175,6 +175,10 @@ def _index_put(importer, node):
         return importer.block_builder.emit(
             relax.op.index_put(data, relax.Tuple(indices), values, accumulate))
     sizes = [getattr(d, "value", None) for d in shape]
+    if len(given) == 1 and not accumulate:
+        written = _write_along(importer, data, indices[given[0]], values, given[0], sizes)
+        if written is not None:
+            return written
     if any(sizes[d] is None for d in range(rank) if indices[d] is None):
         raise ValueError("index_put over a whole dimension of symbolic size is not supported; "
                          "index every dimension of a symbolic size with a tensor")
@@ -203,6 +207,48 @@ def _index_put(importer, node):
     result = [sizes[d] for d in before] + broadcast + [sizes[d] for d in after]
     values = emit(relax.op.broadcast_to(values, result))
     return emit(relax.op.index_put(data, relax.Tuple(full), values, accumulate))
+
+
+def _write_along(importer, data, index, values, axis: int, sizes: list):
+    """``data`` with the slices at ``index`` (1-d) along ``axis`` replaced by ``values``, as
+    elementwise operators (a static cache's update: ``cache.index_copy_(2, pos, k)``): slot
+    ``l`` keeps ``data`` unless some position names it, and then takes the last such row of
+    ``values``. Relax's ``index_put`` is an external kernel copying ``data`` one scalar at a
+    time; this fuses into one vectorised pass. The index reaches the graph through a
+    ``take`` from ``arange``, an identity the index guard checks as any other index.
+    None when the shapes are not static."""
+    from tvm import relax
+
+    if None in sizes or index.ty.ndim != 1:
+        return None
+    count = getattr(index.ty.shape.values[0], "value", None)
+    if not count:
+        return None
+    emit = importer.block_builder.emit
+    length, rank = sizes[axis], len(sizes)
+    slots = np.arange(length, dtype="int64")
+    index = emit(relax.op.astype(index, "int64")) if str(index.ty.dtype) != "int64" else index
+    positions = emit(relax.op.take(relax.const(slots, "int64"), index, axis=0))
+    result = list(sizes)
+    result[axis] = count
+    values = emit(relax.op.broadcast_to(values, result))
+    along = [1] * rank
+    along[axis] = length
+    if count == 1:
+        hit = emit(relax.op.equal(relax.const(slots.reshape(along), "int64"),
+                                  emit(relax.op.reshape(positions, [1] * rank))))
+        return emit(relax.op.where(hit, values, data))
+    # (length, count): which positions name each slot; the last one wins, as in PyTorch's loop
+    names = emit(relax.op.equal(relax.const(slots.reshape(length, 1), "int64"),
+                                emit(relax.op.reshape(positions, [1, count]))))
+    order = relax.const(np.arange(1, count + 1, dtype="int64").reshape(1, count), "int64")
+    last = emit(relax.op.max(emit(relax.op.where(names, order, relax.const(0, "int64"))),
+                             axis=1))
+    source = emit(relax.op.subtract(emit(relax.op.maximum(last, relax.const(1, "int64"))),
+                                    relax.const(1, "int64")))
+    gathered = emit(relax.op.take(values, source, axis=axis))
+    hit = emit(relax.op.reshape(emit(relax.op.greater(last, relax.const(0, "int64"))), along))
+    return emit(relax.op.where(hit, gathered, data))
 
 
 def _static_shape(expr) -> list:
