@@ -50,9 +50,9 @@ def lesson_ids():
 
 
 # ------------------------------------------------------------------------------ static checks
-def test_twelve_lessons_numbered_in_order():
+def test_thirteen_lessons_numbered_in_order():
     numbers = [int(p.name[:2]) for p in LESSONS]
-    assert numbers == list(range(1, 13)), [p.name for p in LESSONS]
+    assert numbers == list(range(1, 14)), [p.name for p in LESSONS]
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())

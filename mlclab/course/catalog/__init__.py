@@ -1,5 +1,5 @@
 """Every exercise of the course, by key. The references live in these modules and nowhere in the
 notebooks."""
-from . import compiler, dsl, objects, performance, pipeline
+from . import compiler, dsl, llm, objects, performance, pipeline
 
-EXERCISES = {e.key: e for module in (dsl, objects, compiler, pipeline, performance) for e in module.EXERCISES}
+EXERCISES = {e.key: e for module in (dsl, objects, compiler, pipeline, performance, llm) for e in module.EXERCISES}
