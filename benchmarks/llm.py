@@ -3,6 +3,7 @@ llama.cpp reports prompt processing and generation), through mlclab against PyTo
 torch.compile and ONNX Runtime, at 1 and 2 threads (issue 32).
 
     python benchmarks/llm.py [--threads 1,2] [--rounds N] [--layers 12] [--no-compile]
+    python benchmarks/llm.py --quick      # 2 layers, 1 thread, 3 rounds, no torch.compile
 
 The model is GPT-2 small's architecture from ``transformers.GPT2Config()`` with random
 weights (seed 0; nothing is downloaded), written as lesson 13 writes it: a plain
@@ -245,7 +246,7 @@ def _child(threads: int, rounds: int, layers: int, with_compile: bool) -> dict:
 
 
 HEADER = ("| threads | runtime | prefill tok/s | prefill / eager | decode tok/s | "
-          "decode / eager | same tokens | load |\n| --- | --- | --- | --- | --- | --- | --- | --- |")
+          "decode / eager | same tokens | load |\n" + "| --- " * 8 + "|")
 
 
 def rows(result: dict) -> list:
@@ -268,8 +269,12 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=9, help="interleaved prefill rounds")
     parser.add_argument("--layers", type=int, default=12, help="GPT-2 small has 12")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: 2 layers, 1 thread, 3 rounds, no torch.compile")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.quick:
+        args.layers, args.threads, args.rounds, args.no_compile = 2, "1", 3, True
     if args.one:
         result = measure(int(args.threads), args.rounds, args.layers, not args.no_compile)
         print(RESULT + json.dumps(result), flush=True)

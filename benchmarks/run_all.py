@@ -32,6 +32,8 @@ BENCHMARKS = [
     ("torch_import.py", "from_torch's stages against model depth"),
     ("resnet.py", "ResNet-18 through mlclab vs PyTorch eager, 1 and 2 threads"),
     ("zoo.py", "a model zoo vs PyTorch eager, torch.compile and ONNX Runtime, 1 and 2 threads"),
+    ("llm.py", "GPT-2 small's prefill and decode tokens/s vs PyTorch eager, torch.compile and "
+               "ONNX Runtime, 1 and 2 threads"),
 ]
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
@@ -88,7 +90,7 @@ def main(argv=None) -> int:
             print("   (not present in this checkout: skipped)")
             continue
         quick = args.quick and script in ("kernels.py", "scale.py", "torch_import.py", "resnet.py",
-                                              "zoo.py")
+                                              "zoo.py", "llm.py")
         cmd = [sys.executable, str(path)] + (["--quick"] if quick else [])
         sys.stdout.flush()
         started = time.perf_counter()
