@@ -15,9 +15,9 @@ docs/performance.md).
 
 Each thread count runs in a process of its own (TVM's thread pool is sized once per
 process; PyTorch, torch.compile and ONNX Runtime get the same count). There every runtime
-runs the same two functions: the **prefill** of a ``PROMPT``-token prompt, and a greedy
-**generation** of ``NEW`` tokens by decode steps feeding their caches back. The runtimes take
-turns round by round (``timing.interleave``), and each must choose the same tokens as eager.
+generates the same way: the **prefill** of a ``PROMPT``-token prompt, then ``NEW`` greedy
+**decode steps** feeding their caches back, each phase timed within every generation. The
+runtimes take turns round by round, the order rotating, and each must choose eager's tokens.
 """
 from __future__ import annotations
 
@@ -110,19 +110,46 @@ def static_gpt2(layers: int):
     return ours, hf
 
 
-def _greedy(prefill, decode, prompt, cache_shape):
+def _greedy(prefill, decode, prompt, cache_shape, clock=None):
     """The ``NEW`` tokens chosen greedily after ``prompt``; ``prefill``/``decode`` take and
-    return numpy arrays."""
+    return numpy arrays. With ``clock``, also the seconds of the prefill and of the
+    ``NEW`` decode steps."""
     import numpy as np
 
+    clock = clock or time.perf_counter
     k = np.zeros(cache_shape, np.float32)
     v = np.zeros(cache_shape, np.float32)
+    started = clock()
     logits, k, v = prefill(prompt, np.arange(PROMPT), k, v)
+    prefilled = clock()
     tokens = []
     for step in range(NEW):
         tokens.append(int(np.argmax(logits)))
         logits, k, v = decode(np.array([[tokens[-1]]]), np.array([PROMPT + step]), k, v)
-    return tokens
+    return tokens, prefilled - started, clock() - prefilled
+
+
+def _rounds(fns: dict, prompt, cache_shape, rounds: int):
+    """Median prefill and per-step decode ms of each runtime over ``rounds`` generations,
+    the runtimes taking turns in an order that rotates round by round (as
+    ``timing.interleave``), so that each round's load falls on all of them."""
+    import gc
+    import statistics
+
+    names = list(fns)
+    prefill, decode = {n: [] for n in names}, {n: [] for n in names}
+    gc.disable()
+    try:
+        for k in range(rounds):
+            turn = names[k % len(names):] + names[:k % len(names)]
+            for name in (turn if k % 2 == 0 else turn[::-1]):
+                _, p, d = _greedy(*fns[name], prompt, cache_shape)
+                prefill[name].append(p * 1e3)
+                decode[name].append(d * 1e3 / NEW)
+    finally:
+        gc.enable()
+    return ({n: statistics.median(v) for n, v in prefill.items()},
+            {n: statistics.median(v) for n, v in decode.items()})
 
 
 def _torch_fn(module):
@@ -167,7 +194,6 @@ def measure(threads: int, rounds: int, layers: int, with_compile: bool) -> dict:
 
     import mlclab
     from mlclab import tvm_setup
-    from timing import interleave
 
     torch.set_num_threads(threads)
     model, hf = static_gpt2(layers)
@@ -200,25 +226,16 @@ def measure(threads: int, rounds: int, layers: int, with_compile: bool) -> dict:
     except Exception as exc:
         result["missing"]["onnxruntime"] = _short(exc)
 
-    k0 = np.zeros(model.cache_shape, np.float32)
     tokens = {}
     for name, (prefill, decode) in list(fns.items()):
         try:                            # also the warm-up: torch.compile compiles here
-            tokens[name] = _greedy(prefill, decode, prompt, model.cache_shape)
+            tokens[name] = _greedy(prefill, decode, prompt, model.cache_shape)[0]
         except Exception as exc:
             result["missing"][name] = _short(exc)
             del fns[name]
     result["same_tokens"] = {name: t == tokens["eager"] for name, t in tokens.items()}
-    names = list(fns)
-    prefill_ms, result["rounds"] = interleave(
-        [lambda p=fns[n][0]: p(prompt, np.arange(PROMPT), k0, k0) for n in names],
-        rounds=rounds, warmup=1)
-    generate_ms, _ = interleave(
-        [lambda n=n: _greedy(*fns[n], prompt, model.cache_shape) for n in names],
-        rounds=max(3, rounds // 3), warmup=0)
-    # generation time less its prefill: NEW decode steps
-    result["prefill_ms"] = dict(zip(names, prefill_ms))
-    result["decode_ms"] = {n: (g - p) / NEW for n, g, p in zip(names, generate_ms, prefill_ms)}
+    result["rounds"] = rounds
+    result["prefill_ms"], result["decode_ms"] = _rounds(fns, prompt, model.cache_shape, rounds)
     result["load_after"] = os.getloadavg()[0]
     return result
 
@@ -266,7 +283,7 @@ def rows(result: dict) -> list:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
-    parser.add_argument("--rounds", type=int, default=9, help="interleaved prefill rounds")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved generations")
     parser.add_argument("--layers", type=int, default=12, help="GPT-2 small has 12")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     parser.add_argument("--quick", action="store_true",
