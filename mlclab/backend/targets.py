@@ -245,6 +245,7 @@ def _legalize_passes(target, optimized: bool = False, fast_math: bool = False) -
     from .concat import legalize_concat
     from .conv_layout import legalize_conv2d
     from .fast_math import legalize_gelu, legalize_sigmoid, legalize_silu, legalize_softmax
+    from .power import legalize_power
 
     first, *rest = cpu_generic.legalize_passes(target)
     assert first.info.name == "LegalizeOps", first.info.name
@@ -253,7 +254,9 @@ def _legalize_passes(target, optimized: bool = False, fast_math: bool = False) -
                "relax.nn.gelu": legalize_gelu, "relax.nn.softmax": legalize_softmax,
                "relax.sigmoid": legalize_sigmoid, "relax.nn.silu": legalize_silu,
                # one copy per input, not a choice per element (concat.py)
-               "relax.concat": legalize_concat}
+               "relax.concat": legalize_concat,
+               # x ** 2 and x ** 3 as vector multiplications, not powf calls (power.py)
+               "relax.power": legalize_power}
     rules = {**LEGALIZE, **blocked} if optimized else dict(LEGALIZE)
     if not fast_math:
         rules = {**STRICT, **rules}
