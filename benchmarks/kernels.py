@@ -125,12 +125,15 @@ def main(argv=None) -> int:
     a, b, c = data(2048, 2048), data(2048, 2048), data(2048, 2048)
     f = prog["fused"]
     check(f(a, b, c), np.maximum(a * b + c, 0), 2)
-    for label, (x, y, z), goal in (("", (a, b, c), 0.5),
-                                   (", 64-byte aligned", map(aligned_copy, (a, b, c)), None)):
+
+    def fused(label, x, y, z, goal):   # a function, so the arrays are freed when it returns
         ta, tb, tc = (tt(v) for v in (x, y, z)) if torch else (None,) * 3
         run(f"fused relu(a*b+c) 2048^2{label}", lambda: f(x, y, z),
             lambda: np.maximum(x * y + z, 0), torch and (lambda: torch.relu(ta * tb + tc)), goal)
-    del a, b, c, x, y, z
+
+    fused("", a, b, c, 0.5)
+    fused(", 64-byte aligned", *map(aligned_copy, (a, b, c)), None)
+    del a, b, c
 
     a, b = data(512, 512), data(512, 512)
     g = prog["matmul_relu"]

@@ -117,7 +117,10 @@ def traffic(names):
     sent = [0]
     DummyComm.publish_msg = lambda self, msg_type, data=None, metadata=None, buffers=None, **keys: \
         sent.__setitem__(0, sent[0] + len(json.dumps(data, default=str)))
-    mb = lambda x: f"{x / 1e6:.2f} MB"
+
+    def mb(x):
+        return f"{x / 1e6:.2f} MB"
+
     for name in names:
         fn = {"resnet18": resnet18, "bert": bert}[name]()
         sent[0] = 0

@@ -45,9 +45,10 @@ def decorated(a: Tensor[(2, 3), f32], b: Tensor[(3, 4), f32], c: Tensor[(2, 4), 
     return e
 
 
+# The DSL reads "n" as a symbolic size and relu as its own op: names Python never resolves.
 @mlclab.function(target="llvm")
-def decorated_tuple(x: Tensor[("n", 3), f32]):
-    return relu(x), sum(x, axis=1)
+def decorated_tuple(x: Tensor[("n", 3), f32]):  # noqa: F821
+    return relu(x), sum(x, axis=1)  # noqa: F821
 
 
 def test_decorator_forms():

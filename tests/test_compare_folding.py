@@ -135,8 +135,8 @@ def test_each_side_is_read_once_and_a_new_fold_state_only_lays_out(layer, monkey
 def test_the_next_clicks_pairs_are_both_sides_folded_as_the_click_would_leave_them(layer):
     c = mlclab.compare(layer, (layer, "FuseOps"))
     c.open_module("left", "self_attn")
-    pairs = {(tuple(sorted(l["open_modules"])), tuple(sorted(r["open_modules"])))
-             for l, r in c.next_pairs()}
+    pairs = {(tuple(sorted(left["open_modules"])), tuple(sorted(right["open_modules"])))
+             for left, right in c.next_pairs()}
     assert pairs == {(("linear1", "self_attn"),) * 2, (("linear2", "self_attn"),) * 2, ((), ())}
 
 
@@ -252,14 +252,14 @@ def test_the_marks_of_a_pair_are_the_pairs_and_never_leak_into_a_shared_side(lay
 def test_the_likely_clicks_come_first_the_biggest_module_before_smaller_and_closes_last(layer):
     c = mlclab.compare(layer, (layer, "FuseOps"))
     ops = {ns["path"]: ns["ops"] for ns in c.left["namespaces"].values() if ns["kind"] == "module"}
-    opened = [next(iter(l["open_modules"] or ["-"])) for l, _r in c.next_pairs()]
+    opened = [next(iter(left["open_modules"] or ["-"])) for left, _right in c.next_pairs()]
     assert set(opened) == {"linear1", "linear2", "self_attn"}
     firsts = list(dict.fromkeys(opened))
     assert [ops[p] for p in firsts] == sorted((ops[p] for p in firsts), reverse=True)
     assert firsts[0] == "self_attn"
     c.open_module("left", "self_attn")
-    closes = [not set(c.fold_left["open_modules"]) <= set(l["open_modules"])
-              for l, _r in c.next_pairs()]
+    closes = [not set(c.fold_left["open_modules"]) <= set(left["open_modules"])
+              for left, _right in c.next_pairs()]
     assert closes == sorted(closes) and closes[-1]          # the close after every open
 
 

@@ -91,7 +91,8 @@ def test_no_import_cycles():
 
     def visit(v):
         index[v] = low[v] = len(index)
-        stack.append(v); on_stack.add(v)
+        stack.append(v)
+        on_stack.add(v)
         for w in GRAPH.get(v, ()):
             if w not in GRAPH:
                 continue
@@ -103,7 +104,9 @@ def test_no_import_cycles():
         if low[v] == index[v]:
             component = []
             while True:
-                w = stack.pop(); on_stack.discard(w); component.append(w)
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
                 if w == v:
                     break
             if len(component) > 1:

@@ -21,7 +21,7 @@ from tvm.relax import op as R  # noqa: E402
 
 from mlclab.backend.passes import build_passes, resolve_target  # noqa: E402
 from mlclab.backend.schedules import (  # noqa: E402
-    DECLINED_ATTR, SCHEDULE_ATTR, UNSCHEDULED, NotScheduled, schedule_cpu, schedule_decision,
+    UNSCHEDULED, NotScheduled, schedule_cpu, schedule_decision,
     schedule_primfunc, vector_lanes)
 
 RNG = np.random.default_rng(7)

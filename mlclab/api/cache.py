@@ -65,7 +65,7 @@ def key(source: str, target, options: Mapping | None = None, table: int = 0) -> 
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _versions() -> tuple:
     import tvm
 

@@ -388,7 +388,7 @@ def _make_blocker():
     return Blocker
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _blocker_class():
     """The mutator class, made on first use (defining it imports TVM)."""
     return _make_blocker()

@@ -80,7 +80,7 @@ def _uses(func) -> dict:
     for value in [b.value for b in single_dataflow_block(func).bindings] + [func.body.body]:
         seen = set()
 
-        def record(node, value=value):
+        def record(node, value=value, seen=seen):
             if isinstance(node, relax.Var) and node not in seen:
                 seen.add(node)
                 uses.setdefault(node, []).append(value)
@@ -145,7 +145,7 @@ def _foldable_conv(value) -> bool:
 
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _folder_class():
     from tvm import relax
     from tvm.relax import op as R

@@ -251,7 +251,7 @@ def packed_matmul(x, panels, columns: int):
                       attrs={PACKED_MATMUL: width})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _packer_class():
     from tvm import relax
 

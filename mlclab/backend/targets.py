@@ -83,7 +83,7 @@ def resolve_target(target="llvm"):
                     f"tvm.target.Target, got {type(target).__name__}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _named_target(text: str):
     """Strings are resolved once per process (``"llvm"`` asks LLVM about the host)."""
     if text.strip().startswith("{"):
@@ -153,7 +153,7 @@ def _resolve_llvm(spec: dict, original):
         raise ValueError(f"target: {original!r} is not a valid llvm target ({first})") from None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def host_cpu():
     """LLVM's name for this machine's CPU (e.g. ``"znver3"``), or None if LLVM can't tell."""
     from tvm.target import codegen

@@ -73,7 +73,7 @@ def isnan(value):
     return tirx.bitwise_and(bits, tirx.const(mask, itype)) > tirx.const(inf, itype)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fence_id() -> int:
     """LLVM's number for ``llvm.arithmetic.fence`` (the first argument of its TIR call)."""
     from tvm import tirx

@@ -385,8 +385,8 @@ class DotPlotter:
             # An imported model: its line is the module's, so show the module path instead
             # (the model's own forward has none; a folded module has it as its headline).
             if node.source.module and node.kind != "collapsed":
-                rows.append('<font point-size="9" color="#1e40af">{}</font>'.format(
-                    html_escape(_shorten(node.source.module, self.max_label))))
+                module = html_escape(_shorten(node.source.module, self.max_label))
+                rows.append(f'<font point-size="9" color="#1e40af">{module}</font>')
         # A parameter's line is the ``def`` line: long, and the same for all of them.
         elif self.show_source and node.source is not None and node.kind != "param":
             line = node.source.source_line.strip()

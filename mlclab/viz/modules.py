@@ -125,7 +125,7 @@ def _unit_paths(graph: Graph, units: dict, own: dict) -> dict:
     for e in graph.edges:
         if e.kind == "data" and e.index >= last_input.get(e.dst, (-1, None))[0]:
             last_input[e.dst] = (e.index, e.src)
-    for nid, node in graph.nodes.items():
+    for nid in graph.nodes:
         unit = units[nid]
         if unit not in path_of and unit[0] == "node" and nid not in own and not readers[nid] \
                 and nid in last_input and units[last_input[nid][1]] in path_of:
@@ -164,7 +164,7 @@ def _cluster_scope(graph: Graph, scope, members: dict, path_of: dict) -> None:
         outer = next((made[prefix[:k]] for k in range(len(prefix) - 1, 0, -1)
                       if prefix[:k] in made), None)
         made[prefix] = _add_cluster(graph, scope, prefix, outer)
-    for unit, nids in members.items():
+    for unit in members:
         path = path_of[unit]
         inner = next((made[path[:k]] for k in range(len(path), 0, -1) if path[:k] in made), None)
         if inner is None:

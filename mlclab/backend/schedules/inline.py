@@ -126,7 +126,7 @@ def _operands(node, with_indices: bool):
             yield from (item for item in value if isinstance(item, Expr))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _argument_uses(op_name: str) -> int:
     """How many times LLVM's lowering of the intrinsic ``op_name`` evaluates its argument:
     1 for ``exp`` (one LLVM intrinsic), 5 for ``tanh`` (a select over two exp formulas).
