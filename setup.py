@@ -21,7 +21,8 @@ class BuildPyWithGraphviz(build_py):
         except (RuntimeError, OSError, subprocess.TimeoutExpired) as err:
             # npm there but failing (offline, say): the install goes on without the module, and
             # a display without `dot` says the module is missing. ./dev.sh setup fails instead.
-            print(f"mlclab: WARNING: the WebAssembly Graphviz was not built: {err}", file=sys.stderr)
+            print(f"mlclab: WARNING: the WebAssembly Graphviz was not built: {err}",
+                  file=sys.stderr)
         super().run()
 
 

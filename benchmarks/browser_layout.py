@@ -107,7 +107,8 @@ def main(argv=None) -> int:
             times.append(time.perf_counter() - t)
         native = statistics.median(times)
         browser = statistics.median(wasm["layouts"][name]) / 1000
-        print(f"{name:24} {len(dot) / 1024:7.0f} {native:7.3f} {browser:7.3f} {browser / native:6.2f}")
+        print(f"{name:24} {len(dot) / 1024:7.0f} {native:7.3f} {browser:7.3f} "
+              f"{browser / native:6.2f}")
     return 0
 
 

@@ -49,7 +49,8 @@ COMPARE_DISPLAY = """async (index) => {
   const drawn = () => [...document.querySelectorAll('.mlclab-compare')].some((c) =>
       !old.has(c) && !c.closest('.mlclab-fallback') &&
       c.querySelectorAll('.mlclab-compare-pane svg.mlclab-graph g.node').length &&
-      [...c.querySelectorAll('.mlclab-compare-pane')].every((p) => p.querySelector('svg.mlclab-graph g.node')));
+      [...c.querySelectorAll('.mlclab-compare-pane')]
+        .every((p) => p.querySelector('svg.mlclab-graph g.node')));
   while (!drawn()) await new Promise((r) => setTimeout(r, 5));
   await new Promise((r) => requestAnimationFrame(() => r()));
   return performance.now() - t0;
@@ -59,7 +60,8 @@ COMPARE_DISPLAY = """async (index) => {
 # (if it changed: the right side need not have the same module, a fused program's module boxes
 # differ) comes in the same kernel message and is drawn in the same task (pair.js syncFolding).
 COMPARE_CLICK_UNTIL = """async ([selector, done]) => {
-  const c = [...document.querySelectorAll('.mlclab-compare')].filter((x) => !x.closest('.mlclab-fallback')).pop();
+  const c = [...document.querySelectorAll('.mlclab-compare')]
+    .filter((x) => !x.closest('.mlclab-fallback')).pop();
   const left = c.querySelector('.mlclab-compare-left');
   const target = left.querySelector(selector);
   if (!target) throw new Error('nothing to click: ' + selector);

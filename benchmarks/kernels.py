@@ -41,7 +41,8 @@ def mlp(x: Tensor[(64, 784), f32], w1: Tensor[(128, 784), f32], b1: Tensor[(128,
     h = relu(linear(x, w1, b1))
     return linear(h, w2, b2)
 
-def conv_block(x: Tensor[(1, 16, 64, 64), f32], w: Tensor[(32, 16, 3, 3), f32], b: Tensor[(32,), f32]):
+def conv_block(x: Tensor[(1, 16, 64, 64), f32], w: Tensor[(32, 16, 3, 3), f32],
+               b: Tensor[(32,), f32]):
     y = relu(conv2d(x, w, bias=b, padding=(1, 1)))
     return max_pool2d(y, (2, 2))
 '''

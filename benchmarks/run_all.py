@@ -75,7 +75,8 @@ def main(argv=None) -> int:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
 
     print(f"mlclab benchmarks -- {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
-    print(f"{platform.machine()}, {os.cpu_count()} cores, TVM_NUM_THREADS={env['TVM_NUM_THREADS']}, "
+    print(f"{platform.machine()}, {os.cpu_count()} cores, "
+          f"TVM_NUM_THREADS={env['TVM_NUM_THREADS']}, "
           f"TVM_THREAD_POOL_SPIN_COUNT={env['TVM_THREAD_POOL_SPIN_COUNT']}")
     print(describe_machine(env))
     dropped = [k for k in DROPPED if k in os.environ]

@@ -138,7 +138,8 @@ def measure(source: str, timeout: float) -> dict:
         proc.stdin.close()
         deadline = time.monotonic() + IMPORT_TIMEOUT
         while pending:
-            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            ready, _, _ = select.select([proc.stdout], [], [],
+                                        max(0.0, deadline - time.monotonic()))
             line = proc.stdout.readline() if ready else None
             if line:
                 done = json.loads(line)
@@ -223,7 +224,8 @@ def main(argv=None) -> int:
             if any(r.endswith("!") for r in ratios):
                 flagged.append(f"{shape}: {stage}")
     # Like the other benchmarks, a missed goal is the exit status, so run_all.py reports it.
-    print(f"\nworse than linear: {'; '.join(flagged)}" if flagged else "\nevery stage grows about linearly")
+    print(f"\nworse than linear: {'; '.join(flagged)}" if flagged
+          else "\nevery stage grows about linearly")
     return 1 if flagged else 0
 
 

@@ -68,7 +68,8 @@ def browser_steps(path):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        b = p.chromium.launch(executable_path="/usr/bin/chromium",
+                              args=["--no-sandbox", "--disable-gpu"])
         page = b.new_page(viewport={"width": 1100, "height": 900})
         page.goto(f"file://{path}")
         page.wait_for_selector("svg.mlclab-graph g.node")
@@ -97,14 +98,16 @@ def main(names):
         path = tempfile.mktemp(suffix=".html")
         s.save(path)
         held, pressed = browser_steps(path)
-        print(f"{name}: build {built:.1f} s; scrubber prepared in {prepare:.2f} s (first pass drawn), "
+        print(f"{name}: build {built:.1f} s; scrubber prepared in {prepare:.2f} s "
+              f"(first pass drawn), "
               f"all {len(s.views)} passes drawn in {drawn:.2f} s (largest {nodes} nodes)")
         for how, timed in (("pressed every 150 ms", pressed), ("held (back to back)", held)):
             steps = [t for t, _, _ in timed]
             slowest = sorted(timed, reverse=True)[:3]
-            print(f"  browser step, {how}: median {statistics.median(steps):.1f} ms, worst {max(steps):.1f} ms "
-                  f"over {len(steps)} steps; slowest: "
-                  + "; ".join(f"{label.split(' (')[0]} {t:.0f} ms ({n} nodes)" for t, label, n in slowest))
+            print(f"  browser step, {how}: median {statistics.median(steps):.1f} ms, "
+                  f"worst {max(steps):.1f} ms over {len(steps)} steps; slowest: "
+                  + "; ".join(f"{label.split(' (')[0]} {t:.0f} ms ({n} nodes)"
+                              for t, label, n in slowest))
 
 
 def traffic(names):
@@ -134,8 +137,9 @@ def traffic(names):
                 sent[0] = 0
                 s.view = view
                 visits.append(sent[0])
-        print(f"{name}: created {mb(created)}; first visits to {len(first)} passes {mb(sum(first))} "
-              f"(largest {mb(max(first))}); after 'draw all' {mb(sum(whole))} (largest {mb(max(whole))})")
+        print(f"{name}: created {mb(created)}; first visits to {len(first)} passes "
+              f"{mb(sum(first))} (largest {mb(max(first))}); after 'draw all' {mb(sum(whole))} "
+              f"(largest {mb(max(whole))})")
 
 
 if __name__ == "__main__":

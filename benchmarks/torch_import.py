@@ -99,7 +99,8 @@ def main(argv=None) -> int:
                 rows.append(None)
                 continue
             rows.append(times)
-            print(f"{shape:<20}{depth:>6}{info:>10}" + "".join(f"{times[s]:>12.3f}" for s in STAGES))
+            print(f"{shape:<20}{depth:>6}{info:>10}"
+                  + "".join(f"{times[s]:>12.3f}" for s in STAGES))
         for (small, big), (d0, d1) in zip(zip(rows, rows[1:]), zip(depths, depths[1:])):
             if small is None or big is None:
                 continue

@@ -41,7 +41,8 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 BUILD = {
     "resnet50": (
         "tv = mlclab.import_torchvision()\ntorch.manual_seed(0)\n"
-        "fn = mlclab.from_torch(tv.models.resnet50(weights=None).eval(), torch.randn(1, 3, 224, 224))"),
+        "fn = mlclab.from_torch(tv.models.resnet50(weights=None).eval(), "
+        "torch.randn(1, 3, 224, 224))"),
     "bert": (
         "mlclab.import_torchvision()\nfrom transformers import BertConfig, BertModel\n"
         "torch.manual_seed(0)\n"
@@ -127,7 +128,8 @@ FIRST_DISPLAY = """async (index) => {
 # before, as a hand homes in on a target; 0: a click out of nowhere); resolve with [ms from the
 # click until `done` (a selector) is there and `selector` is gone, painted; epoch ms of it].
 CLICK_UNTIL = """async ([selector, done, aim]) => {
-  const v = [...document.querySelectorAll('.mlclab-viewer')].find((x) => !x.closest('.mlclab-fallback'));
+  const v = [...document.querySelectorAll('.mlclab-viewer')]
+    .find((x) => !x.closest('.mlclab-fallback'));
   const target = v.querySelector(selector);
   if (!target) throw new Error('nothing to click: ' + selector);
   if (aim) {
@@ -296,7 +298,8 @@ def main(argv=None):
     ap.add_argument("--setup", default="", help="code the kernel runs before the build")
     ap.add_argument("--json", default="", help="also write the results here")
     args = ap.parse_args(argv)
-    out = run(args.model, args.repeat, args.think, args.probe, args.code, setup=args.setup, aim=args.aim)
+    out = run(args.model, args.repeat, args.think, args.probe, args.code, setup=args.setup,
+              aim=args.aim)
     print(f"{args.model}, {args.code or REPO}, pointer on a module {args.aim} ms before its click")
     for k, v in out.items():
         if isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v):

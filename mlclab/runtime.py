@@ -2,7 +2,8 @@
 where none are needed.
 
 TVM declares kernel arguments 64-byte aligned, and LLVM then reads them with aligned vector
-moves: a misaligned numpy array handed to such a kernel crashes the process (a segfault inside the kernel).
+moves: a misaligned numpy array handed to such a kernel crashes the process (a segfault inside
+the kernel).
 mlclab's build declares them aligned only to their element size instead
 (``mlclab.backend.alignment``), so numpy's ordinary 16-byte-aligned arrays can be read in
 place.  And a naive conversion -- a fresh ``tvm.runtime.tensor`` per argument, ``.numpy()``

@@ -1,7 +1,8 @@
 """Building a typed program for a target: the Relax module, the executable (mlclab's
 pipeline, a failing pass of its own skipped, or TVM's plain one if that fails, said with a
 ``FallbackWarning``), the record of the passes that built it, and what is made from them on
-demand (the VM, traced builds). Renamed programs (a cache hit under another filename) share one ``Built``.
+demand (the VM, traced builds). Renamed programs (a cache hit under another filename) share one
+``Built``.
 """
 from __future__ import annotations
 

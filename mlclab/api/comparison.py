@@ -81,11 +81,12 @@ def compare(actual, expected, rtol: Optional[float] = None, atol: Optional[float
     else:
         atol = float(atol)
     if a.shape != e.shape:
-        return Comparison(tuple(a.shape), str(a.dtype), math.inf, math.inf, a.size, a.size, rtol, atol,
+        return Comparison(tuple(a.shape), str(a.dtype), math.inf, math.inf, a.size, a.size,
+                          rtol, atol,
                           note=f"shape {tuple(a.shape)} where {tuple(e.shape)} was expected")
     if a.dtype.kind not in "biuf" or e.dtype.kind not in "biuf":
-        return Comparison(tuple(a.shape), str(a.dtype), math.inf, math.inf, a.size, a.size, rtol, atol,
-                          note=f"cannot compare dtypes {a.dtype} and {e.dtype}")
+        return Comparison(tuple(a.shape), str(a.dtype), math.inf, math.inf, a.size, a.size,
+                          rtol, atol, note=f"cannot compare dtypes {a.dtype} and {e.dtype}")
     # In blocks: the float64 temporaries of one comparison (about ten of them) stay a few MB
     # instead of ten times a 2048x2048 array (lesson 01's validate peaked 380 MB over its inputs).
     flat_a, flat_e = a.reshape(-1), e.reshape(-1)
@@ -127,7 +128,8 @@ def _compare_block(af, ef, rtol: float, atol: float):
         err = np.where(same, 0.0, np.abs(af - ef))
         err = np.where(np.isnan(err), np.inf, err)          # NaN against a number
         close = np.isclose(af, ef, rtol=rtol, atol=atol, equal_nan=True) | same
-        # Relative to finite, non-zero expectations; missing an infinite or NaN one is infinitely off.
+        # Relative to finite, non-zero expectations; missing an infinite or NaN one is infinitely
+        # off.
         scale = (ef != 0) & np.isfinite(ef)
         rel = np.where(scale, err / np.abs(np.where(scale, ef, 1.0)),
                        np.where(np.isfinite(ef), 0.0, np.inf))

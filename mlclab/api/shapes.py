@@ -291,7 +291,8 @@ class _ShapeWalker(T.Visitor):
                 who, label = self.origins.get(s, (None, s))
                 told.setdefault(who, []).append(f"{label}={self.env[s]}")
         return "; ".join(f"{who} has {', '.join(dict.fromkeys(v))}" if who else
-                         ", ".join(dict.fromkeys(v)) for who, v in told.items()) or "sizes as declared"
+                         ", ".join(dict.fromkeys(v))
+                         for who, v in told.items()) or "sizes as declared"
 
     def _callee(self, e: T.FuncCall) -> None:
         """Check the called function's own values with its parameters' sizes."""

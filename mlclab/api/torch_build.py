@@ -2,8 +2,8 @@
 
 A DSL program that passed mlclab's checks and fails in TVM is an mlclab bug, reported at its
 line. An imported model has no line: when TVM cannot compile it, each distinct operator call
-prefix is compiled, by bisection, until the binding that makes it fail is found, and the error names its ATen operator
-and module path, as translation errors do.
+prefix is compiled, by bisection, until the binding that makes it fail is found, and the error
+names its ATen operator and module path, as translation errors do.
 """
 from __future__ import annotations
 

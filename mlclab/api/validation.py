@@ -161,7 +161,8 @@ def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[floa
     compiled_time = _time_on_copies(f, args)
     reference_time = _time_on_copies(ref, args)
 
-    names = [p.name for p in params] if len(params) == len(args) else [f"arg{i}" for i in range(len(args))]
+    names = ([p.name for p in params] if len(params) == len(args)
+             else [f"arg{i}" for i in range(len(args))])
     ref_name = getattr(f, "reference_name", None) if reference is None else \
         f"{getattr(reference, '__name__', 'reference')} (numpy)"
     return ValidationReport(function=f.name, inputs=list(zip(names, args)), outputs=outputs,

@@ -82,7 +82,8 @@ class SignatureReader:
                 raise self.error(f"the size {node.value} does not fit in int64, the type of "
                                  "TVM's shapes", node, hint="sizes go up to 2**63 - 1")
             return node.value
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and node.value.isidentifier():
             name = self.size_name(node)
             if name not in symbols and not allow_new_symbols:
                 raise self.error(f"symbolic size {name!r} does not appear among the "
@@ -119,4 +120,5 @@ class SignatureReader:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in DTYPES:
             return node.value
         raise self.error("unknown dtype", node,
-                         hint="use one of " + ", ".join(DTYPE_NAMES) + " or a name such as \"float32\"")
+                         hint="use one of " + ", ".join(DTYPE_NAMES)
+                         + " or a name such as \"float32\"")

@@ -183,7 +183,8 @@ class StatementChecker:
         else_body, else_ret = self.block(stmt.orelse)
         else_env, self.env = self.env, dict(before)
         span = Span(stmt.lineno, stmt.col_offset, stmt.lineno,
-                    stmt.test.end_col_offset + 1 if stmt.test.end_col_offset else stmt.col_offset + 2)
+                    stmt.test.end_col_offset + 1 if stmt.test.end_col_offset
+                    else stmt.col_offset + 2)
         if (then_ret is None) != (else_ret is None):
             raise self.p.error("either both branches of this if return, or neither does",
                                span, hint="add the missing return, or move it after the if")

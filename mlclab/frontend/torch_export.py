@@ -90,8 +90,8 @@ def _export(module, example_args, dynamic_batch):
         if "data-dependent" in str(exc) or "DataDependent" in type(exc).__name__:
             raise UnsupportedModel(
                 f"torch.export could not capture {name}: Python control flow on a tensor's "
-                f"value{_user_line(exc)} (torch: {first.split(' (')[0].rstrip('.')}). One traced run "
-                f"cannot decide such a branch for every input: use torch.where, or move the "
+                f"value{_user_line(exc)} (torch: {first.split(' (')[0].rstrip('.')}). One traced "
+                f"run cannot decide such a branch for every input: use torch.where, or move the "
                 f"branch out of forward") from None
         if dynamic_batch and ("Constraints violated" in str(exc) or "batch" in first):
             raise UnsupportedModel(

@@ -129,7 +129,8 @@ class _Guard:
 
         if isinstance(index, tvm().ir.GenericConst):
             values = index.value.numpy()
-            if values.size and isinstance(size, int) and (values.min() < low or values.max() >= size):
+            if values.size and isinstance(size, int) \
+                    and (values.min() < low or values.max() >= size):
                 from .torch_export import UnsupportedModel
 
                 raise UnsupportedModel(f"{operator} {where} indexes with the constant "

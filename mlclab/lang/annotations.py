@@ -43,10 +43,12 @@ class TensorSpec:
 
     def __repr__(self) -> str:
         dims = ", ".join(repr(d) for d in self.shape)
-        return f"Tensor[({dims}{',' if len(self.shape) == 1 else ''}), {SHORT_NAMES.get(self.dtype, self.dtype)}]"
+        comma = "," if len(self.shape) == 1 else ""
+        return f"Tensor[({dims}{comma}), {SHORT_NAMES.get(self.dtype, self.dtype)}]"
 
     def __eq__(self, other):
-        return isinstance(other, TensorSpec) and (self.shape, self.dtype) == (other.shape, other.dtype)
+        return isinstance(other, TensorSpec) \
+            and (self.shape, self.dtype) == (other.shape, other.dtype)
 
     def __hash__(self):
         return hash((self.shape, self.dtype))

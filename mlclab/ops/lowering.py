@@ -9,7 +9,8 @@ traffic count would change, lesson 4's softmax would print five more lines). So 
 keep their one Relax binding, as the student wrote them, and get a NaN-aware lowering here, with
 TVM's PrimFunc names: relu is ``select(x <= 0, 0, x)``, maximum/minimum one broadcasting
 select, max/min one reduction whose combiner lets NaN win, max_pool2d pools the NaN mask too.
-Integer tensors take TVM's own lowering. ``mlclab.backend.passes`` hands ``LEGALIZE`` to LegalizeOps.
+Integer tensors take TVM's own lowering. ``mlclab.backend.passes`` hands ``LEGALIZE`` to
+LegalizeOps.
 """
 from __future__ import annotations
 

@@ -16,8 +16,9 @@ class DataflowWalk:
     The function first, then the Relax functions it calls (breadth-first), then ``subject.also``.
     A value id per parameter and binding (``relax_info.value_ids``); an alias is its value; a
     tensor constant used twice is one value; a fused group's body is inlined under its caller
-    (ids ``caller:fused_name/var``, ``caller:fused_name@2/var`` at its second call site). A subclass says what to make of
-    each piece through the hooks at the end; each returns the id it gave.
+    (ids ``caller:fused_name/var``, ``caller:fused_name@2/var`` at its second call site). A
+    subclass says what to make of each piece through the hooks at the end; each returns the id
+    it gave.
     """
 
     inline_fused = True
@@ -120,7 +121,8 @@ class DataflowWalk:
         if d.kind == "if":
             for pos, label, branch in ((1, "then", value.true_branch),
                                        (2, "else", value.false_branch)):
-                res = self._seq(fname, owner, branch, dict(env), self.branch_group(nid, label, group))
+                res = self._seq(fname, owner, branch, dict(env),
+                                self.branch_group(nid, label, group))
                 if res is not None:
                     self.branch_edge(res, nid, pos, label)
         elif d.kind == "call" and isinstance(lookup(self.mod, value.op), relax.Function):

@@ -281,7 +281,8 @@ class DotPlotter:
             body.extend(pad + s for s in (nodes.get(cid, ()) if cid else top))
             for child in (children[cid] if cid else roots):
                 body.append(f"{pad}subgraph {names[child]} {{\n")
-                body.append(f"{pad}\tgraph {_attr_list(self.cluster_attrs(graph.clusters[child]))}\n")
+                attrs = _attr_list(self.cluster_attrs(graph.clusters[child]))
+                body.append(f"{pad}\tgraph {attrs}\n")
                 fill(child, indent + 1)
                 body.append(f"{pad}}}\n")
 
@@ -375,7 +376,8 @@ class DotPlotter:
             rows.append(small.format(html_escape(f"{f.nodes} nodes")))
         if node.kind == "elided":
             hidden = node.attrs.get("hidden") or node.attrs.get("reason", "")
-            rows = [small.format(html_escape(f"… {hidden} more" if hidden.isdigit() else f"… {hidden}"))]
+            more = f"… {hidden} more" if hidden.isdigit() else f"… {hidden}"
+            rows = [small.format(html_escape(more))]
         name = f"%{node.name}" if node.name and node.kind not in ("param", "collapsed") else ""
         typ = node.type
         if name or typ:
@@ -405,8 +407,9 @@ class DotPlotter:
 def run_dot(source: str, format: str = "svg", timeout: Optional[float] = None,
             args: tuple = ()) -> bytes:
     """Lay ``source`` out with Graphviz and return the output; ``dot`` is stopped after
-    ``timeout`` seconds (``LayoutTimeout``; None: no limit). Raises ``graphviz.ExecutableNotFound`` without
-    Graphviz and ``graphviz.CalledProcessError`` when ``dot`` fails. ``args``: more options
+    ``timeout`` seconds (``LayoutTimeout``; None: no limit). Raises
+    ``graphviz.ExecutableNotFound`` without Graphviz and ``graphviz.CalledProcessError`` when
+    ``dot`` fails. ``args``: more options
     (``-Kneato -n2``: draw at given positions, ``viz.stable_layout``)."""
     import graphviz
 
@@ -422,7 +425,8 @@ def run_dot(source: str, format: str = "svg", timeout: Optional[float] = None,
             except subprocess.TimeoutExpired as expired:
                 proc.kill()                  # nothing keeps running behind the student
                 proc.communicate()
-                raise LayoutTimeout(f"Graphviz's layout took over {timeout:g} s and was stopped") from expired
+                raise LayoutTimeout(f"Graphviz's layout took over {timeout:g} s "
+                                    "and was stopped") from expired
     except FileNotFoundError as missing:
         raise graphviz.ExecutableNotFound(cmd) from missing
     if proc.returncode:
@@ -450,7 +454,8 @@ def low_priority():
 def svg_text(dot, timeout: Optional[float] = None) -> str:
     """The SVG of a ``graphviz`` graph, laid out within ``timeout`` seconds (default
     :data:`LAYOUT_TIMEOUT`)."""
-    return run_dot(dot.source, "svg", LAYOUT_TIMEOUT if timeout is None else timeout).decode("utf-8")
+    return run_dot(dot.source, "svg",
+                   LAYOUT_TIMEOUT if timeout is None else timeout).decode("utf-8")
 
 
 def write(dot, graph: Graph, filename, format: Optional[str] = None) -> str:

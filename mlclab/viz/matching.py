@@ -9,9 +9,10 @@ Two ways, chosen by what the two sides are:
 - ``"structure"``: two different programs (two functions, a DSL program and the PyTorch model
   it mirrors, a student's program and a reference). There is no shared id, so: parameters and
   constants match in order of appearance (then the inputs left over, in order: a weight is a
-  parameter of a DSL program and a constant of an imported model); computing nodes match as the longest common
-  subsequence of their operator sequence (``difflib``, nodes in the model's order, which is
-  program order); a node left over matches a left-over node of the same kind and binding name.
+  parameter of a DSL program and a constant of an imported model); computing nodes match as the
+  longest common subsequence of their operator sequence (``difflib``, nodes in the model's order,
+  which is program order); a node left over matches a left-over node of the same kind and binding
+  name.
   Limits: it is a heuristic. Two independent operators written in the other order match only
   one of them; a fused group matches only a fused group of the same label; a rename
   (``relu`` vs ``nn.relu``) or a folded module against its open operators does not match.
@@ -75,7 +76,8 @@ def by_structure(a: Mapping, b: Mapping) -> dict:
     # left over on both sides match in order (marked changed, their kinds differ).
     taken = set(out.values())
     left = [nid for nid, n in a.items() if n.get("kind") in ("param", "const") and nid not in out]
-    right = [nid for nid, n in b.items() if n.get("kind") in ("param", "const") and nid not in taken]
+    right = [nid for nid, n in b.items()
+             if n.get("kind") in ("param", "const") and nid not in taken]
     out.update(zip(left, right))
     left = [nid for nid, n in a.items() if n.get("kind") not in ("param", "const")]
     right = [nid for nid, n in b.items() if n.get("kind") not in ("param", "const")]

@@ -5,8 +5,9 @@ computed it (``BindingInfo.module``: ``"layer1.0.conv1"``; ``""`` for the model'
 ``forward``). ``group_modules`` puts the nodes of a parsed graph into nested clusters of kind
 ``"module"``, one per path prefix that holds something (``layer1`` ⊃ ``layer1.0`` ⊃
 ``layer1.0.conv1``), so a ResNet-18 reads as stem / layer1..4 / head (as Model Explorer and
-torchview draw a model's layers) and ``mlclab.viz.overview.fold_modules`` can fold it by level. (The module tree's lines are
-written and read back by the importer, ``frontend.pytorch``, which owns their format.)
+torchview draw a model's layers) and ``mlclab.viz.overview.fold_modules`` can fold it by level.
+(The module tree's lines are written and read back by the importer, ``frontend.pytorch``, which
+owns their format.)
 DSL graphs have no module paths and are left exactly as they are.
 
 Which prefixes become clusters:

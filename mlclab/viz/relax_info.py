@@ -309,7 +309,8 @@ def literal(expr) -> Optional[str]:
         return "(" + ", ".join(format_tvm_dim(v) for v in expr.values) + ")"
     if isinstance(expr, tvm.ir.expr.StringImm):
         return repr(str(expr.value))
-    if isinstance(expr, tvm.ir.expr.GenericConst) and not isinstance(expr.value, tvm.runtime.Tensor):
+    if isinstance(expr, tvm.ir.expr.GenericConst) \
+            and not isinstance(expr.value, tvm.runtime.Tensor):
         return str(expr.value)
     if isinstance(expr, tvm.ir.expr.Constant) and hasattr(expr, "value"):
         return format_value(expr.value)

@@ -148,7 +148,8 @@ def check(vm) -> dict:
     for i, e in enumerate(vm["edges"]):
         _check_keys(f"edge {i}", e, EDGE_KEYS)
         if e["src"] not in vm["nodes"] or e["dst"] not in vm["nodes"]:
-            raise ValueError(f"edge {i}: {e['src']!r} -> {e['dst']!r} names a node not in the model")
+            raise ValueError(f"edge {i}: {e['src']!r} -> {e['dst']!r} "
+                             "names a node not in the model")
     for cid, c in vm["namespaces"].items():
         _check_keys(f"namespace {cid!r}", c, NAMESPACE_KEYS)
         if c["parent"] is not None and c["parent"] not in vm["namespaces"]:

@@ -1,4 +1,5 @@
-"""``Visualizer``: parse a Relax function with a parser, draw it with a plotter (relay_viz's API)."""
+"""``Visualizer``: parse a Relax function with a parser, draw it with a plotter (relay_viz's
+API)."""
 from __future__ import annotations
 
 from typing import Optional

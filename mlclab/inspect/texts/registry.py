@@ -6,7 +6,8 @@ module with a ``render(subject, **options) -> IRText`` function and one call::
 
     register_style("toy", render, title="toy", description="what it prints")
 
-The built-in styles are the modules of this package, which import on ``import mlclab.inspect.texts``.
+The built-in styles are the modules of this package, which import on
+``import mlclab.inspect.texts``.
 """
 from __future__ import annotations
 
