@@ -32,8 +32,10 @@ def test_validate_accepts_what_a_call_accepts(two):
     (lambda f: mlclab.validate(f, atol=-1.0), ValueError, "atol must be a finite number >= 0"),
     (lambda f: mlclab.validate(f, atol=float("nan")), ValueError, "atol must be a finite"),
     (lambda f: mlclab.validate(f, 5, 6, 7), TypeError, r"validate\(\) takes 2 arguments \(a, b\)"),
-    (lambda f: mlclab.validate(f, [[1.0, 2.0]], [1.0, 2.0]), ValueError, "argument a must have shape"),
-    (lambda f: mlclab.validate(f, ["x", "y"], [1.0, 2.0]), TypeError, "argument a must hold numbers"),
+    (lambda f: mlclab.validate(f, [[1.0, 2.0]], [1.0, 2.0]), ValueError,
+     "argument a must have shape"),
+    (lambda f: mlclab.validate(f, ["x", "y"], [1.0, 2.0]), TypeError,
+     "argument a must hold numbers"),
     (lambda f: mlclab.validate(f, reference=3), TypeError, "reference must be a function"),
     (lambda f: mlclab.validate(print), TypeError, "f must be a compiled mlclab function"),
 ])
@@ -112,7 +114,8 @@ def test_imports_only_go_down_from_the_api_and_runtime_layers():
 
 
 def test_keyword_arguments_to_a_call_are_a_type_error(two):
-    with pytest.raises(TypeError, match=r"two\(\) takes its arguments by position \(a, b\), got keyword b"):
+    with pytest.raises(TypeError,
+                       match=r"two\(\) takes its arguments by position \(a, b\), got keyword b"):
         two([1.0, 2.0], b=[3.0, 4.0])
 
 
@@ -135,8 +138,10 @@ def _cell_output(shell, code: str) -> list:
      "ValueError: two(): argument a must have shape (2,), got (3,)"),
     ("two(np.zeros(2, 'f4'))", "TypeError: two() takes 2 arguments (a, b) but 1 was given"),
     ("two(np.zeros(2, 'f8'), np.zeros(2, 'f4'))", "TypeError: two(): argument a must be a float32"),
-    ("two.reference(np.zeros(3, 'f4'), np.zeros(2, 'f4'))", "ValueError: two.reference(): argument a"),
-    ("mlclab.validate(two, np.zeros(3, 'f4'), np.zeros(2, 'f4'))", "ValueError: validate(): argument a"),
+    ("two.reference(np.zeros(3, 'f4'), np.zeros(2, 'f4'))",
+     "ValueError: two.reference(): argument a"),
+    ("mlclab.validate(two, np.zeros(3, 'f4'), np.zeros(2, 'f4'))",
+     "ValueError: validate(): argument a"),
     ("mlclab.validate(two, rtol=-1)", "ValueError: validate(): rtol must be"),
     ("two.profile(np.zeros(3, 'f4'), np.zeros(2, 'f4'))", "ValueError: two.profile(): argument a"),
     ("mlclab.from_torch(object(), 1)", "TypeError: from_torch(): module must be a torch.nn.Module"),

@@ -244,7 +244,8 @@ def _run(code: str) -> dict:
         def build(force=False):
             with warnings.catch_warnings(record=True) as caught:   # (mlclab's filters kept)
                 fn = mlclab.compile(SRC, force=force)["mm"]
-            said = [str(w.message) for w in caught if issubclass(w.category, mlclab.FallbackWarning)]
+            said = [str(w.message) for w in caught
+                    if issubclass(w.category, mlclab.FallbackWarning)]
             right = bool(np.allclose(fn(A, A), np.maximum(A @ A, 0), rtol=1e-4, atol=1e-4))
             return fn, said, right
     ''')

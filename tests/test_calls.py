@@ -88,7 +88,8 @@ def test_argument_shape_names_the_parameter():
 def test_symbolic_size_bound_twice():
     f = mlclab.compile('def f(a: Tensor[("n", 2), f32], b: Tensor[("n", 2), f32]):\n'
                        '    return a + b')["f"]
-    with pytest.raises(ValueError, match=r"symbolic size 'n' is 3 from argument a but 4 in argument b"):
+    with pytest.raises(ValueError,
+                       match=r"symbolic size 'n' is 3 from argument a but 4 in argument b"):
         f(np.zeros((3, 2), "f4"), np.zeros((4, 2), "f4"))
 
 
@@ -324,7 +325,8 @@ def test_anything_unusual_goes_through_bind_and_still_works(thin_prog, monkeypat
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda f, a, b: f(a, b, b), TypeError, r"plus\(\) takes 2 arguments \(a, b\) but 3 were given"),
+    (lambda f, a, b: f(a, b, b), TypeError,
+     r"plus\(\) takes 2 arguments \(a, b\) but 3 were given"),
     (lambda f, a, b: f(a), TypeError, r"plus\(\) takes 2 arguments \(a, b\) but 1 was given"),
     (lambda f, a, b: f(a, b.astype("f8")), TypeError,
      r'argument b must be a float32 array \(f32\), got float64; convert it with b.astype'),
@@ -361,7 +363,8 @@ def test_thin_results_are_the_callers_own(thin_prog):
     first += 1  # and writing to it changes neither the inputs nor later results
     np.testing.assert_array_equal(plus(a, b), kept)
 
-    for fn, x in ((ident, np.arange(4, dtype="f4")), (flat, np.arange(4, dtype="f4").reshape(2, 2))):
+    for fn, x in ((ident, np.arange(4, dtype="f4")),
+                  (flat, np.arange(4, dtype="f4").reshape(2, 2))):
         fn(x.copy())  # the thin call is made by the first call
         out = fn(x)
         assert fn._thin is not None and not np.shares_memory(out, x)

@@ -52,7 +52,8 @@ def test_selection_stays_synced_after_a_fold_and_a_folded_away_node_is_let_go(la
     c = mlclab.compare(layer, (layer, "FuseOps"))
     c.open_module("left", "self_attn")
     inside = next(n for n in c.matches
-                  if ((c.left["nodes"][n].get("source") or {}).get("module") or "").startswith("self_attn"))
+                  if ((c.left["nodes"][n].get("source") or {}).get("module") or "")
+                  .startswith("self_attn"))
     c.selected_left = inside
     assert c.selected_right == c.matches[inside]
     c.fold_right = {**c.fold_right, "open_modules": []}
@@ -181,7 +182,8 @@ def test_the_next_clicks_inside_the_module_just_opened_are_laid_out_first(stack)
 
     def inside(pair):
         now = set(c.fold_left["open_modules"]) | set(c.fold_right["open_modules"])
-        return any(p.startswith("layers.1.") for fold in pair for p in set(fold["open_modules"]) - now)
+        return any(p.startswith("layers.1.")
+                   for fold in pair for p in set(fold["open_modules"]) - now)
     order = [inside(pair) for pair in c.next_pairs()]
     assert True in order and False in order
     assert order == sorted(order, reverse=True)          # all of those inside layers.1 first

@@ -87,7 +87,8 @@ def rnn():
     steps = "\n".join("    h = tanh(h @ w + x @ u + b)" for _ in range(64))
     return mlclab.compile(
         "def rnn(h: Tensor[(2, 8), f32], x: Tensor[(2, 8), f32], w: Tensor[(8, 8), f32],\n"
-        "        u: Tensor[(8, 8), f32], b: Tensor[(8,), f32]):\n" + steps + "\n    return h\n")["rnn"]
+        "        u: Tensor[(8, 8), f32], b: Tensor[(8,), f32]):\n" + steps
+        + "\n    return h\n")["rnn"]
 
 
 def test_the_viewer_opens_a_big_graph_as_an_overview_and_draws_all_on_request(rnn):
@@ -229,7 +230,8 @@ def boxes(svg: str) -> dict:
             cx, cy, rx, ry = (float(shape.get(k)) for k in ("cx", "cy", "rx", "ry"))
             out[g.get("id")] = (cx - rx, cy - ry, cx + rx, cy + ry)
         else:
-            nums = [float(v) for v in re.findall(r"-?[\d.]+", shape.get("points") or shape.get("d"))]
+            nums = [float(v)
+                    for v in re.findall(r"-?[\d.]+", shape.get("points") or shape.get("d"))]
             xs, ys = nums[0::2], nums[1::2]
             out[g.get("id")] = (min(xs), min(ys), max(xs), max(ys))
     return out

@@ -67,7 +67,7 @@ def test_python_and_the_browser_choose_the_same_rung_on_the_same_drawings():
         assert got["chosen"] == want["chosen"], case
         assert got["min"] == want["min"]
         assert got["scale"] == pytest.approx(want["scale"]), case
-    assert {g["chosen"] for g in browser} >= {0, 1, 2}        # the ladder is walked, not only rung 0
+    assert {g["chosen"] for g in browser} >= {0, 1, 2}   # the ladder is walked, not only rung 0
 
 
 # Reads a ladder on stdin, lays each rung out with the vendored WebAssembly Graphviz and
@@ -76,7 +76,8 @@ LADDER_PROBE = """
 Promise.all([import(process.argv[1]), import(process.argv[2])]).then(async ([fit, wasm]) => {
   const ladder = JSON.parse(require("fs").readFileSync(0, "utf8"));
   const graphviz = await wasm.Graphviz.load();
-  const measure = async (k) => fit.columnFit(fit.measureSvg(graphviz.dot(ladder[k].dot)), Number(process.argv[3]));
+  const measure = async (k) =>
+    fit.columnFit(fit.measureSvg(graphviz.dot(ladder[k].dot)), Number(process.argv[3]));
   console.log((await fit.chooseRung(ladder, measure)).index);
 });
 """

@@ -138,7 +138,8 @@ def test_dynamic_batch_of_a_sequence_model():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())
     fn = mlclab.from_torch(model, torch.randn(2, 5, 8), dynamic_batch=True)
-    assert fn.signature() == "Sequential(input: Tensor[(batch, 5, 8), f32]) -> Tensor[(batch, 5, 4), f32]"
+    assert fn.signature() == \
+        "Sequential(input: Tensor[(batch, 5, 8), f32]) -> Tensor[(batch, 5, 4), f32]"
     for n in (1, 3):
         x = np.random.default_rng(n).standard_normal((n, 5, 8), dtype=np.float32)
         np.testing.assert_allclose(fn(x), torch_out(model, x), rtol=1e-5, atol=1e-5)
@@ -294,7 +295,8 @@ def test_imported_functions_copy_as_themselves_and_refuse_pickling():
             try:
                 pickle.dumps(obj)
             except TypeError as exc:
-                print(type(obj).__name__, "refused:", "from_torch" in str(exc) or "bindings" in repr(obj))
+                print(type(obj).__name__, "refused:",
+                      "from_torch" in str(exc) or "bindings" in repr(obj))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -194,7 +194,8 @@ def test_odd_characters_in_a_comment_keep_the_quoted_line(odd):
 def test_a_pasted_colour_escape_compiles_and_draws():
     fn = mlclab.compile(HEAD + "    y = x + 1.0  # \x1b[31mred\x1b[0m\n    return y @ x\n")["f"]
     lines = [info.source_line for info in fn.bindings.values() if info.dsl_name == "y"]
-    assert lines == ["    y = x + 1.0  # \u241b[31mred\u241b[0m"]   # ESC shows as its control picture
+    # ESC shows as its control picture
+    assert lines == ["    y = x + 1.0  # \u241b[31mred\u241b[0m"]
     assert "<svg" in fn.graph().svg()
 
 

@@ -35,9 +35,10 @@ BINDER = ROOT / "binder"
 LESSONS = sorted(LESSONS_DIR.glob("[0-9][0-9]-*.ipynb"))
 ARTIFACTS = ROOT / "test-artifacts" / "lessons"
 TIME_LIMIT_S = 120
-# On this machine PyTorch's CPU index is unreachable (only PyPI is), so the install below drops that
-# one line; pip's configuration here serves torch==2.13.0+cpu, the same CPU build the pin names, from
-# a local copy of the wheel. Everything else resolves exactly as on Binder. That is the one difference.
+# On this machine PyTorch's CPU index is unreachable (only PyPI is), so the install below drops
+# that one line; pip's configuration here serves torch==2.13.0+cpu, the same CPU build the pin
+# names, from a local copy of the wheel. Everything else resolves exactly as on Binder. That is the
+# one difference.
 TORCH_CPU_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 # What repo2docker's base environment holds before binder/requirements.txt goes in (see the file).
 REPO2DOCKER_BASE = ROOT / "tests" / "lessons_support" / "repo2docker-base.txt"
@@ -89,14 +90,16 @@ def test_goals_up_front(path):
 @pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
 def test_exercise_with_hidden_solution_checked_by_mlclab(path):
     cells = read(path).cells
-    assert any(c.cell_type == "markdown" and re.search(r"^## .*Exercise", c.source, re.M) for c in cells)
+    assert any(c.cell_type == "markdown" and re.search(r"^## .*Exercise", c.source, re.M)
+               for c in cells)
     hidden = [i for i, c in enumerate(cells)
               if c.cell_type == "code" and c.metadata.get("jupyter", {}).get("source_hidden")]
     assert hidden, "no collapsed solution cell"
     for i in hidden:
         heading = cells[i - 1]
-        assert heading.cell_type == "markdown" and re.search(r"^#+ .*Solution", heading.source, re.M), (
-            f"hidden cell {i} is not announced by a Solution heading")
+        assert heading.cell_type == "markdown" \
+            and re.search(r"^#+ .*Solution", heading.source, re.M), (
+                f"hidden cell {i} is not announced by a Solution heading")
     # The student's check goes through mlclab.exercise, whose reference is not in the notebook.
     code = "\n".join(c.source for c in cells if c.cell_type == "code")
     assert re.search(r"mlclab\.exercise\(\"[0-9]{2}-", code)
@@ -107,7 +110,8 @@ def test_exercise_with_hidden_solution_checked_by_mlclab(path):
 def test_each_exercise_cell_has_a_solution_that_does_not_run(path):
     code_cells = [c for c in read(path).cells if c.cell_type == "code"]
     tags = [c.metadata.get("tags", []) for c in code_cells]
-    order = ["exercise" if "exercise" in t else "solution" for t in tags if {"exercise", "solution"} & set(t)]
+    order = ["exercise" if "exercise" in t else "solution"
+             for t in tags if {"exercise", "solution"} & set(t)]
     assert order and order == ["exercise", "solution"] * (len(order) // 2), order
     for cell, cell_tags in zip(code_cells, tags):
         if "solution" in cell_tags:
@@ -218,11 +222,13 @@ def test_binder_requirements_pinned_with_cpu_torch():
     lines = requirement_lines()
     assert TORCH_CPU_INDEX in lines
     packages = [line for line in lines if not line.startswith("--")]
-    unpinned = [line for line in packages if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[^=<>~!,\s]+", line)]
+    unpinned = [line for line in packages
+                if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[^=<>~!,\s]+", line)]
     assert not unpinned, unpinned
     assert "torch==2.13.0+cpu" in packages
     names = {re.split(r"[=\[]", line)[0].lower() for line in packages}
-    assert {"apache-tvm", "numpy", "graphviz", "ipywidgets", "anywidget", "scikit-learn", "ipykernel"} <= names
+    assert {"apache-tvm", "numpy", "graphviz", "ipywidgets", "anywidget", "scikit-learn",
+            "ipykernel"} <= names
     # JupyterLab is upgraded over repo2docker's base; Notebook 7 must move with it (see the file).
     assert {"jupyterlab", "notebook"} <= names
 
@@ -257,35 +263,41 @@ def lesson_python(tmp_path_factory) -> Path:
     run([sys.executable, "-m", "venv", str(venv)])
     python = venv / "bin" / "python"
     requirements = venv.parent / "requirements.txt"
-    requirements.write_text("\n".join(line for line in requirement_lines() if line != TORCH_CPU_INDEX) + "\n")
-    # --no-compile: skip byte-compiling torch's and TVM's thousands of modules up front (a third of the
-    # install time here); Python compiles what the lessons import on first use, as it would anyway.
-    # pip's cache (its default location) is reused between runs for anything fetched over the network.
+    requirements.write_text("\n".join(line for line in requirement_lines()
+                                      if line != TORCH_CPU_INDEX) + "\n")
+    # --no-compile: skip byte-compiling torch's and TVM's thousands of modules up front (a third of
+    # the install time here); Python compiles what the lessons import on first use, as it would
+    # anyway. pip's cache (its default location) is reused between runs for anything fetched over
+    # the network.
     # repo2docker's base environment first (JupyterLab, Notebook, jupyterhub-singleuser), as Binder
     # and a z2jh image have it, so `pip check` below sees a pin that conflicts with it.
     run([python, "-m", "pip", "install", "--quiet", "--no-compile", "-r", REPO2DOCKER_BASE],
         timeout=1800)
-    run([python, "-m", "pip", "install", "--quiet", "--no-compile", "-r", requirements], timeout=1800)
-    env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv)}
+    run([python, "-m", "pip", "install", "--quiet", "--no-compile", "-r", requirements],
+        timeout=1800)
+    env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
+           "VIRTUAL_ENV": str(venv)}
     env.pop("PYTHONPATH", None)
     run(["bash", BINDER / "postBuild"], cwd=ROOT, env=env, timeout=900)
     run([python, "-m", "pip", "check"], env=env)
     return python
 
 
-EXECUTION_TESTS = {"test_lesson_executes_top_to_bottom", "test_untouched_exercises_fail_with_a_message",
-                   "test_solved_exercises_pass"}
+EXECUTION_TESTS = {"test_lesson_executes_top_to_bottom",
+                   "test_untouched_exercises_fail_with_a_message", "test_solved_exercises_pass"}
 
 
-UNTOUCHED_TESTS = {"test_lesson_executes_top_to_bottom", "test_untouched_exercises_fail_with_a_message",
+UNTOUCHED_TESTS = {"test_lesson_executes_top_to_bottom",
+                   "test_untouched_exercises_fail_with_a_message",
                    "test_lessons_ran_in_the_binder_environment"}
 
 
 @pytest.fixture(scope="module")
 def lesson_runs(request, lesson_python, tmp_path_factory) -> dict:
-    """The selected lessons (all of them unless -k narrows it), executed untouched and solved; the two
-    runs go side by side (2 cores: most of a lesson is single-threaded compilation), and their timings
-    are the lessons' own business: every verdict a lesson prints allows for the noise it measured."""
+    """The selected lessons (all of them unless -k narrows it), executed untouched and solved; the
+    two runs go side by side (2 cores: most of a lesson is single-threaded compilation), and their
+    timings are the lessons' own business: every verdict a lesson prints allows for the noise it
+    measured."""
     names = {item: getattr(item, "originalname", None) for item in request.session.items}
     selected = {item.callspec.params["path"] for item, name in names.items()
                 if name in EXECUTION_TESTS and hasattr(item, "callspec")}
@@ -295,7 +307,8 @@ def lesson_runs(request, lesson_python, tmp_path_factory) -> dict:
         modes.pop("solved")
     if not any(name in UNTOUCHED_TESTS for name in names.values()):
         modes.pop("untouched")
-    # mlclab must come from the install; with MLCLAB_LESSONS_PYTHON, PYTHONPATH may point at a checkout.
+    # mlclab must come from the install; with MLCLAB_LESSONS_PYTHON, PYTHONPATH may point at a
+    # checkout.
     env = dict(os.environ) if os.environ.get("MLCLAB_LESSONS_PYTHON") else \
         {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     # Results go to this run's own directory: another test run on the same machine may be executing
@@ -304,7 +317,8 @@ def lesson_runs(request, lesson_python, tmp_path_factory) -> dict:
     running = {mode: subprocess.Popen(
         [lesson_python, ROOT / "tests" / "lessons_support" / "execute_lessons.py", *options,
          out / f"{mode}.json", ARTIFACTS, *lessons],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for mode, options in modes.items()}
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for mode, options in modes.items()}
     results = {}
     for mode, process in running.items():
         try:

@@ -57,9 +57,10 @@ def errors(c):
 
 
 def test_only_the_tagged_cell_fails(executed):
-    failing = {i: f"{errors(c)[0].ename}: {errors(c)[0].evalue}" for i, c in enumerate(executed.cells)
-               if c.cell_type == "code" and errors(c)}
-    tagged = {i for i, c in enumerate(executed.cells) if "raises-exception" in c.metadata.get("tags", [])}
+    failing = {i: f"{errors(c)[0].ename}: {errors(c)[0].evalue}"
+               for i, c in enumerate(executed.cells) if c.cell_type == "code" and errors(c)}
+    tagged = {i for i, c in enumerate(executed.cells)
+              if "raises-exception" in c.metadata.get("tags", [])}
     assert set(failing) == tagged, failing
 
 
@@ -77,8 +78,10 @@ def test_tinynn_cell_shows_one_widget_with_a_static_svg_twin(executed):
     assert "application/vnd.jupyter.widget-view+json" in live.data
     html = twin.data["text/html"]
     assert "tinynn: compiled <code>foo</code>" in html
-    assert "<svg" in html and 'id="foo:d"' in html                  # the dataflow graph, node ids kept
-    assert "mlclab-badge mlclab-pass" in html and "random, seed=0" in html   # the validate view, --seed kept
+    # the dataflow graph, node ids kept
+    assert "<svg" in html and 'id="foo:d"' in html
+    # the validate view, --seed kept
+    assert "mlclab-badge mlclab-pass" in html and "random, seed=0" in html
     for title in ("graph", "let (ANF)", "relax", "validate"):
         assert f"<summary><b>{title}</b></summary>" in html
     assert not [o for o in c.outputs if o.output_type == "error"]
@@ -97,7 +100,8 @@ def test_validate_report_displays_pass(executed):
     assert 'class="mlclab-state"' in html[0]       # and its marked graph, interactive offline
     assert "random, seed=11, n=" in html[0]
     given = html_outputs(cell(executed, "reference=lambda"))[0]
-    assert "mlclab-badge mlclab-pass" in given and "(given)" in given and "&lt;lambda&gt; (numpy)" in given
+    assert "mlclab-badge mlclab-pass" in given and "(given)" in given \
+        and "&lt;lambda&gt; (numpy)" in given
 
 
 def test_rejected_program_fails_the_cell_with_only_the_caret(executed):
@@ -126,7 +130,8 @@ def test_student_text_is_escaped_in_every_html_output(executed):
             # The only scripts are mlclab's own: a twin's front end and its packed state.
             for tag, body in re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S | re.I):
                 assert (tag == "" and body.startswith("(function () {\n")) or \
-                    tag == ' type="application/octet-stream" class="mlclab-state" data-encoding="zlib+base64"' or \
+                    tag == (' type="application/octet-stream" class="mlclab-state"'
+                            ' data-encoding="zlib+base64"') or \
                     tag == ' type="text/plain" class="mlclab-graphviz"', tag
     # The comment's text is there, escaped (the node's tooltip quotes its source line).
     graph = html_outputs(cell(executed, "--show graph let relax validate"))[0]
@@ -135,7 +140,7 @@ def test_student_text_is_escaped_in_every_html_output(executed):
 
 def test_nbconvert_without_widget_state_shows_the_static_fallbacks(executed):
     static = copy.deepcopy(executed)
-    static.metadata.pop("widgets", None)          # what a saved notebook looks like without a kernel
+    static.metadata.pop("widgets", None)   # what a saved notebook looks like without a kernel
     body, _ = HTMLExporter().from_notebook_node(static)
     assert body.count('class="mlclab-cell"') == 1
     assert 'id="foo:d"' in body                                    # the graph, as inline SVG

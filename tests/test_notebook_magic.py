@@ -34,7 +34,8 @@ def test_every_function_is_bound_under_its_name(ip):
     # One display for the whole cell (its twin, then its widget); the twin holds both functions.
     assert len(cap.outputs) == 2
     html = cap.outputs[0].data["text/html"]
-    assert "<code>double</code>, <code>square</code>" in html and html.count("<summary><b>relax</b>") == 2
+    assert "<code>double</code>, <code>square</code>" in html \
+        and html.count("<summary><b>relax</b>") == 2
 
 
 def test_quiet_shows_nothing(ip):
@@ -70,9 +71,11 @@ def test_show_accepts_commas_and_the_configured_default(ip):
             ip.run_cell_magic("tinynn", "", "def g1(a: Tensor[(1,), f32]):\n    return a\n")
         assert "<summary><b>relay</b>" in cap.outputs[0].data["text/html"]
         with capture_output() as cap:
-            ip.run_cell_magic("tinynn", "--show tir,let", "def g2(a: Tensor[(1,), f32]):\n    return a\n")
+            ip.run_cell_magic("tinynn", "--show tir,let",
+                              "def g2(a: Tensor[(1,), f32]):\n    return a\n")
         html = cap.outputs[0].data["text/html"]
-        assert html.index("<b>tir</b>") < html.index("<b>let (ANF)</b>") and "<b>relay</b>" not in html
+        assert html.index("<b>tir</b>") < html.index("<b>let (ANF)</b>")
+        assert "<b>relay</b>" not in html
     finally:
         magics.show = old
 
@@ -110,7 +113,8 @@ def test_check_fails_the_cell_when_validation_disagrees(ip, monkeypatch):
 
     monkeypatch.setattr(validate_module, "validate", failing)
     with capture_output() as cap, pytest.raises(CheckFailed, match="chk disagrees with numpy"):
-        ip.run_cell_magic("tinynn", "--check --seed 5", "def chk(a: Tensor[(2,), f32]):\n    return a * 2.0\n")
+        ip.run_cell_magic("tinynn", "--check --seed 5",
+                          "def chk(a: Tensor[(2,), f32]):\n    return a * 2.0\n")
     assert seen["seed"] == 5
     # The display came first, so the student sees the failing report above the error.
     assert "mlclab-badge mlclab-fail" in cap.outputs[0].data["text/html"]
@@ -136,7 +140,9 @@ def test_cell_code_is_never_executed(ip, tmp_path):
         ip.run_cell_magic("tinynn", "", cell)
     assert info.value.lineno == 3 and not marker.exists()      # the os.system line
     with pytest.raises(DSLError):
-        ip.run_cell_magic("tinynn", "", f"def g(a: Tensor[(1,), f32]):\n    open('{marker}', 'w')\n    return a\n")
+        ip.run_cell_magic("tinynn", "",
+                          f"def g(a: Tensor[(1,), f32]):\n    open('{marker}', 'w')\n"
+                          "    return a\n")
     assert not marker.exists()
 
 
@@ -169,9 +175,11 @@ def test_a_cell_is_its_static_twin_then_the_widget_that_hides_it(ip):
         twin, live = cap.outputs
         assert set(twin.data) == {"text/html"}
         html = twin.data["text/html"]
-        uid = re.match(r'<div class="mlclab-fallback" data-mlclab-for="([0-9a-f]+)">', html).group(1)
+        uid = re.match(r'<div class="mlclab-fallback" data-mlclab-for="([0-9a-f]+)">',
+                       html).group(1)
         assert "drawnLive(root)" in html and f"<summary><b>{show[0]}</b>" in html
-        assert "application/vnd.jupyter.widget-view+json" in live.data and "text/html" not in live.data
+        assert "application/vnd.jupyter.widget-view+json" in live.data \
+            and "text/html" not in live.data
         box = live.data["application/vnd.jupyter.widget-view+json"]["model_id"]
         from ipywidgets.widgets.widget import _instances
 

@@ -5,7 +5,8 @@ import pytest
 import traitlets
 
 import mlclab
-from mlclab.notebook.graphs import draw_view, function_viewer, graph_viewer, view_payload, viewer_views
+from mlclab.notebook.graphs import (draw_view, function_viewer, graph_viewer, view_payload,
+                                    viewer_views)
 from mlclab.notebook.viewer import PENDING, GraphViewer, sanitize_svg
 from mlclab.viz.model import Graph, Node
 from mlclab.notebook.widgets import validation_widget, widget_bundle
@@ -27,7 +28,8 @@ def test_sanitize_svg_drops_active_content_and_keeps_drawing():
 @pytest.mark.parametrize("bad", ["<svg", "<html><script>alert(1)</script></html>"])
 def test_sanitize_svg_turns_non_svg_into_escaped_text(bad):
     out = sanitize_svg(bad)
-    assert out.startswith('<pre class="mlclab-error">') and "<script" not in out and "<html" not in out
+    assert out.startswith('<pre class="mlclab-error">')
+    assert "<script" not in out and "<html" not in out
 
 
 def tiny(label="add"):

@@ -18,7 +18,8 @@ def run(src, *args, rtol=1e-5, atol=1e-5, expect=None):
     f = prog[list(prog)[-1]]
     got = f(*args)
     ref = f.reference(*args)
-    for g, r in zip(got if isinstance(got, tuple) else (got,), ref if isinstance(ref, tuple) else (ref,)):
+    for g, r in zip(got if isinstance(got, tuple) else (got,),
+                    ref if isinstance(ref, tuple) else (ref,)):
         assert g.dtype == r.dtype
         assert g.shape == r.shape
         np.testing.assert_allclose(g, r, rtol=rtol, atol=atol)
@@ -122,13 +123,15 @@ def test_linear_like_pytorch():
     x, w, b = rand((5, 8)), rand((3, 8)), rand((3,))
     run("def f(x: Tensor[(5, 8), f32], w: Tensor[(3, 8), f32], b: Tensor[(3,), f32]):\n"
         "    return linear(x, w, b), linear(x, w), linear(x, w, bias=b)", x, w, b)
-    got = mlclab.compile("def f(x: Tensor[(5, 8), f32], w: Tensor[(3, 8), f32], b: Tensor[(3,), f32]):\n"
+    got = mlclab.compile("def f(x: Tensor[(5, 8), f32], w: Tensor[(3, 8), f32],\n"
+                         "      b: Tensor[(3,), f32]):\n"
                          "    return linear(x, w, b)")["f"](x, w, b)
     np.testing.assert_allclose(got, x @ w.T + b, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("kw", ["", ", strides=2", ", padding=1", ", padding=(1, 2), strides=(2, 1)",
-                                ", dilation=2", ", groups=2", ", padding=(0, 1, 2, 1)"])
+@pytest.mark.parametrize("kw", ["", ", strides=2", ", padding=1",
+                                ", padding=(1, 2), strides=(2, 1)", ", dilation=2", ", groups=2",
+                                ", padding=(0, 1, 2, 1)"])
 def test_conv2d(kw):
     x = rand((2, 4, 9, 8))
     groups = 2 if "groups" in kw else 1
@@ -146,7 +149,8 @@ def test_conv2d_against_direct_loops():
         for i in range(3):
             for j in range(3):
                 expect[0, o, i, j] = np.sum(x[0, :, i:i + 3, j:j + 3] * w[o])
-    run("def f(x: Tensor[(1, 2, 5, 5), f32], w: Tensor[(3, 2, 3, 3), f32]):\n    return conv2d(x, w)",
+    run("def f(x: Tensor[(1, 2, 5, 5), f32], w: Tensor[(3, 2, 3, 3), f32]):\n"
+        "    return conv2d(x, w)",
         x, w, expect=expect, rtol=1e-4, atol=1e-4)
 
 
@@ -505,7 +509,8 @@ def test_docs_operator_reference_is_generated_from_the_table():
     import pathlib
 
     doc = pathlib.Path(__file__).parents[1] / "docs" / "operators.md"
-    assert doc.read_text() == ops.reference_markdown(), "run: python -m mlclab.ops > docs/operators.md"
+    assert doc.read_text() == ops.reference_markdown(), \
+        "run: python -m mlclab.ops > docs/operators.md"
 
 
 def test_linear_of_a_tensor_with_itself_builds():

@@ -252,9 +252,10 @@ def test_bad_step_and_diff_arguments_name_what_is_wrong(steps):
         steps[0].text("tir")
 
 
-@pytest.mark.parametrize("module", ["mlclab.inspect.values", "mlclab.inspect.pipeline", "mlclab.inspect.text",
-                                    "mlclab.inspect.texts", "mlclab.viz.registry",
-                                    "mlclab.viz.dataflow_walk", "mlclab.notebook.cell_display",
+@pytest.mark.parametrize("module", ["mlclab.inspect.values", "mlclab.inspect.pipeline",
+                                    "mlclab.inspect.text", "mlclab.inspect.texts",
+                                    "mlclab.viz.registry", "mlclab.viz.dataflow_walk",
+                                    "mlclab.notebook.cell_display",
                                     "mlclab.cli"])
 def test_each_module_imports_first_in_a_fresh_process(module):
     # An import cycle shows up as "partially initialized module" only when the cycle is entered

@@ -13,7 +13,8 @@ import pytest
 CASES = {
     "misaligned and strided inputs": """
         import numpy as np, mlclab
-        f = mlclab.compile("def f(a: Tensor[(4096,), f32], b: Tensor[(4096,), f32]):\\n    return a + b")["f"]
+        f = mlclab.compile("def f(a: Tensor[(4096,), f32], b: Tensor[(4096,), f32]):\\n"
+                           "    return a + b")["f"]
         raw = np.arange(4096 * 2 + 16, dtype="f4")
         for off in range(1, 16):
             a = raw[off:off + 4096]
@@ -24,8 +25,10 @@ CASES = {
     "misaligned inputs read in place by every kind of scheduled kernel": """
         import numpy as np, mlclab
         prog = mlclab.compile(
-            "def chain(a: Tensor[(4099,), f32], b: Tensor[(4099,), f32]):\\n    return relu(a * b + a)\\n"
-            "def mm(x: Tensor[(64, 784), f32], w: Tensor[(128, 784), f32], b: Tensor[(128,), f32]):\\n"
+            "def chain(a: Tensor[(4099,), f32], b: Tensor[(4099,), f32]):\\n"
+            "    return relu(a * b + a)\\n"
+            "def mm(x: Tensor[(64, 784), f32], w: Tensor[(128, 784), f32],\\n"
+            "       b: Tensor[(128,), f32]):\\n"
             "    return relu(linear(x, w, b))\\n"
             "def t(x: Tensor[(96, 64), f32]):\\n    return transpose(x)\\n"
             "def sq(x: Tensor[(128, 128), f64]):\\n    return x @ x\\n")
@@ -35,16 +38,19 @@ CASES = {
             base = raw[(-raw.ctypes.data % 64) // 4 + off:]
             a, b = base[:4099], base[5000:9099]
             assert np.allclose(prog["chain"](a, b), np.maximum(a * b + a, 0), atol=1e-6)
-            x, w, bias = base[:64 * 784].reshape(64, 784), base[60_000:60_000 + 128 * 784].reshape(128, 784), base[:128]
+            x, w, bias = (base[:64 * 784].reshape(64, 784),
+                          base[60_000:60_000 + 128 * 784].reshape(128, 784), base[:128])
             assert np.allclose(prog["mm"](x, w, bias), np.maximum(x @ w.T + bias, 0), atol=1e-3)
-            assert np.array_equal(prog["t"](base[:96 * 64].reshape(96, 64)), base[:96 * 64].reshape(96, 64).T)
+            m = base[:96 * 64].reshape(96, 64)
+            assert np.array_equal(prog["t"](m), m.T)
             y = raw64[(-raw64.ctypes.data % 64) // 8 + off % 8:][:128 * 128].reshape(128, 128)
             assert np.allclose(prog["sq"](y), y @ y)
         print("ok")
     """,
     "integer division by zero elements": """
         import numpy as np, mlclab
-        f = mlclab.compile("def f(a: Tensor[(64,), i32], b: Tensor[(64,), i32]):\\n    return a // b, a % b")["f"]
+        f = mlclab.compile("def f(a: Tensor[(64,), i32], b: Tensor[(64,), i32]):\\n"
+                           "    return a // b, a % b")["f"]
         a = np.arange(-32, 32, dtype="i4"); b = np.zeros(64, "i4")
         q, r = f(a, b)
         assert not q.any() and not r.any()
@@ -81,7 +87,8 @@ CASES = {
     "a non-scalar if condition is refused": """
         import mlclab
         try:
-            mlclab.compile("def f(a: Tensor[(2,), f32]):\\n    if a > 0.0:\\n        return a\\n    return -a")
+            mlclab.compile("def f(a: Tensor[(2,), f32]):\\n    if a > 0.0:\\n        return a\\n"
+                           "    return -a")
         except mlclab.DSLError as e:
             assert "bool scalar" in str(e)
             print("ok")
@@ -131,7 +138,8 @@ def test_copy_and_pickle_of_objects_holding_ir(name):
     """A copy is a real copy (IR nodes are immutable and shared), pickling a clear TypeError."""
     run(f"""
         import copy, pickle, mlclab
-        f = mlclab.compile("def f(a: Tensor[(2, 2), f32]):\\n    b = exp(a)\\n    return b @ a + 1.0")["f"]
+        f = mlclab.compile("def f(a: Tensor[(2, 2), f32]):\\n    b = exp(a)\\n"
+                           "    return b @ a + 1.0")["f"]
         obj = {IR_HOLDERS[name]}
         copied = copy.deepcopy(obj)
         assert type(copied) is type(obj)

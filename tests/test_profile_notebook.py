@@ -43,11 +43,13 @@ def test_profile_notebook_shows_table_roofline_and_coloured_fused_view(tmp_path)
 
     viewer_cell = next(c for c in code if "mlp.viewer(" in c.source)
     # Two outputs: the interactive text/html twin exports keep, then the widget.
-    twin, shown = [o.data for o in viewer_cell.outputs if o.output_type in ("execute_result", "display_data")]
+    twin, shown = [o.data for o in viewer_cell.outputs
+                   if o.output_type in ("execute_result", "display_data")]
     assert "application/vnd.jupyter.widget-view+json" in shown and "text/html" not in shown
     static = twin["text/html"]                 # the picture nbconvert shows: filled nodes
     assert "<svg" in static and "GFLOP/s" in static and re.search(r'fill="#ff[0-9a-f]{4}"', static)
 
     hostile_cell = next(c for c in code if "hostile = Profile(" in c.source)
-    (hostile,) = [o.data["text/html"] for o in hostile_cell.outputs if o.output_type == "execute_result"]
+    (hostile,) = [o.data["text/html"] for o in hostile_cell.outputs
+                  if o.output_type == "execute_result"]
     assert "<img" not in hostile and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in hostile

@@ -24,7 +24,8 @@ def test_dev_sh_lab_serves_the_lessons(tmp_path):
     port = free_port()
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
            "JUPYTER_DATA_DIR": str(tmp_path / "data"),
-           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "IPYTHONDIR": str(tmp_path / "ipython")}
+           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+           "IPYTHONDIR": str(tmp_path / "ipython")}
     log = tmp_path / "lab.log"
     with open(log, "w") as out:
         proc = subprocess.Popen(["./dev.sh", "lab", "--no-browser", "--ip=127.0.0.1",

@@ -142,7 +142,8 @@ def test_batched_and_broadcast_matmul_matches_numpy(shapes):
 
 def test_matmul_epilogue_chain_matches_numpy():
     _check([("a", (64, 96)), ("b", (96, 48)), ("c", (48,))],
-           lambda bb, a, b, c: R.sigmoid(bb.emit(R.nn.relu(bb.emit(R.add(bb.emit(R.matmul(a, b)), c))))),
+           lambda bb, a, b, c: R.sigmoid(
+               bb.emit(R.nn.relu(bb.emit(R.add(bb.emit(R.matmul(a, b)), c))))),
            lambda a, b, c: 1 / (1 + np.exp(-np.maximum(a @ b + c, 0))), terms=96)
 
 
@@ -203,7 +204,8 @@ def _pool(x, k, s, fn):
     return fn(np.stack(windows), axis=0)
 
 
-@pytest.mark.parametrize("shape,k,s", [((1, 8, 32, 32), 2, 2), ((2, 3, 13, 11), 3, 2), ((1, 1, 5, 5), 1, 1)])
+@pytest.mark.parametrize("shape,k,s", [((1, 8, 32, 32), 2, 2), ((2, 3, 13, 11), 3, 2),
+                                       ((1, 1, 5, 5), 1, 1)])
 def test_pooling_matches_numpy(shape, k, s):
     _check([("x", shape)], lambda bb, x: R.nn.max_pool2d(x, pool_size=k, strides=s),
            lambda x: _pool(x, k, s, np.max))
@@ -273,7 +275,8 @@ def test_other_dtypes_match_numpy(dtype):
 
 
 def test_zero_size_tensors_build_and_run():
-    mod = _module([("a", (0, 8)), ("b", (8, 16))], lambda bb, a, b: R.nn.relu(bb.emit(R.matmul(a, b))))
+    mod = _module([("a", (0, 8)), ("b", (8, 16))],
+                  lambda bb, a, b: R.nn.relu(bb.emit(R.matmul(a, b))))
     assert _build(mod)(*_data((0, 8), (8, 16))).shape == (0, 16)
 
 
@@ -299,7 +302,8 @@ def _legalized(mod):
     ([("a", (512, 512)), ("b", (512, 512))], lambda bb, a, b: R.nn.relu(bb.emit(R.matmul(a, b)))),
     ([("x", (64, 784)), ("w", (128, 784)), ("b", (128,))], lambda bb, x, w, b: R.linear(x, w, b)),
     ([("x", (1, 3, 32, 32)), ("w", (8, 3, 3, 3))], lambda bb, x, w: R.nn.conv2d(x, w, padding=1)),
-    ([("a", (2048, 2048)), ("b", (2048, 2048))], lambda bb, a, b: R.nn.relu(bb.emit(R.multiply(a, b)))),
+    ([("a", (2048, 2048)), ("b", (2048, 2048))],
+     lambda bb, a, b: R.nn.relu(bb.emit(R.multiply(a, b)))),
     ([("x", (64, 128))], lambda bb, x: R.nn.softmax(x)),
     ([("x", (1, 32, 128, 128))], lambda bb, x: R.nn.max_pool2d(x, pool_size=2, strides=2)),
 ])
@@ -371,7 +375,8 @@ def test_pass_is_idempotent_and_leaves_its_input_alone():
 def test_a_refused_rule_falls_back_to_a_simpler_one_and_says_why(monkeypatch):
     from mlclab.backend.schedules import register_tile
 
-    mod = _legalized(_module([("a", (128, 128)), ("b", (128, 128))], lambda bb, a, b: R.matmul(a, b)))
+    mod = _legalized(_module([("a", (128, 128)), ("b", (128, 128))],
+                             lambda bb, a, b: R.matmul(a, b)))
     (func,) = _primfuncs(mod).values()
 
     def refuse(*args, **kwargs):
@@ -464,8 +469,10 @@ def test_a_new_rule_is_one_class_and_one_list_entry():
     rules = (OnlyAdds(), *CPU_RULES)
     target = resolve_target("llvm")
     params = [("x", (16, 64)), ("y", (16, 64))]
-    adds = schedule_cpu(target, rules=rules)(_legalized(_module(params, lambda bb, x, y: R.add(x, y))))
-    muls = schedule_cpu(target, rules=rules)(_legalized(_module(params, lambda bb, x, y: R.multiply(x, y))))
+    adds = schedule_cpu(target, rules=rules)(
+        _legalized(_module(params, lambda bb, x, y: R.add(x, y))))
+    muls = schedule_cpu(target, rules=rules)(
+        _legalized(_module(params, lambda bb, x, y: R.multiply(x, y))))
     (add,) = _primfuncs(adds).values()
     (mul,) = _primfuncs(muls).values()
     assert schedule_decision(add) == ("only_adds", [])

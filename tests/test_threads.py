@@ -26,7 +26,8 @@ CASES = {
             return (f"def g(a: Tensor[('n', {i + 2}), f32]):\\n    return sum(a * {i}.0, axis=1)\\n"
                     f"def f(a: Tensor[('n', {i + 2}), f32], b: Tensor[({i + 2}, 3), f32]):\\n"
                     f"    y = relu(a @ b) + {i}.5\\n    z = softmax(y, axis=1)\\n    w = g(a)\\n"
-                    f"    if sum(a) > 3.0:\\n        q = z * 2.0\\n    else:\\n        q = z - 1.0\\n"
+                    f"    if sum(a) > 3.0:\\n        q = z * 2.0\\n"
+                    f"    else:\\n        q = z - 1.0\\n"
                     f"    return exp(q) * 2.0, w\\n")
 
         results = {}

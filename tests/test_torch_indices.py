@@ -105,7 +105,8 @@ def outcomes():
                          capture_output=True, text=True, timeout=900)
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("[")]
     # A crash (a segfault is rc -11) leaves the cases after it without an outcome.
-    return {(name, json.dumps(index)): (torch_says, ours) for name, index, torch_says, ours in lines}, out
+    return {(name, json.dumps(index)): (torch_says, ours)
+            for name, index, torch_says, ours in lines}, out
 
 
 @pytest.mark.parametrize("name,index", CASES, ids=[f"{n}-{i}" for n, i in CASES])

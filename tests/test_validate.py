@@ -32,7 +32,8 @@ class FakeFunction:
 
     def __init__(self, fault=None, shape=("n", 3)):
         self.fault = fault
-        self.typed = SimpleNamespace(params=[param("a", shape), param("b", (3, 4)), param("c", (1, 4))])
+        self.typed = SimpleNamespace(params=[param("a", shape), param("b", (3, 4)),
+                                             param("c", (1, 4))])
         lines = self.source.splitlines()
         self.bindings = {
             f"var_{n}": BindingInfo(n, dsl, Span(i, 4, i, 20), lines[i - 1], "binding")
@@ -230,7 +231,8 @@ def test_mismatches_are_exactly_the_cells_the_heatmap_paints_red(a, e):
 
 def test_default_tolerance_accepts_float32_rounding_of_a_long_reduction():
     rng = np.random.default_rng(3)
-    a, b = rng.standard_normal((512, 512)).astype("f4"), rng.standard_normal((512, 512)).astype("f4")
+    a = rng.standard_normal((512, 512)).astype("f4")
+    b = rng.standard_normal((512, 512)).astype("f4")
     exact = a.astype("f8") @ b.astype("f8")
     assert compare(a @ b, exact.astype("f4")).ok
     assert not compare(a @ b + 0.05, exact.astype("f4")).ok

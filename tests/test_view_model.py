@@ -78,15 +78,17 @@ def test_overlays_are_layers_summed_up_on_folded_nodes():
         "validation": {"f:a": {"status": "ok", "text": "ok"},
                        "f:b": {"status": "diverged", "text": "differs"}},
         # One kernel run twice: two calls, both counted.
-        "profile": {"f:a": {"kernel": "k1", "call": 0, "share": 0.25, "fill": "#ffffff", "text": "k1"},
-                    "f:b": {"kernel": "k1", "call": 1, "share": 0.5, "fill": "#ffffff", "text": "k1"},
-                    "f:c": {"kernel": "k3", "call": 2, "share": 0.25, "fill": "#ffffff", "text": "k3"}}})
+        "profile": {
+            "f:a": {"kernel": "k1", "call": 0, "share": 0.25, "fill": "#ffffff", "text": "k1"},
+            "f:b": {"kernel": "k1", "call": 1, "share": 0.5, "fill": "#ffffff", "text": "k1"},
+            "f:c": {"kernel": "k3", "call": 2, "share": 0.25, "fill": "#ffffff", "text": "k3"}}})
     box = "collapsed:fn:f/module:blk"
     check_ = vm["overlays"]["validation"][box]
     assert check_["status"] == "diverged" and check_["text"].startswith("1 of 2 checked values")
     time = vm["overlays"]["profile"][box]
     assert time["share"] == pytest.approx(0.75) and time["hottest"] == "f:b"
-    assert time["text"].startswith("75 % of time in 2 kernel calls") and time["badge"] == "75 % of time"
+    assert time["text"].startswith("75 % of time in 2 kernel calls")
+    assert time["badge"] == "75 % of time"
     # "jump to hottest" knows what to open on the way.
     assert time["reveal"] == ["fn:f", "fn:f/module:blk"]
     assert vm["overlays"]["profile"]["f:c"]["share"] == 0.25

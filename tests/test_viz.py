@@ -324,7 +324,8 @@ def test_labels_escape_html_and_dot_characters():
     g = Graph("m&<x>")
     g.add_node(Node("weird", "op", NASTY, name="n<1>", type='Tensor["&"]', attrs={"k<": NASTY}))
     g.add_node(Node("p\\x", "param", "p", name="p",
-                    source=BindingInfo("p", None, Span(1, 0, 1, 5), 'print("a\\"b") # <&>', "param")))
+                    source=BindingInfo("p", None, Span(1, 0, 1, 5), 'print("a\\"b") # <&>',
+                                       "param")))
     g.add_edge("p\\x", "weird", 0, "data", label="<&>")
     dot = DotPlotter().digraph(g)
     src = dot.source
@@ -416,7 +417,8 @@ def test_docs_list_exactly_the_registered_views_and_styles():
 
     doc = (Path(__file__).parents[1] / "docs" / "visualizer.md").read_text()
     assert views.markdown_table() in doc, "regenerate with mlclab.viz.registry.markdown_table()"
-    assert styles.markdown_table() in doc, "regenerate with mlclab.inspect.texts.registry.markdown_table()"
+    assert styles.markdown_table() in doc, \
+        "regenerate with mlclab.inspect.texts.registry.markdown_table()"
 
 
 def test_plotters_read_the_layout_not_the_view_name(prog):

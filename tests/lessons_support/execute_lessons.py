@@ -3,7 +3,7 @@
 Run with the interpreter of the environment under test (the Binder-like virtualenv); the kernel is
 that interpreter's own ``python3`` kernel, which this script checks before running any lesson.
 
-    python execute_lessons.py [--with-solutions] RESULTS.json OUT_DIR LESSON.ipynb [LESSON.ipynb ...]
+    python execute_lessons.py [--with-solutions] RESULTS.json OUT_DIR LESSON.ipynb [LESSON...]
 
 RESULTS.json maps each lesson's file name to ``{"seconds", "error", "silent_raises_cells",
 "checks"}`` and records the environment's versions; ``checks`` lists what every exercise check
@@ -31,12 +31,15 @@ from nbclient.exceptions import CellExecutionError
 KERNEL = "python3"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # IPython colours tracebacks; the report is read as plain text
 EXERCISE_MIME = "application/vnd.mlclab.exercise+json"   # mlclab.course.result.MIME
-CELL_TIMEOUT_S = 600  # a hung cell fails the lesson instead of stalling CI; the 2-minute budget is checked by the test
+# a hung cell fails the lesson instead of stalling CI; the 2-minute budget is checked by the test
+CELL_TIMEOUT_S = 600
 
 
 def kernel_prefix(workdir: Path) -> str:
-    """sys.prefix as seen inside the kernel, so a kernelspec pointing elsewhere cannot go unnoticed."""
-    probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import sys; print(sys.prefix)")])
+    """sys.prefix as seen inside the kernel, so a kernelspec pointing elsewhere cannot go
+    unnoticed."""
+    probe = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("import sys; print(sys.prefix)")])
     NotebookClient(probe, kernel_name=KERNEL, timeout=120,
                    resources={"metadata": {"path": str(workdir)}}).execute()
     return probe.cells[0].outputs[0]["text"].strip()
@@ -82,14 +85,15 @@ def execute(path: Path, out_dir: Path, with_solutions: bool = False) -> dict:
     try:
         client.execute()
     except CellExecutionError as exc:
-        # The message quotes the failing cell's source and the traceback; keep its end, which says what failed.
+        # The message quotes the failing cell's source and the traceback; keep its end, which says
+        # what failed.
         error = ANSI.sub("", str(exc))[-4000:]
     except Exception as exc:  # a dead kernel or a timeout: still report the other lessons
         error = ANSI.sub("", f"{type(exc).__name__}: {exc}")[-4000:]
     seconds = time.perf_counter() - start
     nbformat.write(nb, out_dir / path.name)
-    return {"seconds": round(seconds, 2), "error": error, "silent_raises_cells": silent_raises_cells(nb),
-            "checks": check_results(nb)}
+    return {"seconds": round(seconds, 2), "error": error,
+            "silent_raises_cells": silent_raises_cells(nb), "checks": check_results(nb)}
 
 
 def versions() -> dict:

@@ -155,7 +155,8 @@ def rewrite(source: str) -> tuple[str, int]:
     tests = 0
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                       else [node.module or ""])
             imported = {(a.asname or a.name).split(".")[0] for a in node.names}
             if any(m.split(".")[0] == "tvm" for m in modules) or imported & TVM_NAMES \
                     or "export" in imported or "pytest" in imported:
@@ -185,7 +186,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("cases.py"))
     ns = parser.parse_args(argv)
     code, tests = rewrite(ns.source.read_text())
-    header = HEADER.replace("{url}", SOURCE_URL.format(commit=ns.commit)).replace("{commit}", ns.commit)
+    header = HEADER.replace("{url}", SOURCE_URL.format(commit=ns.commit)) \
+        .replace("{commit}", ns.commit)
     ns.out.write_text(header + "\n" + code + "\n")
     print(f"wrote {ns.out}: {tests} test functions")
     return 0

@@ -1,7 +1,7 @@
 """Run TVM's importer cases in a few crash-isolated worker processes, and report.
 
-    PYTHONPATH=. python -m tests.tvm_importer.runner                    # all cases: counts, failures
-    PYTHONPATH=. python -m tests.tvm_importer.runner --write-refusals   # also rewrite the list
+    PYTHONPATH=. python -m tests.tvm_importer.runner                   # all cases: counts, failures
+    PYTHONPATH=. python -m tests.tvm_importer.runner --write-refusals  # also rewrite the list
 
 Each worker (``worker.py``) imports torch and mlclab once and runs many cases; a case that
 kills its worker is a ``crash`` (the signal is named), one that outlives ``timeout`` seconds is
@@ -130,8 +130,8 @@ def write_refusals(results: dict, path: Path = REFUSALS) -> int:
     refused = sorted((c, r["error"]) for c, r in results.items() if r["outcome"] == "refusal")
     header = ("# TVM importer cases mlclab refuses, with the error it gives (one line each).\n"
               "# tests/test_tvm_importer_suite.py fails if a listed case passes (remove it) or an\n"
-              "# unlisted case refuses. Regenerate: PYTHONPATH=. python -m tests.tvm_importer.runner"
-              " --write-refusals\n")
+              "# unlisted case refuses. Regenerate: "
+              "PYTHONPATH=. python -m tests.tvm_importer.runner --write-refusals\n")
     path.write_text(header + "".join(f"{c} {reason}\n" for c, reason in refused))
     return len(refused)
 

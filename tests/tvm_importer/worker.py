@@ -133,7 +133,8 @@ def _random_outputs(module, example) -> bool:
     except (OSError, TypeError):
         source = ""
     return bool(_NONDETERMINISTIC.search(source)) or _duplicate_writes(source, example) or any(
-        compare(a, b, False) for a, b in [(_torch_run(module, example), _torch_run(module, example))])
+        compare(a, b, False)
+        for a, b in [(_torch_run(module, example), _torch_run(module, example))])
 
 
 def run_case(module, example) -> dict:
@@ -142,7 +143,8 @@ def run_case(module, example) -> dict:
     try:
         expected = _torch_run(module, example)
     except Exception as exc:                       # noqa: BLE001 - PyTorch's refusal: a skip
-        return {"outcome": "skip", "error": f"PyTorch refuses the example: {type(exc).__name__}: {exc}"[:300]}
+        return {"outcome": "skip",
+                "error": f"PyTorch refuses the example: {type(exc).__name__}: {exc}"[:300]}
     shapes_only = _random_outputs(module, example)
     try:
         fn = mlclab.from_torch(module, *_clone(example))
