@@ -14,7 +14,7 @@ import { showDetails } from "./details.js";
 import { currentView, viewNamed, save, drawViewButtons, receiveView, dropSentViews } from "./switcher.js";
 import { frameBefore, scrubberPlaced, takeParsed } from "./scrubber.js";
 import { applyZoom, keepSelected, placeKept, frameKept } from "./place.js";
-import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
+import { fitBox, unionBox, zoomAt, minScale, firstLook, anyShown } from "./fit.js";
 import { hideTwin } from "./twin.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
   clickFold, collapsible, revealFolds, foldSummary, keepInPlace } from "./vm.js";
@@ -51,19 +51,74 @@ function indexDrawing(svg, view) {
 }
 
 // ------------------------------------------------------------------- zoom
-// Fit the whole drawing, never shrinking node labels below readable (fit.js).
-function fitView(state) {
-  const { svg, ui } = state;
+// Below this width (the viewer's own, px) the side panel goes under the graph (viewer.css):
+// a laptop's notebook column with the file browser open is about 650 px.
+export const NARROW_PX = 760;
+// Above this one the panes are taller: a wide column has room for more of the graph.
+export const WIDE_PX = 1150;
+
+// What a first look shows when the whole drawing does not fit readably: a scrubber's pass,
+// what it changed (its `diff` layer); else the nodes drawn (a stable layout's frame holds
+// every pass's nodes, so the drawing's own box can be mostly empty). Boxes in drawing units;
+// `anchor` is the topmost of them.
+function focusOf(state) {
+  const view = currentView(state.model), diff = layerOf(view, "diff");
+  const changed = Object.keys(diff).filter((id) => diff[id] && diff[id].change);
+  const ids = changed.length ? changed : [...state.index.elements.keys()];
+  const boxes = ids.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)).map(boxOf).filter(Boolean);
+  if (!boxes.length) return { focus: null, anchor: null };
+  const anchor = boxes.reduce((a, b) => (b.y < a.y ? b : a));
+  return { focus: unionBox(boxes), anchor };
+}
+
+// Open namespaces of the drawing that folding would make smaller (every drawn cluster but
+// the function shown), outermost first: what "fit" folds when the drawing cannot fit.
+function foldable(state) {
+  const view = currentView(state.model), spaces = namespacesOf(view);
+  return [...state.index.namespaces.keys()].filter((id) => spaces[id] && !spaces[id].folded
+    && !(spaces[id].kind === "function" && id === `fn:${view.name}`)
+    && !(spaces[id].parent && state.index.namespaces.has(spaces[id].parent)
+      && !(spaces[spaces[id].parent].kind === "function")));
+}
+
+// Fit the drawing, never shrinking node labels below readable (fit.js). Where it cannot fit
+// the canvas's width so, `fold` (the fit button, a first look) folds the open namespaces
+// further (the kernel lays that out, and the new drawing is fitted again); meanwhile, or
+// where nothing folds, it shows what matters (focusOf) rather than the middle of the drawing.
+function fitView(state, { fold = false } = {}) {
+  const { svg, ui, model } = state;
   if (!svg) return;
   const cw = ui.canvas.clientWidth, ch = ui.canvas.clientHeight;
   if (!cw || !ch) return;
   const vb = svg.viewBox && svg.viewBox.baseVal;
-  const z = fitBox(drawingBox(svg), cw, ch, { minK: state.minK, maxK: 1 });
-  // Graphviz's viewBox starts at the drawing's corner; fitBox moved it by -box.x (0).
-  state.zoom = { k: z.k, x: z.x - ((vb && vb.x) || 0) * z.k, y: z.y };
+  const box = drawingBox(svg);
+  if (fold && box.width * state.minK > cw && model.get("live") && !model.get("scrub")) {
+    const more = foldable(state);
+    if (more.length) { save(model, { folded: [...new Set([...(model.get("folded") || []), ...more])] }); }
+  }
+  const { focus, anchor } = focusOf(state);
+  const z = firstLook(box, focus, anchor, cw, ch, { minK: state.minK, maxK: 1 });
+  // Graphviz's viewBox starts at the drawing's corner; the boxes of nodes are in its units.
+  const shift = focus && z.clipped ? 0 : ((vb && vb.x) || 0) * z.k;
+  state.zoom = { k: z.k, x: z.x - shift, y: z.y };
   state.clipped = z.clipped;
   state.userMoved = false;
   applyZoom(state);
+}
+
+// Never a blank pane: when a kept place (a pass's shared node, a kept selection) leaves
+// fewer than 3 nodes of the drawing on the canvas (a scrubber: of what the pass changed),
+// show what matters instead.
+function ensureShown(state) {
+  const { ui, model } = state;
+  const diff = model.get("scrub") ? layerOf(currentView(model), "diff") : {};
+  const changed = Object.keys(diff).filter((id) => diff[id] && diff[id].change && state.index.elements.has(id));
+  const ids = changed.length ? changed : [...state.index.elements.keys()];
+  const boxes = ids.map((id) => boxOf(state.index.elements.get(id)[0]));
+  const cw = ui.canvas.clientWidth, ch = ui.canvas.clientHeight;
+  const shown = boxes.filter((b) => anyShown([b], state.zoom, cw, ch)).length;
+  if (!boxes.length || shown >= Math.min(3, boxes.length)) return;
+  fitView(state);
 }
 
 // Zoom to elements (search hits, a jump target): their union, at a readable scale.
@@ -121,12 +176,33 @@ function foldState(model) {
   return { open_modules: model.get("open_modules") || [], folded: model.get("folded") || [] };
 }
 
-function askFold(state, target) {
+function askFold(state, target, at) {
   const { model } = state;
   if (!model.get("live")) return false;
-  const change = clickFold(currentView(model), foldState(model), target);
+  const view = currentView(model);
+  const change = clickFold(view, foldState(model), target);
   if (!change) return false;
+  // A folded module opened where it was clicked: the next drawing keeps its box there.
+  const folded = target.node && (nodesOf(view)[target.node] || {}).folded;
+  state.opened = folded && change.open_modules && at ? { ns: folded.namespace, ...at, k: state.zoom.k } : null;
   save(model, change);
+  return true;
+}
+
+// After a click opened a module: its box where the folded node was (its top under the
+// pointer's height, centred there across), at the same scale; false when nothing was opened.
+function placeOpened(state) {
+  const opened = state.opened;
+  state.opened = null;
+  const el = opened && state.index.namespaces.get(opened.ns);
+  const box = el && boxOf(el);
+  if (!box) return false;
+  const { ui } = state, k = opened.k, cw = ui.canvas.clientWidth;
+  let x = opened.sx - (box.x + box.width / 2) * k;
+  if (box.width * k > cw) x = Math.min(8 - box.x * k, Math.max(cw - 8 - (box.x + box.width) * k, x));
+  state.zoom = { k, x, y: Math.max(8, opened.sy - 40) - box.y * k };
+  state.userMoved = true;
+  applyZoom(state);
   return true;
 }
 
@@ -270,7 +346,14 @@ function draw(state) {
   ui.collapseAll.textContent = (model.get("folded") || []).length ? "expand groups" : "collapse groups";
   refreshMarks(state);
   requestAnimationFrame(() => {
-    if (!placeKept(state) && !frameKept(state)) fitView(state);
+    if (!placeOpened(state) && !placeKept(state) && !frameKept(state)) {
+      const hits = searchHits(view, model.get("search"));
+      // A search that opened modules: the new drawing goes to its matches.
+      if (hits.length) zoomTo(state, hits.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)));
+      else fitView(state, { fold: !state.firstLooked });
+    }
+    state.firstLooked = true;
+    ensureShown(state);
     scrubberPlaced(state, view);
     if (state.jump) finishJump(state);
     announceDrawn(model);
@@ -345,7 +428,8 @@ function bindPointer(state) {
     const g = target.closest ? target.closest("[data-node]") : null;
     const id = g ? g.dataset.node : "";
     // A folded namespace opens (the kernel draws it again); it is not a node to select.
-    if (id && askFold(state, { node: id })) return;
+    const c = canvas.getBoundingClientRect();
+    if (id && askFold(state, { node: id }, { sx: e.clientX - c.left, sy: e.clientY - c.top })) return;
     // Only nodes the model describes can be selected (Python checks the id it receives).
     save(model, { selected_node: nodesOf(currentView(model))[id] ? id : "" });
   };
@@ -372,7 +456,7 @@ function bindToolbar(state) {
   const zoomBy = (f) => { state.zoom = zoomAt(state.zoom, f, ...middle()); state.userMoved = true; applyZoom(state); };
   ui.zoomIn.addEventListener("click", () => zoomBy(1.25));
   ui.zoomOut.addEventListener("click", () => zoomBy(0.8));
-  ui.fit.addEventListener("click", () => fitView(state));
+  ui.fit.addEventListener("click", () => fitView(state, { fold: true }));
   // The drawing as Graphviz made it (no pan/zoom transform, no marks), saved locally.
   ui.save.addEventListener("click", () => download((currentView(model).geometry || {}).svg,
     `${model.get("view") || "graph"}.svg`, "image/svg+xml"));
@@ -457,6 +541,8 @@ export function render({ model, el }) {
     minK: 0,                                       // fit's floor: labels stay readable
     userMoved: false,                              // panned/zoomed since the last fit
     jump: null,                                    // a node to select once it is drawn
+    opened: null,                                  // a module opened by a click, kept in view
+    firstLooked: false,                            // the first drawing has been fitted
     keep: null,                                    // a node to keep in place across views
     lastView: null,                                // the view model drawn last
     letText: null,                                 // the let text the pane holds
@@ -471,6 +557,13 @@ export function render({ model, el }) {
   // tab), unless the student has moved the drawing since.
   const resize = new ResizeObserver(() => { if (!state.userMoved) fitView(state); });
   resize.observe(state.ui.canvas);
+  const width = new ResizeObserver(() => {
+    const w = el.clientWidth;
+    if (!w) return;
+    el.classList.toggle("mlclab-narrow", w < NARROW_PX);
+    el.classList.toggle("mlclab-wide", w >= WIDE_PX);
+  });
+  width.observe(el);
 
   hideTwin(model, el);
   fillLines(state.ui.sourcePane, model.get("source"));
@@ -478,7 +571,7 @@ export function render({ model, el }) {
   draw(state);
   if (isViewModel(currentView(model))) state.lastView = currentView(model);
 
-  return () => { resize.disconnect(); unbind(); };
+  return () => { resize.disconnect(); width.disconnect(); unbind(); };
 }
 
 export default { render };
