@@ -116,10 +116,13 @@ class ScrubSteps:
 
     def passes(self) -> list:
         """What the front end lists: view name, pass name, whether it changed the program, its
-        time in the build."""
+        time in the build, and what it changed that no value's mark shows (``form``)."""
         return [{"view": view, "name": "input" if index < 0 else self.pipe.steps[index].name,
                  "changed": index < 0 or bool(self.pipe.steps[index].changed),
-                 "seconds": 0.0 if index < 0 else self.pipe.steps[index].seconds}
+                 "seconds": 0.0 if index < 0 else self.pipe.steps[index].seconds,
+                 # what no mark on a value shows (kernels, weights, form): the front end's
+                 # one-line summary of the pass says it where no value changed
+                 "form": "" if index < 0 else self.pipe.steps[index].form_change()}
                 for view, index in self.steps]
 
     def _run_of(self, k: int, f: _Folding, fold: dict) -> int:
