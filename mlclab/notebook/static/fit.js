@@ -27,17 +27,28 @@ export function fitBox(box, cw, ch, { minK = 0, maxK = 1, pad = 0 } = {}) {
 }
 
 // The first look at a drawing `box` in a cw x ch canvas: all of it when it fits readably;
-// else what matters, `focus` (a box: a pass's changes, the nodes drawn), fitted; else the top
-// of `focus`, centred across on `anchor` (a box: its first node) rather than on the middle of
-// a wide drawing, which can be empty space. Never below `minK`.
-export function firstLook(box, focus, anchor, cw, ch, { minK = 0, maxK = 1, pad = 8 } = {}) {
+// else what matters, `boxes` (a pass's changes, the nodes drawn), fitted; else, at the
+// readable scale, the window that shows the most of them (the topmost such): never the middle
+// of a wide drawing, which can be empty space (a stable layout's frame holds every pass).
+// Boxes in drawing units; never below `minK`.
+export function firstLook(box, boxes, cw, ch, { minK = 0, maxK = 1, pad = 8 } = {}) {
   const whole = fitBox(box, cw, ch, { minK, maxK });
+  const focus = boxes && boxes.length ? unionBox(boxes) : null;
   if (!whole.clipped || !focus) return whole;
   const z = fitBox(focus, cw, ch, { minK, maxK, pad });
-  if (!z.clipped || !anchor) return { ...z, clipped: true };
-  const x = Math.min(pad - focus.x * z.k, Math.max(cw - pad - (focus.x + focus.width) * z.k,
-    cw / 2 - (anchor.x + anchor.width / 2) * z.k));
-  return { k: z.k, x, y: pad - focus.y * z.k, clipped: true };
+  if (!z.clipped) return { ...z, clipped: true };
+  const k = z.k, w = cw / k, hgt = (ch - pad) / k;
+  let best = null;
+  for (const b of boxes.slice(0, 400)) {
+    const cx = b.x + b.width / 2, left = cx - w / 2, top = b.y - pad / k;
+    let n = 0;
+    for (const o of boxes) {
+      const ox = o.x + o.width / 2, oy = o.y + o.height / 2;
+      if (ox >= left && ox <= left + w && oy >= top && oy <= top + hgt) n++;
+    }
+    if (!best || n > best.n || (n === best.n && b.y < best.b.y)) best = { n, b, cx };
+  }
+  return { k, x: cw / 2 - best.cx * k, y: pad - best.b.y * k, clipped: true };
 }
 
 // Whether any of `boxes` (drawing units) shows in a cw x ch canvas at `zoom`.

@@ -59,16 +59,12 @@ export const WIDE_PX = 1150;
 
 // What a first look shows when the whole drawing does not fit readably: a scrubber's pass,
 // what it changed (its `diff` layer); else the nodes drawn (a stable layout's frame holds
-// every pass's nodes, so the drawing's own box can be mostly empty). Boxes in drawing units;
-// `anchor` is the topmost of them.
+// every pass's nodes, so the drawing's own box can be mostly empty). Boxes in drawing units.
 function focusOf(state) {
   const view = currentView(state.model), diff = layerOf(view, "diff");
-  const changed = Object.keys(diff).filter((id) => diff[id] && diff[id].change);
+  const changed = Object.keys(diff).filter((id) => diff[id] && diff[id].change && state.index.elements.has(id));
   const ids = changed.length ? changed : [...state.index.elements.keys()];
-  const boxes = ids.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)).map(boxOf).filter(Boolean);
-  if (!boxes.length) return { focus: null, anchor: null };
-  const anchor = boxes.reduce((a, b) => (b.y < a.y ? b : a));
-  return { focus: unionBox(boxes), anchor };
+  return ids.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)).map(boxOf).filter(Boolean);
 }
 
 // Open namespaces of the drawing that folding would make smaller (every drawn cluster but
@@ -96,10 +92,10 @@ function fitView(state, { fold = false } = {}) {
     const more = foldable(state);
     if (more.length) { save(model, { folded: [...new Set([...(model.get("folded") || []), ...more])] }); }
   }
-  const { focus, anchor } = focusOf(state);
-  const z = firstLook(box, focus, anchor, cw, ch, { minK: state.minK, maxK: 1 });
+  const focus = focusOf(state);
+  const z = firstLook(box, focus, cw, ch, { minK: state.minK, maxK: 1 });
   // Graphviz's viewBox starts at the drawing's corner; the boxes of nodes are in its units.
-  const shift = focus && z.clipped ? 0 : ((vb && vb.x) || 0) * z.k;
+  const shift = focus.length && z.clipped ? 0 : ((vb && vb.x) || 0) * z.k;
   state.zoom = { k: z.k, x: z.x - shift, y: z.y };
   state.clipped = z.clipped;
   state.userMoved = false;
