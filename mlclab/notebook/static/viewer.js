@@ -8,17 +8,24 @@
 // (asked of the kernel, which lays it out: `open_modules`, `folded`), search that zooms to its
 // matches, overlay marks, "draw all", "jump to hottest kernel".
 
-import { h, boxOf, idIndex, fillLines, fillLinesSoon, markLine, download, drawingBox,
+import { h, boxOf, idIndex, fillLines, fillLinesSoon, markLine, download,
   smallestFont } from "./dom.js";
 import { showDetails } from "./details.js";
 import { currentView, viewNamed, save, drawViewButtons, receiveView, dropSentViews } from "./switcher.js";
 import { frameBefore, scrubberPlaced, takeParsed } from "./scrubber.js";
-import { applyZoom, keepSelected, placeKept, frameKept } from "./place.js";
-import { fitBox, unionBox, zoomAt, minScale, firstLook, anyShown } from "./fit.js";
+import { applyZoom, keepSelected, placeKept, frameKept, fitView, ensureShown, zoomTo, placeOpened } from "./place.js";
+import { zoomAt, minScale } from "./fit.js";
 import { hideTwin } from "./twin.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
   clickFold, collapsible, revealFolds, foldSummary, keepInPlace } from "./vm.js";
 import { awaitingLayout, layOutView, layoutBadge, graphvizSource } from "./layout.js";
+
+// ------------------------------------------------------------------- width
+// Below this width (the viewer's own, px) the side panel goes under the graph (viewer.css):
+// a laptop's notebook column with the file browser open is about 650 px.
+export const NARROW_PX = 760;
+// Above this one the panes are taller: a wide column has room for more of the graph.
+export const WIDE_PX = 1150;
 
 const drawnWhole = (model) => (model.get("unfolded") || []).includes(model.get("view"));
 
@@ -50,85 +57,6 @@ function indexDrawing(svg, view) {
   return index;
 }
 
-// ------------------------------------------------------------------- zoom
-// Below this width (the viewer's own, px) the side panel goes under the graph (viewer.css):
-// a laptop's notebook column with the file browser open is about 650 px.
-export const NARROW_PX = 760;
-// Above this one the panes are taller: a wide column has room for more of the graph.
-export const WIDE_PX = 1150;
-
-// What a first look shows when the whole drawing does not fit readably: a scrubber's pass,
-// what it changed (its `diff` layer); else the nodes drawn (a stable layout's frame holds
-// every pass's nodes, so the drawing's own box can be mostly empty). Boxes in drawing units.
-function focusOf(state) {
-  const view = currentView(state.model), diff = layerOf(view, "diff");
-  const changed = Object.keys(diff).filter((id) => diff[id] && diff[id].change && state.index.elements.has(id));
-  const ids = changed.length ? changed : [...state.index.elements.keys()];
-  return ids.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)).map(boxOf).filter(Boolean);
-}
-
-// Open namespaces of the drawing that folding would make smaller (every drawn cluster but
-// the function shown), outermost first: what "fit" folds when the drawing cannot fit.
-function foldable(state) {
-  const view = currentView(state.model), spaces = namespacesOf(view);
-  return [...state.index.namespaces.keys()].filter((id) => spaces[id] && !spaces[id].folded
-    && !(spaces[id].kind === "function" && id === `fn:${view.name}`)
-    && !(spaces[id].parent && state.index.namespaces.has(spaces[id].parent)
-      && !(spaces[spaces[id].parent].kind === "function")));
-}
-
-// Fit the drawing, never shrinking node labels below readable (fit.js). Where it cannot fit
-// the canvas's width so, `fold` (the fit button, a first look) folds the open namespaces
-// further (the kernel lays that out, and the new drawing is fitted again); meanwhile, or
-// where nothing folds, it shows what matters (focusOf) rather than the middle of the drawing.
-function fitView(state, { fold = false } = {}) {
-  const { svg, ui, model } = state;
-  if (!svg) return;
-  const cw = ui.canvas.clientWidth, ch = ui.canvas.clientHeight;
-  if (!cw || !ch) return;
-  const vb = svg.viewBox && svg.viewBox.baseVal;
-  const box = drawingBox(svg);
-  if (fold && box.width * state.minK > cw && model.get("live") && !model.get("scrub")) {
-    const more = foldable(state);
-    if (more.length) { save(model, { folded: [...new Set([...(model.get("folded") || []), ...more])] }); }
-  }
-  const focus = focusOf(state);
-  const z = firstLook(box, focus, cw, ch, { minK: state.minK, maxK: 1 });
-  // Graphviz's viewBox starts at the drawing's corner; the boxes of nodes are in its units.
-  const shift = focus.length && z.clipped ? 0 : ((vb && vb.x) || 0) * z.k;
-  state.zoom = { k: z.k, x: z.x - shift, y: z.y };
-  state.clipped = z.clipped;
-  state.userMoved = false;
-  applyZoom(state);
-}
-
-// Never a blank pane: when a kept place (a pass's shared node, a kept selection) leaves
-// fewer than 3 nodes of the drawing on the canvas (a scrubber: of what the pass changed),
-// show what matters instead.
-function ensureShown(state) {
-  const { ui, model } = state;
-  const diff = model.get("scrub") ? layerOf(currentView(model), "diff") : {};
-  const changed = Object.keys(diff).filter((id) => diff[id] && diff[id].change && state.index.elements.has(id));
-  const ids = changed.length ? changed : [...state.index.elements.keys()];
-  const boxes = ids.map((id) => boxOf(state.index.elements.get(id)[0]));
-  const cw = ui.canvas.clientWidth, ch = ui.canvas.clientHeight;
-  const shown = boxes.filter((b) => anyShown([b], state.zoom, cw, ch)).length;
-  if (!boxes.length || shown >= Math.min(3, boxes.length)) return;
-  fitView(state);
-}
-
-// Zoom to elements (search hits, a jump target): their union, at a readable scale.
-function zoomTo(state, elements) {
-  const { ui } = state;
-  const box = unionBox(elements.map(boxOf));
-  if (!box || !ui.canvas.clientWidth) return;
-  const z = fitBox(box, ui.canvas.clientWidth, ui.canvas.clientHeight, { minK: state.minK, maxK: 1.5, pad: 24 });
-  state.zoom = { k: z.k, x: z.x, y: z.y };
-  state.userMoved = true;
-  applyZoom(state);
-}
-
-// The smallest label font the drawing's nodes use, in drawing units.
 // ------------------------------------------------------------------- marks on nodes
 function markNodeLines(state, id, cls) {
   const view = currentView(state.model);
@@ -182,23 +110,6 @@ function askFold(state, target, at) {
   const folded = target.node && (nodesOf(view)[target.node] || {}).folded;
   state.opened = folded && change.open_modules && at ? { ns: folded.namespace, ...at, k: state.zoom.k } : null;
   save(model, change);
-  return true;
-}
-
-// After a click opened a module: its box where the folded node was (its top under the
-// pointer's height, centred there across), at the same scale; false when nothing was opened.
-function placeOpened(state) {
-  const opened = state.opened;
-  state.opened = null;
-  const el = opened && state.index.namespaces.get(opened.ns);
-  const box = el && boxOf(el);
-  if (!box) return false;
-  const { ui } = state, k = opened.k, cw = ui.canvas.clientWidth;
-  let x = opened.sx - (box.x + box.width / 2) * k;
-  if (box.width * k > cw) x = Math.min(8 - box.x * k, Math.max(cw - 8 - (box.x + box.width) * k, x));
-  state.zoom = { k, x, y: Math.max(8, opened.sy - 40) - box.y * k };
-  state.userMoved = true;
-  applyZoom(state);
   return true;
 }
 
