@@ -209,8 +209,10 @@ def made_up_build():
 
     class Steps(ScrubSteps):
         def __init__(self, graphs):
-            super().__init__(SimpleNamespace(steps=[SimpleNamespace(index=k, name=f"p{k}", changed=True, seconds=0.0)
-                                                    for k in range(len(graphs) - 1)]))
+            super().__init__(SimpleNamespace(steps=[SimpleNamespace(
+                index=k, name=f"p{k}", changed=True, seconds=0.0,
+                form_change=lambda: "changed the form or attributes of main")
+                for k in range(len(graphs) - 1)]))
             self._graphs = dict(enumerate(graphs))
 
         def texts(self, k):

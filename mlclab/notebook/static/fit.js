@@ -37,18 +37,19 @@ export function firstLook(box, boxes, cw, ch, { minK = 0, maxK = 1, pad = 8 } = 
   if (!whole.clipped || !focus) return whole;
   const z = fitBox(focus, cw, ch, { minK, maxK, pad });
   if (!z.clipped) return { ...z, clipped: true };
-  const k = z.k, w = cw / k, hgt = (ch - pad) / k;
+  // Windows whose left edge is a node's (so none is cut there), each from the top of what it
+  // holds; the one holding the most nodes whole wins, the topmost on a tie.
+  const k = z.k, w = (cw - 2 * pad) / k, hgt = (ch - 2 * pad) / k, some = boxes.slice(0, 300);
   let best = null;
-  for (const b of boxes.slice(0, 400)) {
-    const cx = b.x + b.width / 2, left = cx - w / 2, top = b.y - pad / k;
-    let n = 0;
-    for (const o of boxes) {
-      const ox = o.x + o.width / 2, oy = o.y + o.height / 2;
-      if (ox >= left && ox <= left + w && oy >= top && oy <= top + hgt) n++;
-    }
-    if (!best || n > best.n || (n === best.n && b.y < best.b.y)) best = { n, b, cx };
+  for (const b of some) {
+    const left = b.x, across = some.filter((o) => o.x >= left && o.x + o.width <= left + w);
+    if (!across.length) continue;
+    const top = Math.min(...across.map((o) => o.y));
+    const n = across.filter((o) => o.y + o.height <= top + hgt).length;
+    if (!best || n > best.n || (n === best.n && top < best.top)) best = { n, left, top };
   }
-  return { k, x: cw / 2 - best.cx * k, y: pad - best.b.y * k, clipped: true };
+  if (!best) return { ...z, clipped: true };
+  return { k, x: pad - best.left * k, y: pad - best.top * k, clipped: true };
 }
 
 // Whether any of `boxes` (drawing units) shows in a cw x ch canvas at `zoom`.

@@ -99,14 +99,12 @@ export function fitView(state, { fold = false } = {}) {
 }
 
 // Never a blank pane: when a kept place (a pass's shared node, a kept selection) leaves
-// fewer than 3 nodes of the drawing on the canvas (a scrubber: of what the pass changed),
-// show what matters instead.
+// fewer than 3 nodes of the drawing on the canvas, show what matters instead. (Only then: a
+// scrubber keeps the nodes a pass shares on their pixels, even where its changes are
+// elsewhere.)
 export function ensureShown(state) {
-  const { ui, model } = state;
-  const diff = model.get("scrub") ? layerOf(currentView(model), "diff") : {};
-  const changed = Object.keys(diff).filter((id) => diff[id] && diff[id].change && state.index.elements.has(id));
-  const ids = changed.length ? changed : [...state.index.elements.keys()];
-  const boxes = ids.map((id) => boxOf(state.index.elements.get(id)[0]));
+  const { ui } = state;
+  const boxes = [...state.index.elements.values()].map((els) => boxOf(els[0])).filter(Boolean);
   const cw = ui.canvas.clientWidth, ch = ui.canvas.clientHeight;
   const shown = boxes.filter((b) => anyShown([b], state.zoom, cw, ch)).length;
   if (!boxes.length || shown >= Math.min(3, boxes.length)) return;
@@ -127,16 +125,19 @@ export function zoomTo(state, elements) {
 // The smallest label font the drawing's nodes use, in drawing units.
 
 // After a click opened a module: its box where the folded node was (its top under the
-// pointer's height, centred there across), at the same scale; false when nothing was opened.
+// pointer's height), at the same scale; false when nothing was opened.
 export function placeOpened(state) {
   const opened = state.opened;
-  state.opened = null;
   const el = opened && state.index.namespaces.get(opened.ns);
   const box = el && boxOf(el);
-  if (!box) return false;
+  if (!box) return false;              // not drawn yet (the drawing before it, redrawn)
+  state.opened = null;
   const { ui } = state, k = opened.k, cw = ui.canvas.clientWidth;
+  // Centred where it was clicked, moved so that it is whole across; one wider than the canvas
+  // from its left edge, where its name is.
   let x = opened.sx - (box.x + box.width / 2) * k;
-  if (box.width * k > cw) x = Math.min(8 - box.x * k, Math.max(cw - 8 - (box.x + box.width) * k, x));
+  x = box.width * k + 16 > cw ? 8 - box.x * k
+    : Math.max(8 - box.x * k, Math.min(cw - 8 - (box.x + box.width) * k, x));
   state.zoom = { k, x, y: Math.max(8, opened.sy - 40) - box.y * k };
   state.userMoved = true;
   applyZoom(state);

@@ -252,8 +252,11 @@ function draw(state) {
   bindNamespaces(state);
   ui.collapseAll.textContent = (model.get("folded") || []).length ? "expand groups" : "collapse groups";
   refreshMarks(state);
+  // The same drawing again (its traits synced after it came as a message): where it was.
+  const same = view === state.lastView && state.firstLooked;
   requestAnimationFrame(() => {
-    if (!placeOpened(state) && !placeKept(state) && !frameKept(state)) {
+    if (same) applyZoom(state);
+    else if (!placeOpened(state) && !placeKept(state) && !frameKept(state)) {
       const hits = searchHits(view, model.get("search"));
       // A search that opened modules: the new drawing goes to its matches.
       if (hits.length) zoomTo(state, hits.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)));
