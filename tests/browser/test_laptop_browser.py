@@ -151,17 +151,13 @@ def check_fit_search_click(page, viewer, screenshot, width):
     screenshot(f"laptop-{width}-opened")
 
 
-def test_every_display_reads_at_a_laptops_width_and_a_wide_one(page, lab, run_all, screenshot):
-    page.set_viewport_size({"width": 1100, "height": 900})
-    run_all("laptop.ipynb")
-    page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:activate')")
-    page.wait_for_function("() => document.querySelector('.jp-OutputArea-output').clientWidth < 700")
+def check_every_display(page, screenshot, width):
     drawn(page, 6)
-    check_first_look(page, screenshot, 1100)
+    check_first_look(page, screenshot, width)
     vs = viewers(page)
-    check_every_pass(page, vs.nth(1), "ResNet-18's scrubber at 1,100 px")
-    check_every_pass(page, vs.nth(5), "BERT's scrubber at 1,100 px")
-    check_fit_search_click(page, vs.nth(0), screenshot, 1100)
+    check_every_pass(page, vs.nth(1), f"ResNet-18's scrubber at {width} px")
+    check_every_pass(page, vs.nth(5), f"BERT's scrubber at {width} px")
+    check_fit_search_click(page, vs.nth(0), screenshot, width)
     # The static picture and the profile stay in their column; the roofline's labels do not
     # overlap.
     assert page.evaluate(STICKING_OUT, ".jp-OutputArea-output") == []
@@ -172,16 +168,18 @@ def test_every_display_reads_at_a_laptops_width_and_a_wide_one(page, lab, run_al
         for b in boxes[i + 1:]:
             assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
 
+
+def test_every_display_reads_at_a_laptops_width_and_a_wide_one(page, lab, run_all, screenshot):
+    page.set_viewport_size({"width": 1100, "height": 900})
+    run_all("laptop.ipynb")
+    page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:activate')")
+    page.wait_for_function("() => document.querySelector('.jp-OutputArea-output').clientWidth < 700")
+    check_every_display(page, screenshot, 1100)
     # 1,440 px: the display cells again, in the same kernel.
     page.set_viewport_size({"width": 1440, "height": 900})
     for index in range(2, 9):
         page.evaluate(RUN_CELL, index)
-    drawn(page, 6)
-    check_first_look(page, screenshot, 1440)
-    vs = viewers(page)
-    check_every_pass(page, vs.nth(1), "ResNet-18's scrubber at 1,440 px")
-    check_every_pass(page, vs.nth(5), "BERT's scrubber at 1,440 px")
-    check_fit_search_click(page, vs.nth(0), screenshot, 1440)
+    check_every_display(page, screenshot, 1440)
 
     # The saved page, in a laptop's window: nothing wider than the window, a readable pane.
     page.set_viewport_size({"width": 700, "height": 900})
