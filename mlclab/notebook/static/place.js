@@ -63,18 +63,18 @@ function focusOf(state) {
   return ids.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)).map(boxOf).filter(Boolean);
 }
 
-// Open namespaces of the drawing that folding would make smaller (every drawn cluster but
-// the function shown), outermost first: what "fit" folds when the drawing cannot fit.
+// Open modules of the drawing that folding would make smaller, the outermost drawn: what a
+// first look and "fit" fold when the drawing cannot fit. Only modules: a fused group or a
+// function drawn open is what the student is looking at (a comparison after FuseOps).
 function foldable(state) {
-  const view = currentView(state.model), spaces = namespacesOf(view);
-  return [...state.index.namespaces.keys()].filter((id) => spaces[id] && !spaces[id].folded
-    && !(spaces[id].kind === "function" && id === `fn:${view.name}`)
-    && !(spaces[id].parent && state.index.namespaces.has(spaces[id].parent)
-      && !(spaces[spaces[id].parent].kind === "function")));
+  const spaces = namespacesOf(currentView(state.model));
+  const open = (id) => spaces[id] && spaces[id].kind === "module" && !spaces[id].folded;
+  return [...state.index.namespaces.keys()].filter((id) => open(id)
+    && !(state.index.namespaces.has(spaces[id].parent) && open(spaces[id].parent)));
 }
 
 // Fit the drawing, never shrinking node labels below readable (fit.js). Where it cannot fit
-// the canvas's width so, `fold` (the fit button, a first look) folds the open namespaces
+// the canvas's width so, `fold` (the fit button, a first look) folds the open modules
 // further (the kernel lays that out, and the new drawing is fitted again); meanwhile, or
 // where nothing folds, it shows what matters (focusOf) rather than the middle of the drawing.
 export function fitView(state, { fold = false } = {}) {
