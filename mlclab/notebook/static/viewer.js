@@ -252,9 +252,11 @@ function draw(state) {
   bindNamespaces(state);
   ui.collapseAll.textContent = (model.get("folded") || []).length ? "expand groups" : "collapse groups";
   refreshMarks(state);
-  // The same drawing again (its traits synced after it came as a message): where it was.
-  const same = view === state.lastView && state.firstLooked;
+  // The same drawing placed before, again (its traits synced after it came as a message):
+  // where it was. (A drawing laid out in the browser is drawn twice, placed once.)
+  const same = view === state.placedView;
   requestAnimationFrame(() => {
+    state.placedView = view;
     if (same) applyZoom(state);
     else if (!placeOpened(state) && !placeKept(state) && !frameKept(state)) {
       const hits = searchHits(view, model.get("search"));
@@ -453,6 +455,7 @@ export function render({ model, el }) {
     jump: null,                                    // a node to select once it is drawn
     opened: null,                                  // a module opened by a click, kept in view
     firstLooked: false,                            // the first drawing has been fitted
+    placedView: null,                              // the view model placed last
     keep: null,                                    // a node to keep in place across views
     lastView: null,                                // the view model drawn last
     letText: null,                                 // the let text the pane holds
