@@ -63,8 +63,8 @@ function focusOf(state) {
   return ids.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)).map(boxOf).filter(Boolean);
 }
 
-// Open modules of the drawing that folding would make smaller, the outermost drawn: what a
-// first look and "fit" fold when the drawing cannot fit. Only modules: a fused group or a
+// Open modules of the drawing that folding would make smaller, the outermost drawn: what
+// "fit" folds when the drawing cannot fit. Only modules: a fused group or a
 // function drawn open is what the student is looking at (a comparison after FuseOps).
 function foldable(state) {
   const spaces = namespacesOf(currentView(state.model));
@@ -74,9 +74,10 @@ function foldable(state) {
 }
 
 // Fit the drawing, never shrinking node labels below readable (fit.js). Where it cannot fit
-// the canvas's width so, `fold` (the fit button, a first look) folds the open modules
-// further (the kernel lays that out, and the new drawing is fitted again); meanwhile, or
-// where nothing folds, it shows what matters (focusOf) rather than the middle of the drawing.
+// the canvas's width so, `fold` (the fit button) folds the open modules further (the kernel
+// lays that out, and the new drawing is fitted again); meanwhile, where nothing folds, and at
+// a first look (which leaves the kernel's fold state and what it laid out ahead alone), it
+// shows what matters (focusOf) rather than the middle of the drawing.
 export function fitView(state, { fold = false } = {}) {
   const { svg, ui, model } = state;
   if (!svg) return;

@@ -262,9 +262,8 @@ function draw(state) {
       const hits = searchHits(view, model.get("search"));
       // A search that opened modules: the new drawing goes to its matches.
       if (hits.length) zoomTo(state, hits.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)));
-      else fitView(state, { fold: !state.firstLooked });
+      else fitView(state);
     }
-    state.firstLooked = true;
     ensureShown(state);
     scrubberPlaced(state, view);
     if (state.jump) finishJump(state);
@@ -454,7 +453,6 @@ export function render({ model, el }) {
     userMoved: false,                              // panned/zoomed since the last fit
     jump: null,                                    // a node to select once it is drawn
     opened: null,                                  // a module opened by a click, kept in view
-    firstLooked: false,                            // the first drawing has been fitted
     placedView: null,                              // the view model placed last
     keep: null,                                    // a node to keep in place across views
     lastView: null,                                // the view model drawn last
