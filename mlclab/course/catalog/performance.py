@@ -33,8 +33,11 @@ def _reference_schedule(sch):
     local = sch.cache_write(block, 0, "local")      # the 8x16 tile of C lives in registers
     sch.reverse_compute_at(local, jo)
     lanes, lane = sch.split(ji, [None, 8])
-    sch.unroll(ii)
+    # (Lesson 12's solution cell unrolls ii first: the same program, another trace, so the
+    # checker's "this is the package's own reference" catches this function handed in, never
+    # a student who wrote the lesson's schedule.)
     sch.unroll(lanes)
+    sch.unroll(ii)
     sch.vectorize(lane)
     sch.decompose_reduction(block, k)
     sch.vectorize(sch.get_loops(local)[-1])
