@@ -18,6 +18,7 @@ no substitute is needed at the cost measured when this test was written.
 """
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -99,12 +100,23 @@ def _printed(cell) -> dict:
 
 
 LESSONS = sorted({lesson_of(key) for key in EXERCISES})
+WORKERS = 3    # kernels at once: most of a lesson's time is its kernel waiting on imports
 
 
-@pytest.fixture(scope="module", params=LESSONS, ids=[p.name[:2] for p in LESSONS])
-def lesson(request):
-    keys = [k for k in EXERCISES if lesson_of(k) == request.param]
-    return keys, graded_records(request.param, keys)
+@pytest.fixture(scope="module")
+def graded():
+    """{lesson: (keys, (solved, starter))}, every lesson's kernel run side by side."""
+    def run(path):
+        keys = [k for k in EXERCISES if lesson_of(k) == path]
+        return path, (keys, graded_records(path, keys))
+
+    with ThreadPoolExecutor(WORKERS) as pool:
+        return dict(pool.map(run, LESSONS))
+
+
+@pytest.fixture(params=LESSONS, ids=[p.name[:2] for p in LESSONS])
+def lesson(request, graded):
+    return graded[request.param]
 
 
 def test_every_exercise_has_its_lesson():
