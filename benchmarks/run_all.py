@@ -33,6 +33,8 @@ BENCHMARKS = [
     ("resnet.py", "ResNet-18 through mlclab vs PyTorch eager, 1 and 2 threads"),
     ("zoo.py", "a model zoo vs PyTorch eager, torch.compile and ONNX Runtime, 1 and 2 threads"),
     ("hub_load.py", "a class on a real JupyterHub: 4, 8 and 16 simulated students run lesson 01"),
+    ("llm.py", "GPT-2 small's prefill and decode tokens/s vs PyTorch eager, torch.compile and "
+               "ONNX Runtime, 1 and 2 threads"),
 ]
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
@@ -89,7 +91,7 @@ def main(argv=None) -> int:
             print("   (not present in this checkout: skipped)")
             continue
         quick = args.quick and script in ("kernels.py", "scale.py", "torch_import.py", "resnet.py",
-                                              "zoo.py", "hub_load.py")
+                                              "zoo.py", "hub_load.py", "llm.py")
         cmd = [sys.executable, str(path)] + (["--quick"] if quick else [])
         sys.stdout.flush()
         started = time.perf_counter()

@@ -312,8 +312,8 @@ def test_a_build_that_still_fails_falls_back_to_tvm_s_pipeline_and_says_so():
     out = _run('''
         import mlclab.backend.targets as targets
         real = targets._legalize_passes
-        def legalize(target, optimized=False):
-            passes = real(target, optimized)
+        def legalize(target, optimized=False, fast_math=False):
+            passes = real(target, optimized, fast_math)
             return [failing("FuseTIR") if optimized and p.info.name == "FuseTIR" else p
                     for p in passes]
         targets._legalize_passes = legalize

@@ -54,8 +54,8 @@ def lesson_ids():
 # ------------------------------------------------------------------------------ static checks
 def test_lessons_numbered_in_order():
     numbers = [int(p.name[:2]) for p in LESSONS]
-    assert numbers == sorted(set(numbers)), [p.name for p in LESSONS]
-    assert set(range(1, 13)) <= set(numbers), [p.name for p in LESSONS]
+    assert numbers == list(range(1, len(numbers) + 1)), [p.name for p in LESSONS]
+    assert len(numbers) >= 15, [p.name for p in LESSONS]
 
 
 def test_the_course_index_lists_every_lesson():

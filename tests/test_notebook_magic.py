@@ -280,3 +280,17 @@ def test_unregistered_views_are_gone_everywhere(ip):
     assert "params" not in show_choices()
     with pytest.raises(UsageError, match="unknown view 'params'"):
         ip.run_cell_magic("tinynn", "--show params", "def f(a: Tensor[(1,), f32]):\n    return a\n")
+
+
+def test_fast_math_flag_compiles_with_fast_math_and_says_so(ip):
+    cell = "def shift(a: Tensor[(1,), f32]):\n    return (a + 1e30) - 1e30\n"
+    with capture_output() as cap:
+        ip.run_cell_magic("tinynn", "--fast-math --show relax", cell)
+    fast = ip.user_ns["shift"]
+    assert fast.program.fast_math and fast(np.ones(1, np.float32))[0] == 1.0
+    html = "".join(o.data.get("text/html", "") for o in cap.outputs)
+    assert "fast-math" in html
+    with capture_output():
+        ip.run_cell_magic("tinynn", "--quiet", cell)      # the same cell, strict: numpy's 0
+    strict = ip.user_ns["shift"]
+    assert not strict.program.fast_math and strict(np.ones(1, np.float32))[0] == 0.0

@@ -147,18 +147,12 @@ F16_AVERAGES = [
 
 
 @pytest.mark.parametrize("shape, body, want", F16_AVERAGES, ids=[b for _, b, _ in F16_AVERAGES])
-def test_a_float16_average_of_more_values_than_float16_holds_works_or_says_why(shape, body,
-                                                                               want):
+def test_a_float16_average_of_more_values_than_float16_holds_matches_numpy(shape, body, want):
     """TVM divides a float16 average by its count as a float16 constant and refused past
-    65,504 with its C++ check (kMaxFloat16). Either the average is right (if it is computed
-    in float32) or the student reads a located error saying why and what to write."""
+    65,504 with its C++ check (kMaxFloat16); mlclab accumulates float16 averages in float32
+    (ops/lowering.py), as numpy and PyTorch do, so they are right at any size."""
     x = np.random.default_rng(0).uniform(0.5, 1.5, shape).astype(np.float16)
-    try:
-        fn = compiled(f"x: Tensor[{shape}, f16]", body)
-    except DSLError as err:
-        assert err.lineno == 2 and "65,504" in str(err) and "Check failed" not in str(err)
-        assert "average in float32: astype(" in str(err), str(err)
-        return
+    fn = compiled(f"x: Tensor[{shape}, f16]", body)
     np.testing.assert_allclose(fn(x).astype(np.float32), want(x), rtol=2e-3)
 
 
@@ -168,14 +162,7 @@ def test_the_suggested_float32_average_matches_numpy():
     assert fn(x) == np.mean(x, dtype=np.float32).astype(np.float16)
 
 
-def test_a_float16_average_over_a_symbolic_count_past_its_range_works_or_says_why():
+def test_a_float16_average_over_a_symbolic_count_past_its_range_matches_numpy():
     fn = compiled('x: Tensor[("n",), f16]', "mean(x)")
-    x = np.ones(70000, np.float16)
-    try:
-        got = fn(x)
-    except ValueError as err:   # else the compiled mean divides by inf: 0
-        assert "mean at line 2" in str(err) and "n=70000" in str(err), str(err)
-        assert "Check failed" not in str(err)
-    else:
-        assert got == 1.0
+    assert fn(np.ones(70000, np.float16)) == 1.0   # (a float16 count would be inf: 0)
     assert fn(np.ones(1000, np.float16)) == 1.0

@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import mlclab  # noqa: E402
-from mlclab.backend.pack_weights import pack_panels, panel_width  # noqa: E402
+from mlclab.backend.pack_weights import pack_panels, padded_columns, panel_width  # noqa: E402
 from mlclab.backend.schedules import vector_lanes  # noqa: E402
 
 
@@ -67,6 +67,11 @@ def test_panels_are_the_weight_rows_cut_into_vectors():
         np.testing.assert_array_equal(panels[p], w.T[:, 2 * p:2 * p + 2])
     assert panel_width(768, 16) == 16 and panel_width(120, 16) == 8
     assert panel_width(40, 4) == 4 and panel_width(97, 16) is None and panel_width(6, 16) is None
+    assert padded_columns(768, 16) == (16, 768) and padded_columns(97, 16) is None
+    assert padded_columns(50257, 16) == (16, 50304) and padded_columns(50257, 8) == (8, 50272)
+    panels = pack_panels(w, 4, columns=8)
+    assert panels.shape == (2, 4, 4) and not panels[1, :, 2:].any()
+    np.testing.assert_array_equal(panels[1, :, :2], w.T[:, 4:6])
 
 
 @pytest.mark.parametrize("rows,k,n", [
@@ -150,6 +155,22 @@ def test_columns_with_no_power_of_two_divisor_keep_the_general_rule():
     np.testing.assert_allclose(fn(x), x @ w.T + b, rtol=1e-4, atol=1e-4)
     assert "register_tile_prepacked" not in _decisions(fn).values()
     assert fn.program.optimized
+
+
+@pytest.mark.parametrize("rows,n", [(1, 1001), (7, 50257 // 37)])
+def test_columns_no_panel_divides_are_padded_to_whole_panels_and_cropped(rows, n):
+    # A language model's head: GPT-2's 50,257 words have no power-of-two divisor
+    layer = _linear(64, n, bias=False)
+    x = np.random.default_rng(4).standard_normal((1, rows, 64)).astype(np.float32)
+    fn = mlclab.from_torch(layer, torch.from_numpy(x))
+    np.testing.assert_allclose(fn(x), x @ layer.weight.detach().numpy().T, rtol=1e-4,
+                               atol=1e-4)
+    assert "register_tile_prepacked" in _decisions(fn).values()
+    _kernels_, constants = _kernels(fn)
+    lanes = _lanes()
+    padded = [c for c in constants if len(c) == 3 and c[1:] == (64, lanes)]
+    assert padded and padded[0][0] * lanes >= n and padded[0][0] * lanes - n < 4 * lanes
+    assert (n, 64) not in constants
 
 
 def test_a_vector_times_a_constant_matrix_is_left_as_it_is():

@@ -33,9 +33,9 @@ def check_target(target):
                          f"use \"llvm\" for this CPU") from None
 
 
-def build_executable(mod, target):
+def build_executable(mod, target, fast_math: bool = False):
     """Compile ``mod`` with mlclab's pipeline (a failing pass of its own skipped), or with
-    TVM's plain one if that still fails.
+    TVM's plain one if that still fails; strict arithmetic unless ``fast_math``.
 
     Returns the executable and the ``BuildRecord`` of the passes that built it
     (``mlclab.backend.record``): every view reads it instead of running the passes again.
@@ -47,7 +47,7 @@ def build_executable(mod, target):
     resolved = check_target(target)
     try:
         return recorded_build(mod, resolved, lambda pipeline: t.compile(
-            mod, target=resolved, relax_pipeline=pipeline))
+            mod, target=resolved, relax_pipeline=pipeline), fast_math)
     except Exception as error:
         raise DSLError(f"TVM could not compile this program: {clean_tvm_message(error)}",
                        internal=True, hint="this program passed mlclab's checks, so this is "
@@ -66,14 +66,14 @@ def warn_fallbacks(record, what: str) -> None:
             f"it."), stacklevel=3)
 
 
-def _compiled(mod, target, stored, what: str):
+def _compiled(mod, target, fast_math: bool, stored, what: str):
     """``(executable, record)``: loaded from the disk cache (``record`` None: made again when
     asked), else built -- a build that fell back is said in the cell and not stored."""
     if stored is not None:
         executable = stored.load()
         if executable is not None:
             return executable, None
-    executable, record = build_executable(mod, target)
+    executable, record = build_executable(mod, target, fast_math)
     warn_fallbacks(record, what)
     if stored is not None and record.optimized and not record.fallbacks:
         stored.save(executable)
@@ -92,17 +92,19 @@ class Built:
     leaving it to the cyclic garbage collector.
     """
 
-    def __init__(self, mod, bindings: dict, target, trace: Callable[[str], Any], stored=None):
+    def __init__(self, mod, bindings: dict, target, trace: Callable[[str], Any],
+                 fast_math: bool = False, stored=None):
         self.mod = mod
         self.bindings = bindings          # function name -> {relax.Var: BindingInfo}
         self.target = target
+        self.fast_math = fast_math        # False: strict, numpy's answers (ops/strict.py)
         self._trace = trace
         # Where the disk cache keeps this build (``api.cache.Stored``), or None.
         self._stored = stored
         # What each pass of the build did (``mlclab.backend.record``), read by every view.
         # ``optimized`` is False when a pass of mlclab's own failed (and was skipped or
         # replaced) or TVM's plain pipeline built the program; the build then warns.
-        self.executable, self._record = _compiled(self.mod, target, stored,
+        self.executable, self._record = _compiled(self.mod, target, fast_math, stored,
                                                   f"{', '.join(bindings) or 'this program'}")
         # Only builds without a fallback are stored on disk, so a loaded one is optimized.
         self.optimized = self._record.optimized if self._record is not None else True
@@ -117,12 +119,13 @@ class Built:
         self._traces: dict = {}
 
     @classmethod
-    def of_program(cls, typed: TypedProgram, target, stored=None) -> "Built":
+    def of_program(cls, typed: TypedProgram, target, fast_math: bool = False,
+                   stored=None) -> "Built":
         from ..backend.builder import build_module
 
         module = build_module(typed)
         return cls(module.mod, module.bindings, target,
-                   lambda name: build_module(typed, trace=name), stored)
+                   lambda name: build_module(typed, trace=name), fast_math, stored)
 
     @property
     def record(self):
@@ -134,7 +137,7 @@ class Built:
 
             with IR_LOCK:
                 if self._record is None:
-                    self._record = record_pipeline(self.mod, self.target)
+                    self._record = record_pipeline(self.mod, self.target, self.fast_math)
         return self._record
 
     @property
@@ -165,7 +168,7 @@ class Built:
                 with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
                     module = self._trace(name)
                     # (its record is dropped: the views show the program's own build)
-                    executable, _ = _compiled(module.mod, self.target, stored,
+                    executable, _ = _compiled(module.mod, self.target, self.fast_math, stored,
                                               f"the traced build of {name} (for trace and "
                                               f"validate)")
                 self._traces[name] = (module, relax.VirtualMachine(executable, device=self.device))

@@ -111,7 +111,8 @@ class CompiledFunction(HoldsCompiledIR):
         return f"{self.name}({params}) -> {self.typed.ret_type}"
 
     def __repr__(self):
-        return f"<mlclab function {self.signature()}>"
+        math = ", fast-math" if getattr(self.program, "fast_math", False) else ""
+        return f"<mlclab function {self.signature()}{math}>"
 
     # ------------------------------------------------------------------ calling
     def bind(self, args, caller: Optional[str] = None) -> Bound:

@@ -24,20 +24,25 @@ from .holds_ir import HoldsCompiledIR
 
 @boundary("compiling")
 def compile(source: str, *, target="llvm", filename: str = "<string>",
-            force: bool = False) -> "Program":
+            force: bool = False, fast_math: bool = False) -> "Program":
     """Compile every tinynn function in ``source``; returns a ``Program`` (name -> function).
 
     Compiling the same text again for the same target is a cache hit, whatever the filename,
     in memory or on disk (``mlclab.cache_info()``; ``force=True`` rebuilds). A rejected program
     raises ``DSLError``.
+    The compiled code computes numpy's answers (IEEE 754 floats, wrapping integers);
+    ``fast_math=True`` lets TVM and LLVM rewrite float arithmetic as if it were exact
+    (``(x + c) - c`` is ``x``, ``a * b + c`` one fused multiply-add), for speed.
     """
-    options = {}     # every compile option, keyed as one mapping (none beyond the target yet)
     if not isinstance(source, str):
         raise TypeError(f"compile(): source must be a str of tinynn code, got "
                         f"{type(source).__name__}")
     if not isinstance(filename, str):
         raise TypeError("compile(): filename must be a str")
+    if not isinstance(fast_math, bool):
+        raise TypeError(f"compile(): fast_math must be True or False, got {fast_math!r}")
     check_target(target)
+    options = {"fast_math": True} if fast_math else {}   # every compile option but the target
     # The cache is keyed by the text: a build with the user's own passes neither comes from it
     # nor goes into it (mlclab.backend.extra_passes).
     uncached = force or bool(extra_passes.active())
@@ -52,7 +57,7 @@ def compile(source: str, *, target="llvm", filename: str = "<string>",
     stored = None if uncached or own_ops else cache.Stored(key)
     with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
         typed = parse_program(source, filename)
-        prog = Program(typed, target, Built.of_program(typed, target, stored))
+        prog = Program(typed, target, Built.of_program(typed, target, fast_math, stored))
     if not extra_passes.active():
         cache.CACHE.put(key, prog)
     return prog
@@ -63,12 +68,13 @@ class Program(HoldsCompiledIR, Mapping):
 
     function_class = CompiledFunction     # what ``program[name]`` makes
 
-    def __init__(self, typed: TypedProgram, target, built: Built = None):
+    def __init__(self, typed: TypedProgram, target, built: Built = None,
+                 fast_math: bool = False):
         self.typed = typed
         self.source = typed.source
         self.filename = typed.filename
         self.target = target
-        self.built = built if built is not None else Built.of_program(typed, target)
+        self.built = built if built is not None else Built.of_program(typed, target, fast_math)
         # Functions are made on demand and held weakly: a function points at its program, so
         # a strong table here would be a reference cycle, and an evicted program's native code
         # would wait for the cyclic garbage collector.
@@ -82,7 +88,7 @@ class Program(HoldsCompiledIR, Mapping):
         if filename == self.filename:
             return self
         typed = dataclasses.replace(self.typed, filename=filename, source=source)
-        return Program(typed, self.target, self.built)
+        return Program(typed, self.target, self.built)  # (fast_math is the built's)
 
     # the compiled artefacts, shared with renamed programs
     @property
@@ -96,6 +102,11 @@ class Program(HoldsCompiledIR, Mapping):
     @property
     def optimized(self) -> bool:
         return self.built.optimized
+
+    @property
+    def fast_math(self) -> bool:
+        """Whether it was compiled with ``fast_math=True`` (False: numpy's answers)."""
+        return self.built.fast_math
 
     @property
     def build_record(self):
@@ -131,19 +142,21 @@ class Program(HoldsCompiledIR, Mapping):
         return len(self.typed.functions)
 
     def __repr__(self):
-        return f"<mlclab.Program {', '.join(self.typed.functions)} ({self.target})>"
+        math = ", fast-math" if self.fast_math else ""
+        return f"<mlclab.Program {', '.join(self.typed.functions)} ({self.target}{math})>"
 
 
-def function(fn=None, *, target="llvm"):
-    """Compile a Python function written in tinynn: ``@mlclab.function`` or
-    ``@mlclab.function(target="llvm")``. The body is read from the source, never run."""
+def function(fn=None, *, target="llvm", fast_math: bool = False):
+    """Compile a Python function written in tinynn: ``@mlclab.function``,
+    ``@mlclab.function(target="llvm")`` or ``@mlclab.function(fast_math=True)`` (see
+    ``compile``). The body is read from the source, never run."""
     if fn is None:
-        return functools.partial(function, target=target)
-    return _decorate(fn, target)
+        return functools.partial(function, target=target, fast_math=fast_math)
+    return _decorate(fn, target, fast_math)
 
 
 @boundary(lambda fn, target, *_: f"compiling {getattr(fn, '__name__', 'a function')}")
-def _decorate(fn, target):
+def _decorate(fn, target, fast_math=False):
     if not callable(fn) or not hasattr(fn, "__code__"):
         raise TypeError(f"mlclab.function decorates a def, got {type(fn).__name__}")
     try:
@@ -154,7 +167,8 @@ def _decorate(fn, target):
                         f"with exec?); pass the source text to mlclab.compile instead") from None
     # Pad with blank lines so line numbers in errors are the file's own.
     text = "\n" * (start - 1) + textwrap.dedent("".join(lines))
-    compiled = compile(text, target=target, filename=filename)[fn.__name__]
+    compiled = compile(text, target=target, filename=filename,
+                       fast_math=fast_math)[fn.__name__]
     compiled.__doc__ = fn.__doc__
     compiled.__module__ = fn.__module__
     compiled.__wrapped__ = fn

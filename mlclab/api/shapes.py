@@ -24,7 +24,6 @@ from ..lang import dims as D
 from ..lang import typed as T
 from ..lang.recursion import run_deep
 from ..ops.indexing import axis_slices, static_range
-from ..ops.rules import averaged_count, f16_count_problem
 from .errors import IndexOutOfBounds
 
 # Operator categories that never reduce: an empty input of theirs is simply copied or ignored.
@@ -135,7 +134,6 @@ class _ShapeWalker(T.Visitor):
         if e.op.name == "strided_slice":
             self._slice_covered(e)
         self._empty_reduction(e)
-        self._f16_average(e)
         self._reads_nothing(e, out)
         self.peak_bytes = max(self.peak_bytes, sum(out) + inputs)
         return out
@@ -228,21 +226,6 @@ class _ShapeWalker(T.Visitor):
             raise ValueError(f"{self._where(e)}: zero-size array to reduction operation "
                              f"{numpy_name} which has no identity (its input has shape "
                              f"{tuple(shape)})")
-
-    def _f16_average(self, e: T.Call) -> None:
-        """A float16 average over a symbolic count past float16's range (``ops.rules.F16_MAX``;
-        a static one is refused by the operator's rule): its compiled mean would be 0."""
-        if not e.args or getattr(getattr(e.args[0], "type", None), "dtype", None) != "float16":
-            return
-        shape = e.args[0].type.shape
-        count = averaged_count(e.op.name, shape, e.attrs)
-        if count is None or isinstance(count, int):
-            return
-        problem = f16_count_problem(e.op.name, "float16", D.evaluate(count, self.env))
-        if problem:
-            raise ValueError(f"{self._where(e)}: {problem} (the compiled result would be 0); "
-                             f"{self._sizes_told([count])}; average in float32 (astype to f32 before "
-                             f"the {e.op.name}, back to f16 after)")
 
     def _reads_nothing(self, e: T.Call, out: list) -> None:
         """A result with elements computed from a tensor with none is an empty reduction

@@ -17,11 +17,12 @@ from .build import Built, build_executable
 _MAX_TRIES = 40
 
 
-def build_imported(mod, name: str, bindings: dict, target, trace) -> Built:
+def build_imported(mod, name: str, bindings: dict, target, trace,
+                   fast_math: bool = False) -> Built:
     """``Built`` for the imported function ``name``, or an :class:`UnsupportedModel` naming
     the operator TVM could not compile."""
     try:
-        return Built(mod, {name: bindings}, target, trace)
+        return Built(mod, {name: bindings}, target, trace, fast_math)
     except DSLError as exc:
         reason = str(exc).partition("TVM could not compile this program: ")[2] or str(exc)
         reason = reason.split("\n")[0]

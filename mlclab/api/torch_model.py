@@ -25,7 +25,7 @@ from .program import Program
 @holding_ir_lock   # torch.export and TVM's builders are process-wide (tvm_setup.IR_LOCK)
 def from_torch(module, *example_args, dynamic_batch: bool = False,
                params_as_inputs: bool = False, target="llvm",
-               convert_map=None) -> "TorchFunction":
+               convert_map=None, fast_math: bool = False) -> "TorchFunction":
     """Compile the PyTorch ``module`` for inputs like ``example_args`` (tensors or arrays).
 
     ``torch.export`` captures it, TVM's ``from_exported_program`` translates it to Relax, and
@@ -36,6 +36,7 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
     it); ``params_as_inputs=True`` makes them extra inputs after the user's.
     ``convert_map`` maps ATen overload names (``"selu.default"``) to ``f(node, importer)``,
     TVM's ``custom_convert_map`` convention, used before mlclab's and TVM's own converters.
+    ``fast_math=True`` lets TVM and LLVM rewrite float arithmetic, as ``mlclab.compile``'s.
 
     What torch.export cannot capture or TVM cannot translate is a ``ValueError`` that names
     the PyTorch operator and the module path.
@@ -48,7 +49,8 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
         raise TypeError("from_torch(): pass example inputs after the module, e.g. "
                         "from_torch(model, torch.randn(1, 3, 224, 224)); their shapes and "
                         "dtypes are the compiled function's")
-    for flag, value in (("dynamic_batch", dynamic_batch), ("params_as_inputs", params_as_inputs)):
+    for flag, value in (("dynamic_batch", dynamic_batch), ("params_as_inputs", params_as_inputs),
+                        ("fast_math", fast_math)):
         if not isinstance(value, bool):
             raise TypeError(f"from_torch(): {flag} must be True or False, got {value!r}")
     tensors = tuple(_example_tensor(torch, a, i) for i, a in enumerate(example_args))
@@ -73,7 +75,7 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
             raise exc.with_traceback(None) from None
     mod = imported.mod
     built = build_imported(mod, imported.name, imported.bindings, target,
-                           lambda name: _Traced(traced_module(mod, name)))
+                           lambda name: _Traced(traced_module(mod, name)), fast_math)
     return TorchProgram(imported, module, target, built)[imported.name]
 
 

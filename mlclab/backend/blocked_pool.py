@@ -4,6 +4,7 @@ included -- SqueezeNet's three pools were 54-68 % of its time at ~1 % of the roo
 operator table's NCHW lowering, which pools twice (values and the NaN mask)."""
 from __future__ import annotations
 
+from ..ops.strict import isnan
 from .channel_blocks import BLOCKED_OP, MAX_POOL2D, is_blocked
 from .relax_exprs import dtype_of, static_shape
 
@@ -48,7 +49,7 @@ def _max_pool2d_nchwc(data, pool_size, strides, padding, out_hw):
         data = topi.nn.pad(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0],
                            pad_value=float("-inf"), name=POOL_PAD_NAME)
     nan_max = te.comm_reducer(
-        lambda acc, v: tirx.Select(tirx.Or(tirx.isnan(v), v > acc), v, acc),
+        lambda acc, v: tirx.Select(tirx.Or(isnan(v), v > acc), v, acc),
         lambda dtype: tirx.const(float("-inf"), dtype), name="nan_max")
     ry = te.reduce_axis((0, kh), name="ky")
     rx = te.reduce_axis((0, kw), name="kx")

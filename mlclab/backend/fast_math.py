@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+from ..ops.strict import isnan
+
 
 def legalize_gelu(bb, call):
     """``relax.nn.gelu`` as ``x * (0.5 + 0.5 * fast_erf(x / sqrt(2)))`` for float32."""
@@ -61,7 +63,7 @@ def legalize_softmax(bb, call):
                              name="T_softmax_maxelem")
         shifted = te.compute(t.shape, lambda *i: t(*i) - biggest(*row(i)), name="shifted")
         fast = topi.fast_exp(shifted)
-        exp = te.compute(t.shape, lambda *i: tirx.Select(tirx.isnan(shifted(*i)), shifted(*i),
+        exp = te.compute(t.shape, lambda *i: tirx.Select(isnan(shifted(*i)), shifted(*i),
                                                          fast(*i)), name="T_softmax_exp")
         k2 = te.reduce_axis((0, t.shape[ax]), name="k")
         total = te.compute(reduced, lambda *r: te.sum(exp(*r[:ax], k2, *r[ax:]), axis=k2),
@@ -126,7 +128,7 @@ def sigmoid_expr(x):
     s = tirx.Var("sigmoid_s", "float32")
     result = tirx.Select(v >= tirx.const(0.0, "float32"), s, e * s)
     body = tirx.Let(e, exp_nonpositive(-tirx.abs(v)),
-                    tirx.Let(s, one / (one + e), tirx.Select(tirx.isnan(v), v, result)))
+                    tirx.Let(s, one / (one + e), tirx.Select(isnan(v), v, result)))
     return tirx.Let(v, x, body)
 
 

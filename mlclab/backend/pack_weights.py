@@ -14,10 +14,17 @@ carries the annotation ``PACKED_MATMUL`` (the panel width), by which the schedul
 ``register_tile_prepacked`` (``schedules.packed_matmul``) knows it.  The original weight is
 no longer read by the built code, so only the packed one is kept in the executable.
 
+A column count with no power-of-two divisor of at least ``MIN_WIDTH`` (GPT-2's 50,257-word
+head, a prime such as 97) is packed in full-vector panels with zero columns added up to a
+multiple of ``PAD_PANELS`` panels: the kernel computes the padded width, tiled as any other,
+and a crop (its own small copy kernel) keeps the real columns. The added columns are
+multiplied by zeros and thrown away, so every kept output is summed as before. Fewer
+columns than ``MIN_PADDED_COLUMNS`` are left to the general rule (the copy would cost more
+than the tile saves).
+
 Left alone: a weight that is a parameter (a tinynn ``linear(x, w)``; packing it would cost a
 kernel per call, which is what the register tile's in-kernel panels already do), a constant
-that anything else also reads (packing would keep both layouts), other dtypes, and column
-counts with no power-of-two divisor of at least ``MIN_WIDTH`` (a prime such as 97).
+that anything else also reads (packing would keep both layouts), and other dtypes.
 """
 from __future__ import annotations
 
@@ -31,6 +38,9 @@ PACKED_MATMUL = "mlclab.packed_matmul"
 BLOCK_NAME = "packed_matmul"
 # The narrowest panel worth packing: a panel is a whole number of SIMD lanes.
 MIN_WIDTH = 4
+# Padded columns are rounded up to this many panels, so that tiles of several panels divide.
+PAD_PANELS = 4
+MIN_PADDED_COLUMNS = 256
 
 
 def panel_width(columns: int, lanes: int):
@@ -44,12 +54,30 @@ def panel_width(columns: int, lanes: int):
     return width if width >= MIN_WIDTH else None
 
 
-def pack_panels(weight_nk, width: int):
-    """``weight_nk`` (N, K) as (N / width, K, width) panels (numpy, a contiguous copy)."""
+def padded_columns(columns: int, lanes: int):
+    """(panel width, columns the kernel computes) for ``columns`` output columns: a divisor
+    panel and no padding when one exists, else full vectors and zero columns up to whole
+    groups of ``PAD_PANELS`` panels; None when neither applies."""
+    width = panel_width(columns, lanes)
+    if width is not None:
+        return width, columns
+    if columns < MIN_PADDED_COLUMNS or lanes < MIN_WIDTH:
+        return None
+    group = lanes * PAD_PANELS
+    return lanes, -(-columns // group) * group
+
+
+def pack_panels(weight_nk, width: int, columns=None):
+    """``weight_nk`` (N, K) as (columns / width, K, width) panels (numpy, a contiguous copy),
+    the rows past N zero (``columns`` defaults to N)."""
     import numpy as np
 
     n, k = weight_nk.shape
-    return np.ascontiguousarray(weight_nk.reshape(n // width, width, k).transpose(0, 2, 1))
+    columns = n if columns is None else columns
+    if columns != n:
+        weight_nk = np.concatenate([weight_nk, np.zeros((columns - n, k), weight_nk.dtype)])
+    return np.ascontiguousarray(
+        weight_nk.reshape(columns // width, width, k).transpose(0, 2, 1))
 
 
 def pack_weights(lanes: int):
@@ -99,7 +127,8 @@ def _constant_uses(mod) -> dict:
 
 
 def _plans(func, uses, lanes: int) -> dict:
-    """matmul var -> (x, the (N, K) weight as numpy, panel width) for every matmul to pack."""
+    """matmul var -> (x, the (N, K) weight as numpy, panel width, padded column count) for
+    every matmul to pack."""
     from tvm import relax
 
     values = relax.analysis.get_var2val(func)
@@ -117,9 +146,9 @@ def _plans(func, uses, lanes: int) -> dict:
         weight = _constant_nk(b, values, var_uses, uses)
         if weight is None:
             continue
-        width = panel_width(weight.shape[0], lanes)
-        if width is not None:
-            plans[var] = (x, weight, width)
+        layout = padded_columns(weight.shape[0], lanes)
+        if layout is not None:
+            plans[var] = (x, weight, *layout)
     return plans
 
 
@@ -240,11 +269,14 @@ def _packer_class():
             if plan is None:
                 super().visit_var_binding_(binding)
                 return
-            x, weight, width = plan
-            panels = relax.const(pack_panels(weight, width))
+            x, weight, width, columns = plan
+            panels = relax.const(pack_panels(weight, width, columns))
             call = self.builder_.call_te(packed_matmul, self.visit_expr(x), panels,
-                                         columns=weight.shape[0],
-                                         primfunc_name_hint=BLOCK_NAME)
+                                         columns=columns, primfunc_name_hint=BLOCK_NAME)
+            if columns != weight.shape[0]:      # padded: the real columns are cropped out
+                padded = self.builder_.emit(call, "padded")
+                call = relax.op.strided_slice(padded, axes=[padded.ty.ndim - 1], begin=[0],
+                                              end=[weight.shape[0]])
             # Under the matmul's own var: the views follow a value through the pipeline by
             # name, so the packed matmul keeps its line (its PyTorch module).
             self.builder_.emit_normalized(relax.VarBinding(binding.var,

@@ -14,9 +14,12 @@ from .record import PIPELINE, BuildRecord, Fallback, recording
 from .targets import backend_for, device_for, resolve_target  # noqa: F401  (public here)
 
 
-def build_passes(target="llvm", optimized: bool = True) -> list:
+def build_passes(target="llvm", optimized: bool = True, fast_math: bool = False) -> list:
     """The ordered Relax passes of mlclab's build for ``target``, for
     ``tvm.compile(relax_pipeline=...)``.
+
+    ``fast_math=False`` (the default, strict) computes numpy's answers (ops/strict.py);
+    ``True`` lets TVM's simplifier and LLVM rewrite float arithmetic as if it were exact.
 
     ``optimized=False`` is TVM's own pipeline for the target, without mlclab's additions
     (for the CPU: transpose and batch-norm folding, blocked convolutions, schedules): the
@@ -24,7 +27,7 @@ def build_passes(target="llvm", optimized: bool = True) -> list:
     so a bug there costs speed, never a program.
     """
     tgt = resolve_target(target)
-    return backend_for(tgt).passes(tgt, optimized)
+    return backend_for(tgt).passes(tgt, optimized, fast_math)
 
 
 # The build's PassContext config.  ``tirx.disable_assert``: no argument checks in the kernels'
@@ -37,7 +40,7 @@ def build_passes(target="llvm", optimized: bool = True) -> list:
 BUILD_CONFIG = {"tirx.disable_assert": True}
 
 
-def recorded_build(mod, target, run: Callable):
+def recorded_build(mod, target, run: Callable, fast_math: bool = False):
     """``run(pipeline)`` -- a ``tvm.transform.Sequential`` named ``PIPELINE`` -- with the passes
     recorded: mlclab's pipeline first, where a failing pass of mlclab's own is skipped or
     replaced (``record.own_pass``), then, if the build still fails, TVM's plain pipeline.
@@ -50,8 +53,8 @@ def recorded_build(mod, target, run: Callable):
 
     fallbacks, error = [], None
     for optimized in (True, False):
-        pipeline = tvm.transform.Sequential(build_passes(target, optimized=optimized),
-                                            name=PIPELINE)
+        pipeline = tvm.transform.Sequential(
+            build_passes(target, optimized=optimized, fast_math=fast_math), name=PIPELINE)
         with recording(BUILD_CONFIG) as recorder:
             try:
                 with quiet():        # TVM's C++ warnings would reach the notebook cell
@@ -63,11 +66,12 @@ def recorded_build(mod, target, run: Callable):
                 continue
         fallbacks.extend(recorder.fallbacks())
         start = mod if recorder.input is None else recorder.input
-        return result, BuildRecord(start, recorder.runs, target, optimized, tuple(fallbacks))
+        return result, BuildRecord(start, recorder.runs, target, optimized, tuple(fallbacks),
+                                   fast_math)
     raise error
 
 
-def record_pipeline(mod, target="llvm") -> BuildRecord:
+def record_pipeline(mod, target="llvm", fast_math: bool = False) -> BuildRecord:
     """The record of the Relax pipeline on ``mod`` alone, for IR that mlclab did not build
     (a ``relax.Function`` or ``IRModule`` handed to a view): the same passes, recorded the
     same way, without code generation."""
@@ -77,4 +81,4 @@ def record_pipeline(mod, target="llvm") -> BuildRecord:
         with tgt:            # tvm.compile applies the Relax pipeline inside ``with target:``
             return pipeline(mod)
 
-    return recorded_build(mod, tgt, run)[1]
+    return recorded_build(mod, tgt, run, fast_math)[1]

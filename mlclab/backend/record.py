@@ -71,10 +71,13 @@ class BuildRecord:
     """The passes of one build, in order: indexable by position or pass name.
 
     ``optimized`` is True when mlclab's whole pipeline ran with none of its passes skipped;
-    ``fallbacks`` says what did not run and what ran instead."""
+    ``fallbacks`` says what did not run and what ran instead; ``fast_math`` whether the
+    build let float arithmetic be rewritten (strict, numpy's answers, when False)."""
 
-    def __init__(self, input_mod, runs: list, target, optimized: bool, fallbacks: tuple):
+    def __init__(self, input_mod, runs: list, target, optimized: bool, fallbacks: tuple,
+                 fast_math: bool = False):
         self.input = input_mod
+        self.fast_math = bool(fast_math)
         self.runs = tuple(runs)
         self.target = target
         self.fallbacks = tuple(fallbacks)
@@ -133,7 +136,9 @@ class BuildRecord:
                 f"{f'  FAILED, {r.fallback.instead} ran instead' if r.fallback else ''}"
                 for r in self.runs]
         notes = [f"fallback: {f}" for f in self.fallbacks]
-        return "\n".join([f"<BuildRecord: {len(self.runs)} passes, {head}>", *rows, *notes])
+        math = "fast-math" if self.fast_math else "strict math"
+        return "\n".join([f"<BuildRecord: {len(self.runs)} passes, {head}, {math}>", *rows,
+                          *notes])
 
     def __repr__(self):
         return self.summary()

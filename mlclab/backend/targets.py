@@ -41,7 +41,7 @@ class Backend:
     description: str
     # (user's target as a dict) -> tvm.target.Target; raises ValueError naming ``target``.
     resolve: Callable
-    # (tvm.target.Target, optimized) -> the ordered Relax passes of the build.
+    # (tvm.target.Target, optimized, fast_math) -> the ordered Relax passes of the build.
     passes: Callable
     # () -> the tvm.runtime.Device its code runs on.
     device: Callable
@@ -168,12 +168,14 @@ def host_cpu():
     return None
 
 
-def _llvm_passes(target, optimized: bool) -> list:
+def _llvm_passes(target, optimized: bool, fast_math: bool = False) -> list:
     """TVM's fusing CPU pipeline (``tvm.compile(mod, "llvm")`` alone does not fuse on CPU)
     with mlclab's additions: transpose folding, batch-norm folding and the blocked
     convolution layout before it, and CPU schedules after FuseTIR.
     ``optimized=False`` is TVM's own pipeline, which the build falls back to when the
-    optimized one fails, so a bug in mlclab's passes costs speed, never a program."""
+    optimized one fails, so a bug in mlclab's passes costs speed, never a program.
+    ``fast_math=False`` (strict) lowers arithmetic and comparisons so that neither TVM's
+    simplifier nor LLVM changes an answer (ops/strict.py); ``True`` leaves them to TVM."""
     from tvm import relax
     from tvm.relax.backend import cpu_generic
     from tvm.relax.backend.cpu_generic.pipeline import dataflow_lower_passes
@@ -188,11 +190,11 @@ def _llvm_passes(target, optimized: bool) -> list:
     from .record import own_pass
     from .schedules import schedule_cpu, vector_lanes
 
-    legalize = _legalize_passes(target, optimized)
+    legalize = _legalize_passes(target, optimized, fast_math)
     if optimized:
         # mlclab's own passes, and TVM's it configures, are guarded: one that fails is
         # skipped (or TVM's own runs instead) and the build goes on, recording it.
-        plain = {p.info.name: p for p in _legalize_passes(target, False)}
+        plain = {p.info.name: p for p in _legalize_passes(target, False, fast_math)}
         # FoldConstant builds one LLVM module per constant kernel; mlclab's builds one for
         # them all, then runs TVM's on what is left (fold_kernels.py).
         ours = {"FuseOps": _bounded_fuse_ops(), "FoldConstant": fold_constants()}
@@ -229,18 +231,21 @@ def _llvm_passes(target, optimized: bool) -> list:
     ]
 
 
-def _legalize_passes(target, optimized: bool = False) -> list:
+def _legalize_passes(target, optimized: bool = False, fast_math: bool = False) -> list:
     """TVM's CPU legalization, with the operator table's numpy-faithful lowerings (relu
     keeps NaN) in place of TVM's own -- in both pipelines, as they are about results --
-    and, in the optimized one, the lowering of blocked-layout convolutions."""
+    and the strict arithmetic unless ``fast_math``; in the optimized pipeline, also the
+    lowering of blocked-layout convolutions."""
     from tvm import relax
     from tvm.relax.backend import cpu_generic
 
     from ..ops.lowering import LEGALIZE
+    from ..ops.strict import STRICT
     from .blocked_pool import legalize_max_pool2d
     from .concat import legalize_concat
     from .conv_layout import legalize_conv2d
     from .fast_math import legalize_gelu, legalize_sigmoid, legalize_silu, legalize_softmax
+    from .power import legalize_power
 
     first, *rest = cpu_generic.legalize_passes(target)
     assert first.info.name == "LegalizeOps", first.info.name
@@ -249,8 +254,12 @@ def _legalize_passes(target, optimized: bool = False) -> list:
                "relax.nn.gelu": legalize_gelu, "relax.nn.softmax": legalize_softmax,
                "relax.sigmoid": legalize_sigmoid, "relax.nn.silu": legalize_silu,
                # one copy per input, not a choice per element (concat.py)
-               "relax.concat": legalize_concat}
-    rules = {**LEGALIZE, **blocked} if optimized else LEGALIZE
+               "relax.concat": legalize_concat,
+               # x ** 2 and x ** 3 as vector multiplications, not powf calls (power.py)
+               "relax.power": legalize_power}
+    rules = {**LEGALIZE, **blocked} if optimized else dict(LEGALIZE)
+    if not fast_math:
+        rules = {**STRICT, **rules}
     return [relax.transform.LegalizeOps(customize_legalize_map=rules), *rest]
 
 

@@ -55,6 +55,7 @@ def import_module(module, example_args: tuple, *, dynamic_batch: bool = False,
     if dynamic_batch:
         example_args = batch_of_two(example_args)
     exported = export(module, example_args, dynamic_batch)
+    _check_mutations(exported, type(module).__name__)
     recorder = RecordingImporter(listing, convert_map)
     mod = recorder.translate(exported, params_as_inputs)
     name = function_name(type(module).__name__)
@@ -72,6 +73,47 @@ def import_module(module, example_args: tuple, *, dynamic_batch: bool = False,
                if arg in {p.name for p in func.params}]
     return ImportedModel(mod, name, params, typed_type(func.ret_ty, "output"), bindings,
                          listing.text, exported, node_values, weights, checks)
+
+
+class InputMutationWarning(UserWarning):
+    """The model changes an input in place; the compiled function leaves its arguments as
+    they are and returns what ``forward`` returns."""
+
+
+def _check_mutations(exported, name: str) -> None:
+    """A buffer changed in place is refused (compiled weights are constants, so the change
+    would be lost between calls); an input changed in place is said: the compiled function
+    does not write into its arguments, only what ``forward`` returns carries the change."""
+    import warnings
+
+    from torch.export.graph_signature import OutputKind
+
+    specs = exported.graph_signature.output_specs
+    buffers = [s.target for s in specs if s.kind == OutputKind.BUFFER_MUTATION]
+    if buffers:
+        raise UnsupportedModel(
+            f"{name} changes its buffer {buffers[0]!r} in place (a cache kept in the module?); "
+            f"mlclab compiles buffers as constants, so the change would be lost between calls: "
+            f"pass that tensor to forward as an input and return its new value")
+    inputs = [s.target for s in specs if s.kind == OutputKind.USER_INPUT_MUTATION]
+    if inputs:
+        warnings.warn(InputMutationWarning(
+            f"{name} changes its input {inputs[0]!r} in place; the compiled function leaves "
+            f"its arguments unchanged: use the values it returns (return the updated tensor "
+            f"from forward)"), stacklevel=_outside_mlclab())
+
+
+def _outside_mlclab() -> int:
+    """The ``stacklevel`` of the first caller outside the mlclab package (the student's
+    cell), however many of mlclab's wrappers lie between."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _renamed(mod, name: str, bindings: dict, operators: dict):

@@ -12,11 +12,17 @@ mlclab's converters fix what TVM 0.27 translates wrongly:
   ``torch.export`` has proved a dynamic batch is not (it is at least 2).
 - ``add`` of two bool tensors (PyTorch: logical or; TVM's kernel refuses to compile it).
 - ``cat`` with a 1-d empty tensor beside higher-rank ones (PyTorch skips it; GPT-2's cache).
+- ``index_put`` with fewer index tensors than dimensions, or ``None`` among them (what
+  ``cache[:, :, pos] = k`` and ``cache.index_copy_(2, pos, k)`` become): TVM's kernel wants one
+  index tensor per dimension and a value for each indexed element.
+- ``select`` with a negative index (``logits[:, -1, :]``): TVM takes the index as it is.
 
 How to add one: a function ``(importer, node) -> relax.Expr`` and its entry in ``CONVERTERS``,
 keyed by the ATen overload's name as ``node.target.__name__`` spells it (``"selu.default"``).
 """
 from __future__ import annotations
+
+import numpy as np
 
 from .module_tree import ModuleListing, operator_name
 from .torch_export import UnsupportedModel, first_line
@@ -150,6 +156,128 @@ def _legacy_empty(expr) -> bool:
     return values is not None and len(values) == 1 and getattr(values[0], "value", None) == 0
 
 
+def _index_put(importer, node):
+    """``data[indices] = values`` (or ``+=`` with ``accumulate``) in PyTorch's terms: an
+    index tensor or ``None`` (the whole dimension) per leading dimension, the rest whole.
+    Relax's ``index_put`` wants one index tensor per dimension, all broadcasting to the
+    shape of the indexed elements, and exactly one value per element, so the whole
+    dimensions become ``arange`` constants placed where PyTorch puts them in that shape."""
+    from tvm import relax
+
+    args = importer.retrieve_args(node)
+    data, indices, values = args[0], list(args[1]), args[2]
+    accumulate = bool(_arg(args, 3, node.kwargs.get("accumulate", False)))
+    shape = data.ty.shape.values
+    rank = len(shape)
+    indices += [None] * (rank - len(indices))
+    given = [d for d, index in enumerate(indices) if index is not None]
+    if len(given) == rank and all(i.ty.ndim == 1 for i in indices):
+        return importer.block_builder.emit(
+            relax.op.index_put(data, relax.Tuple(indices), values, accumulate))
+    sizes = [getattr(d, "value", None) for d in shape]
+    if len(given) == 1 and not accumulate:
+        written = _write_along(importer, data, indices[given[0]], values, given[0], sizes)
+        if written is not None:
+            return written
+    if any(sizes[d] is None for d in range(rank) if indices[d] is None):
+        raise ValueError("index_put over a whole dimension of symbolic size is not supported; "
+                         "index every dimension of a symbolic size with a tensor")
+    emit = importer.block_builder.emit
+    broadcast = _broadcast_shape([_static_shape(indices[d]) for d in given])
+    whole = [d for d in range(rank) if indices[d] is None]
+    # PyTorch: adjacent index tensors put their shape where they stand, others put it first.
+    adjacent = given == list(range(given[0], given[-1] + 1))
+    first = given[0] if adjacent else 0
+    before = [d for d in whole if d < first] if adjacent else []
+    after = [d for d in whole if d not in before]
+    out_rank = len(before) + len(broadcast) + len(after)
+    placed = {d: i for i, d in enumerate(before)}
+    placed.update({d: len(before) + len(broadcast) + i for i, d in enumerate(after)})
+    full = []
+    for d in range(rank):
+        if indices[d] is None:
+            at = [1] * out_rank
+            at[placed[d]] = sizes[d]
+            full.append(relax.const(np.arange(sizes[d], dtype="int64").reshape(at), "int64"))
+        else:
+            index = indices[d]
+            lead = len(before) + len(broadcast) - index.ty.ndim
+            full.append(emit(relax.op.reshape(
+                index, [1] * lead + list(index.ty.shape.values) + [1] * len(after))))
+    result = [sizes[d] for d in before] + broadcast + [sizes[d] for d in after]
+    values = emit(relax.op.broadcast_to(values, result))
+    return emit(relax.op.index_put(data, relax.Tuple(full), values, accumulate))
+
+
+def _write_along(importer, data, index, values, axis: int, sizes: list):
+    """``data`` with the slices at ``index`` (1-d) along ``axis`` replaced by ``values``, as
+    elementwise operators (a static cache's update: ``cache.index_copy_(2, pos, k)``): slot
+    ``l`` keeps ``data`` unless some position names it, and then takes the last such row of
+    ``values``. Relax's ``index_put`` is an external kernel copying ``data`` one scalar at a
+    time; this fuses into one vectorised pass. The index reaches the graph through a
+    ``take`` from ``arange``, an identity the index guard checks as any other index.
+    None when the shapes are not static."""
+    from tvm import relax
+
+    if None in sizes or index.ty.ndim != 1:
+        return None
+    count = getattr(index.ty.shape.values[0], "value", None)
+    if not count:
+        return None
+    emit = importer.block_builder.emit
+    length, rank = sizes[axis], len(sizes)
+    slots = np.arange(length, dtype="int64")
+    index = emit(relax.op.astype(index, "int64")) if str(index.ty.dtype) != "int64" else index
+    positions = emit(relax.op.take(relax.const(slots, "int64"), index, axis=0))
+    result = list(sizes)
+    result[axis] = count
+    values = emit(relax.op.broadcast_to(values, result))
+    along = [1] * rank
+    along[axis] = length
+    if count == 1:
+        hit = emit(relax.op.equal(relax.const(slots.reshape(along), "int64"),
+                                  emit(relax.op.reshape(positions, [1] * rank))))
+        return emit(relax.op.where(hit, values, data))
+    # (length, count): which positions name each slot; the last one wins, as in PyTorch's loop
+    names = emit(relax.op.equal(relax.const(slots.reshape(length, 1), "int64"),
+                                emit(relax.op.reshape(positions, [1, count]))))
+    order = relax.const(np.arange(1, count + 1, dtype="int64").reshape(1, count), "int64")
+    last = emit(relax.op.max(emit(relax.op.where(names, order, relax.const(0, "int64"))),
+                             axis=1))
+    source = emit(relax.op.subtract(emit(relax.op.maximum(last, relax.const(1, "int64"))),
+                                    relax.const(1, "int64")))
+    gathered = emit(relax.op.take(values, source, axis=axis))
+    hit = emit(relax.op.reshape(emit(relax.op.greater(last, relax.const(0, "int64"))), along))
+    return emit(relax.op.where(hit, gathered, data))
+
+
+def _static_shape(expr) -> list:
+    shape = [getattr(d, "value", None) for d in expr.ty.shape.values]
+    if None in shape:
+        raise ValueError("index_put with an index tensor of symbolic shape is not supported")
+    return shape
+
+
+def _broadcast_shape(shapes: list) -> list:
+    return list(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+
+
+def _select(importer, node):
+    """``x.select(dim, i)`` with PyTorch's negative ``i`` counted from the end."""
+    from tvm import relax
+
+    x = importer.env[node.args[0]]
+    dim, index = node.args[1], node.args[2]
+    size = getattr(x.ty.shape.values[dim], "value", None)
+    if index < 0 and size is None:
+        sliced = importer.block_builder.emit(relax.op.strided_slice(
+            x, [dim], [index], [index + 1 if index + 1 else 2**62]))
+        return importer.block_builder.emit(relax.op.squeeze(sliced, [dim]))
+    if index < 0 and index >= -size:
+        index += size
+    return importer.block_builder.emit(relax.op.take(x, relax.const(index, "int64"), dim))
+
+
 def _is_bool(expr) -> bool:
     return str(getattr(getattr(expr, "ty", None), "dtype", None)) == "bool"
 
@@ -165,6 +293,9 @@ CONVERTERS = {
     "squeeze.default": _squeeze,
     "squeeze.dim": _squeeze,
     "squeeze.dims": _squeeze,
+    "index_put.default": _index_put,
+    "index_put_.default": _index_put,
+    "select.int": _select,
 }
 # Converters that fall back to TVM's own for the cases they do not handle.
 _WRAPPING = {"add.Tensor": _add, "add_.Tensor": _add,
@@ -252,12 +383,27 @@ class RecordingImporter:
             mod = self.importer.from_exported_program(
                 exported, keep_params_as_input=params_as_inputs, unwrap_unit_return_tuple=True,
                 no_bind_return_tuple=False, custom_convert_map=None)
-            return _bool_arithmetic(mod)
         except UnsupportedModel:
+            self._abandon_function()
             raise
         except Exception as exc:
+            self._abandon_function()
             raise UnsupportedModel(
                 f"TVM could not translate this model: {first_line(exc)}") from None
+        return _bool_arithmetic(mod)
+
+    def _abandon_function(self) -> None:
+        """Close the block and scope TVM's ``with bb.function`` leaves open when a translation
+        raises inside it (its C++ side would print "BlockBuilder destroyed with remaining
+        blocks!" when collected)."""
+        builder = getattr(self.importer, "block_builder", None)
+        if builder is None:
+            return
+        try:
+            builder._end_block()
+            builder.end_scope()
+        except Exception:     # nothing was open: the failure came before the function
+            pass
 
 
 _BOOL_ARITHMETIC = {"relax.add": "logical_or", "relax.multiply": "logical_and"}

@@ -7,8 +7,9 @@ The counting rules (what the tests check against hand counts):
   ``%``, ``max``, ``min`` count 1 each, so a multiply-add counts 2 and ``relu``'s ``max(x, 0)``
   counts 1; a math call (``exp``, ``sqrt``, ...) counts 1. A ``select``/``if_then_else`` on
   the data counts 1 (relu keeps NaN as ``x <= 0 ? 0 : x``, the same work as ``max``); one on
-  indices only (padding, bounds) counts 0. Loads, constants, casts and index expressions count
-  0. A 512x512x512 matmul is 2*512^3; ``relu(a*b+c)`` over N is 3N.
+  indices only (padding, bounds) counts 0. Loads, constants, casts, index expressions and
+  strict math's fences (``ops.strict.fence``, no instruction) count 0. A 512x512x512 matmul
+  is 2*512^3; ``relu(a*b+c)`` over N is 3N.
 - **Bytes**: each buffer the kernel receives (its inputs and outputs, in global memory) is
   counted once, at its full size: the traffic a perfect cache would still need. Intermediates
   the kernel allocates itself are not counted. A fused ``relu(a*b+c)`` over N float32 moves
@@ -21,6 +22,8 @@ iterations that do nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..ops.strict import is_fence
 
 # One FLOP each (class names of tvm.tirx expressions).
 _ARITH = {"Add", "Sub", "Mul", "Div", "FloorDiv", "FloorMod", "Mod", "Max", "Min"}
@@ -46,6 +49,8 @@ def expr_flops(expr) -> int:
         return (_reads_buffer(expr.condition) + expr_flops(expr.true_value)
                 + expr_flops(expr.false_value))
     if kind == "Call":
+        if is_fence(expr):     # strict math's fence: no instruction, only its operand works
+            return expr_flops(expr.args[1])
         name = getattr(expr.op, "name", "")
         if name == "tirx.if_then_else":
             return (_reads_buffer(expr.args[0]) + expr_flops(expr.args[1])

@@ -202,10 +202,13 @@ class CellDisplay:
         self.functions = {name: FunctionViews(fn, list(show), (reports or {}).get(name), seed)
                           for name, fn in program.items()}
         self.target = target
+        self.fast_math = bool(getattr(program, "fast_math", False))
 
     def header_html(self) -> str:
         names = ", ".join(f"<code>{html.escape(n)}</code>" for n in self.functions)
         where = f" for <code>{html.escape(str(self.target))}</code>" if self.target else ""
+        if self.fast_math:       # results may differ from numpy's: said where the student looks
+            where += " with <b>fast-math</b>"
         badges = ""
         for name, fv in self.functions.items():
             if fv.report is not None:

@@ -112,6 +112,9 @@ class TinyNNMagics(Magics):
                    f"separated)")
     @argument("--target", default=None,
               help='compilation target: "llvm" (default) or a JSON target dict')
+    @argument("--fast-math", action="store_true",
+              help="let TVM and LLVM rewrite float arithmetic as if it were exact (faster; "
+                   "results may differ from numpy's)")
     @argument("-q", "--quiet", action="store_true", help="bind the functions, show nothing")
     @argument("-f", "--force", action="store_true", help="recompile, bypassing the cache")
     @argument("--check", action="store_true",
@@ -141,7 +144,7 @@ class TinyNNMagics(Magics):
         # the ones the student sees in the cell.
         source = "\n" + cell
         filename = f"<tinynn cell [{self._cell_number()}]>"
-        options = {"filename": filename, "force": args.force}
+        options = {"filename": filename, "force": args.force, "fast_math": args.fast_math}
         if target is not None:
             options["target"] = target
         try:

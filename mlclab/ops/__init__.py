@@ -145,9 +145,13 @@ def _cells(*cells) -> str:
 
 
 def reference_markdown() -> str:
-    """The operator reference for the docs, generated from the table."""
+    """The operator reference for the docs, generated from the table (and what strict and
+    fast-math numerics promise, from ``ops.strict``)."""
+    from .strict import guarantees_markdown
+
     lines = ["# Operator reference", "",
-             "Generated from `mlclab/ops/` by `python -m mlclab.ops`; do not edit by hand.", ""]
+             "Generated from `mlclab/ops/` by `python -m mlclab.ops`; do not edit by hand.", "",
+             guarantees_markdown()]
     categories: dict = {}
     for o in OPS.values():
         categories.setdefault(o.category, []).append(o)

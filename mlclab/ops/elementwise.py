@@ -230,13 +230,23 @@ def _float_unary(name, relax_fn, np_fn, doc, params=X, **example):
               example=Example(f"{name}(x)", x=example.pop("x", F23), **example))
 
 
+def _softplus_relax(a: Args):
+    # float16 through float32: exp(x) overflows float16 from x = 11.1, below TVM's threshold
+    # (20) for returning x itself, so softplus(12) was inf
+    if a.out.dtype != "float16":
+        return R().nn.softplus(a.x)
+    return R().astype(R().nn.softplus(R().astype(a.x, "float32")), "float16")
+
+
 def _log1p_relax(a: Args):
     # Relax has no log1p; log(1 + x) loses every digit for |x| < 1e-7. Goldberg's trick:
     # u = 1 + x is exact up to rounding, and log(u) * x / (u - 1) cancels that rounding.
     op, one = R(), relax().const(1.0, a.out.dtype)
     u = op.add(a.x, one)
     d = op.subtract(u, one)
-    goldberg = op.where(op.isinf(u), u, op.divide(op.multiply(op.log(u), a.x), d))
+    # log(u) * (x / d), not (log(u) * x) / d: that overflowed for x near the largest float;
+    # an infinite u is log's (inf for +inf, NaN for -inf, as numpy's log1p(-inf))
+    goldberg = op.where(op.isinf(u), op.log(u), op.multiply(op.log(u), op.divide(a.x, d)))
     return op.where(op.equal(d, relax().const(0.0, a.out.dtype)), a.x, goldberg)
 
 
@@ -247,7 +257,8 @@ def _expm1_relax(a: Args):
     one = rx.const(1.0, a.out.dtype)
     u = op.exp(a.x)
     d = op.subtract(u, one)
-    kahan = op.divide(op.multiply(d, a.x), op.log(u))
+    # d * (x / log(u)), not (d * x) / log(u): that overflowed for x near exp's limit
+    kahan = op.multiply(d, op.divide(a.x, op.log(u)))
     safe = op.where(op.isinf(u), u, kahan)                      # exp overflowed: inf, as numpy
     safe = op.where(op.equal(d, op.negative(one)), d, safe)     # exp underflowed: -1
     return op.where(op.equal(d, rx.const(0.0, a.out.dtype)), a.x, safe)
@@ -286,7 +297,7 @@ MATH = [
                  "x * Phi(x) with the exact erf, PyTorch's default GELU"),
     _float_unary("sin", lambda a: R().sin(a.x), lambda a: np.sin(a.x), "sine (radians)"),
     _float_unary("cos", lambda a: R().cos(a.x), lambda a: np.cos(a.x), "cosine (radians)"),
-    _float_unary("softplus", lambda a: R().nn.softplus(a.x),
+    _float_unary("softplus", _softplus_relax,
                  lambda a: np.logaddexp(np.zeros((), a.x.dtype), a.x),
                  "log(1 + exp(x)), without overflow for large x", low=-30.0, high=30.0),
     _float_unary("silu", lambda a: R().nn.silu(a.x),

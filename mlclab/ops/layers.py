@@ -9,7 +9,7 @@ from . import numpy_ref
 from .entry import Args, Example, Op
 from .params import (Axis, Float, Int, OpTypeError, Padding, Pair, Param, Text, optional_tensor,
                      tensor)
-from .rules import (R, broadcast_shapes, fmt_shape, need_f16_count, need_float, need_numeric,
+from .rules import (R, broadcast_shapes, fmt_shape, need_float, need_numeric,
                     need_rank, relax, same_dtype, spatial_out)
 
 
@@ -177,7 +177,6 @@ def _pool_rule(a: Args) -> TensorType:
     need_numeric(a, "x", a.op)
     if a.op == "avg_pool2d":
         need_float(a, "x", a.op)
-        need_f16_count(a)
     (kh, kw), (sh, sw), (top, left, bottom, right) = a.pool_size, a.strides, a.padding
     oh = spatial_out(x.shape[2], kh, sh, top, bottom, 1, a.op, "height")
     ow = spatial_out(x.shape[3], kw, sw, left, right, 1, a.op, "width")
@@ -205,7 +204,6 @@ NCHW = ((2, 3, 8, 7), "f32")
 def _gap_rule(a: Args) -> TensorType:
     need_rank(a, "x", 4, "global_avg_pool2d", "NCHW")
     need_float(a, "x", "global_avg_pool2d")
-    need_f16_count(a)
     return TensorType(a.x.shape[:2] + (1, 1), a.x.dtype)
 
 

@@ -13,12 +13,20 @@ Integer tensors take TVM's own lowering. ``mlclab.backend.passes`` hands ``LEGAL
 """
 from __future__ import annotations
 
+from .strict import broadcast, fence, isnan
+
 
 def _relu(bb, call):
     from tvm import te, tirx
 
     def compute(x):
         zero = tirx.const(0, x.dtype)
+        # numpy's maximum(x, 0) on the tie -0.0 vs 0: float16 keeps x (-0.0), others 0.
+        # The kept x is fenced for float16: LLVM (no-NaNs, as TVM sets it) would turn the
+        # select into a max instruction, which answers the tie with +0.0.
+        if str(x.dtype) == "float16":
+            return te.compute(x.shape, lambda *i: tirx.Select(x(*i) < zero, zero, fence(x(*i))),
+                              name="compute", tag="elemwise")
         return te.compute(x.shape, lambda *i: tirx.Select(x(*i) <= zero, zero, x(*i)),
                           name="compute", tag="elemwise")
 
@@ -70,7 +78,7 @@ def _nan_reduction(name: str):
             wins = (lambda v, acc: v > acc) if name == "max" else (lambda v, acc: v < acc)
             start = float("-inf") if name == "max" else float("inf")
             reducer = te.comm_reducer(
-                lambda acc, v: tirx.Select(tirx.Or(tirx.isnan(v), wins(v, acc)), v, acc),
+                lambda acc, v: tirx.Select(tirx.Or(isnan(v), wins(v, acc)), v, acc),
                 lambda dtype: tirx.const(start, dtype), name=f"nan_{name}")
             k = {a: te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in sorted(axes)}
             kept = [i for i in range(ndim) if keepdims or i not in axes]
@@ -138,30 +146,18 @@ def _nan_binary(name: str):
     loop, as TVM's own (which is ``select(a > b, a, b)`` and drops a NaN in ``a``)."""
 
     def legalize(bb, call):
-        from tvm import te, tirx, topi
+        from tvm import tirx, topi
 
         def compute(a, b):
             if not str(a.dtype).startswith("float"):
                 return getattr(topi, name)(a, b)
-            ndim = max(len(a.shape), len(b.shape))
-            one = lambda d: isinstance(d, tirx.IntImm) and d.value == 1  # noqa: E731
-            pa = [None] * (ndim - len(a.shape)) + list(a.shape)
-            pb = [None] * (ndim - len(b.shape)) + list(b.shape)
-            shape = [q if p is None or (one(p) and q is not None) else p for p, q in zip(pa, pb)]
-
-            def at(t, idx):
-                off = ndim - len(t.shape)
-                return t[tuple(tirx.const(0, "int64") if one(d) else idx[k + off]
-                               for k, d in enumerate(t.shape))]
-
-            wins = (lambda u, v: u > v) if name == "maximum" else (lambda u, v: u < v)
-
-            def body(*idx):
-                u, v = at(a, idx), at(b, idx)
-                picked = tirx.Select(tirx.Or(tirx.isnan(u), wins(u, v)), u, v)
-                return picked
-
-            return te.compute(shape, body, name=f"T_{name}", tag="broadcast")
+            # On a tie (+0 and -0) numpy's float32/64 loops keep x2, its float16 loop x1
+            if str(a.dtype) == "float16":
+                wins = (lambda u, v: u >= v) if name == "maximum" else (lambda u, v: u <= v)
+            else:
+                wins = (lambda u, v: u > v) if name == "maximum" else (lambda u, v: u < v)
+            return broadcast(name, lambda u, v: tirx.Select(tirx.Or(isnan(u), wins(u, v)), u, v),
+                             a, b)
 
         return bb.call_te(compute, *call.args, primfunc_name_hint=name)
 
@@ -186,9 +182,34 @@ def _full(bb, call):
                       primfunc_name_hint="full")
 
 
+def _f32_accumulated(name: str):
+    """sum/mean/variance/std and the average pools of float16 or bfloat16 accumulated in
+    float32 and rounded once, as PyTorch does and numpy's mean does: a float16 accumulator
+    stops at 2048 when adding ones (2048 + 1 rounds back to 2048), and TVM's averages divide
+    by the count as a float16 literal, which it refuses above 65504. Other dtypes take TVM's
+    own lowering."""
+
+    def legalize(bb, call):
+        import tvm
+        from tvm.relax import op as R
+
+        x = call.args[0]
+        dtype = str(x.ty.dtype)
+        if dtype not in ("float16", "bfloat16"):
+            return tvm.ir.Op.get(call.op.name).get_attr("FLegalize")(bb, call)
+        wide = bb.normalize(R.astype(x, "float32"))
+        reduced = tvm.relax.Call(call.op, [wide], call.attrs)
+        return R.astype(bb.normalize(reduced), dtype)
+
+    return legalize
+
+
 #: Relax operator name -> legalization, for ``LegalizeOps(customize_legalize_map=...)``.
 LEGALIZE = {"relax.nn.relu": _relu, "relax.nn.max_pool2d": _max_pool2d,
             "relax.max": _nan_reduction("max"), "relax.min": _nan_reduction("min"),
             "relax.maximum": _nan_binary("maximum"), "relax.minimum": _nan_binary("minimum"),
             "relax.full": _full, "relax.full_like": _full,
-            "relax.argmax": _arg_reduction("argmax"), "relax.argmin": _arg_reduction("argmin")}
+            "relax.argmax": _arg_reduction("argmax"), "relax.argmin": _arg_reduction("argmin"),
+            **{f"relax.{name}": _f32_accumulated(name)
+               for name in ("sum", "mean", "variance", "std", "nn.avg_pool2d",
+                            "nn.adaptive_avg_pool2d")}}

@@ -33,51 +33,6 @@ def need_float(a: Args, name: str, what: str) -> None:
                           param=name, hint=f"convert it first: astype({w}, f32)")
 
 
-#: float16's largest finite value. TVM lowers a float16 average (mean, var, std, the average
-#: pools) as a sum divided by its element count written as a float16 constant: past this it
-#: refuses to build ("kMaxFloat16"), and a symbolic count past it is inf at run time (every
-#: mean 0). So the rules refuse a static count here and the call's size check a symbolic one.
-F16_MAX = 65504
-
-
-def averaged_count(op: str, shape: tuple, attrs) -> D.Dim | None:
-    """How many values one result of the average ``op`` divides by (None for other ops);
-    ``attrs`` holds its normalised ``axis`` or ``pool_size``."""
-    if op in ("mean", "var", "std"):
-        axis = attrs.get("axis")
-        axes = range(len(shape)) if axis is None else (
-            [axis] if isinstance(axis, int) else list(axis))
-        return D.product([shape[i % len(shape)] for i in axes]) if shape else 1
-    if op == "global_avg_pool2d":
-        return D.product(shape[2:])
-    if op == "avg_pool2d":
-        return D.product(attrs["pool_size"])
-    return None
-
-
-def f16_count_problem(op: str, dtype: str, count: int) -> str | None:
-    """What is wrong with a float16 average over ``count`` values, or None."""
-    if dtype != "float16" or count <= F16_MAX:
-        return None
-    return (f"{op} of float16 values averages {count:,} of them: TVM divides by that count "
-            f"as a float16 constant, and {count:,} is past float16's largest value "
-            f"({F16_MAX:,})")
-
-
-def f16_count_hint(a: Args) -> str:
-    others = "".join(f", {name}={text}" for name, text in a.written.items() if name != "x")
-    return f"average in float32: astype({a.op}(astype({a.source('x')}, f32){others}), f16)"
-
-
-def need_f16_count(a: Args) -> None:
-    """A static float16 average past float16's range (see ``F16_MAX``)."""
-    count = averaged_count(a.op, a.x.shape, a.values)
-    if isinstance(count, int):
-        problem = f16_count_problem(a.op, a.x.dtype, count)
-        if problem:
-            raise OpTypeError(problem, param="x", hint=f16_count_hint(a))
-
-
 def need_numeric(a: Args, name: str, what: str) -> None:
     if a[name].dtype == "bool":
         raise OpTypeError(f"{what} is not defined on bool tensors", param=name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from ...ops.strict import is_fence
 from .tir_util import is_reduction, try_inline
 
 
@@ -73,8 +74,8 @@ def _size(expr) -> int:
     more than cheap."""
     from tvm.ir import Call
 
-    return _evaluations(expr, lambda node: CHEAP_NODES + 1 if isinstance(node, Call) else 1,
-                        indices=False)
+    return _evaluations(expr, lambda node: 0 if is_fence(node) else
+                        CHEAP_NODES + 1 if isinstance(node, Call) else 1, indices=False)
 
 
 def _evaluations(expr, count, indices: bool = True) -> int:
@@ -111,6 +112,10 @@ _OPERAND_FIELDS = ("a", "b", "value", "condition", "true_value", "false_value", 
 
 def _operands(node, with_indices: bool):
     from tvm.ir.expr import Expr
+
+    if is_fence(node):      # strict math's fence emits no instruction: only its operand counts
+        yield node.args[1]
+        return
 
     fields = _OPERAND_FIELDS + (("indices",) if with_indices else ())
     for name in fields:

@@ -1,6 +1,6 @@
 """Every exercise of the course, by key. The references live in these modules and nowhere in the
 notebooks."""
-from . import compiler, dsl, objects, passes, performance, pipeline
+from . import compiler, dsl, llm, objects, passes, performance, pipeline
 
-EXERCISES = {e.key: e for module in (dsl, objects, compiler, pipeline, performance, passes)
+EXERCISES = {e.key: e for module in (dsl, objects, compiler, pipeline, performance, llm, passes)
              for e in module.EXERCISES}
