@@ -15,7 +15,8 @@ added to the catalog is covered here with no change, and one whose lesson cannot
 whose ``submit`` kind cannot carry its answer out, fails with the exercise's key. Lessons 10 and
 12 run their cells up to the exercise like the others (torch and the model's import; the naive
 matmul's timing), no substitute: run alone, one lesson's kernel took 3-32 s (lesson 10 the most),
-and the whole test 129 s with three kernels at once on 2 cores at load average 8.
+and the whole test (15 lessons) 120 s with three kernels at once on 2 cores at load
+average 6.
 """
 import json
 import re
