@@ -147,6 +147,9 @@ def test_it_works_without_a_kernel_as_html_twin_and_saved_file(mlp, tmp_path):
     twin = c.fragment()
     assert "mlclab-state" in twin and "renderCompare" in twin and "<svg" in twin
     assert c.summary in c.static_html()
+    # the static form cannot tell whether its panes are stacked: it names each side both ways
+    assert "left (top when stacked): " in c.static_html()
+    assert "right (bottom when stacked): " in c.static_html()
     path = c.save(tmp_path / "cmp.html")
     text = open(path, encoding="utf-8").read()
     assert text.startswith("<!DOCTYPE html>") and "http://" not in text.split("<svg", 1)[0]

@@ -270,7 +270,8 @@ def test_a_handed_in_reference_schedule_is_refused_and_an_untouched_one_is_uncha
 
 def test_a_module_is_graded_by_its_values_and_its_script():
     """IR objects cannot be serialised in this TVM: a module leaves the sandbox as its values on
-    the graded inputs plus its script text, which the structure check reads."""
+    the graded inputs plus its script text (the exercise's evidence), which the structure check
+    reads."""
     import tvm
     from tvm import te
     from mlclab.course import checker, export
@@ -283,6 +284,6 @@ def test_a_module_is_graded_by_its_values_and_its_script():
     func = te.create_prim_func([a, b, bias, out]).with_attr("global_symbol", "mm_bias_relu")
     module = tvm.IRModule({"mm_bias_relu": func})
     record = export.answers(["06-mm-bias-relu"], 3, {"scheduled_mod": module})
-    assert record["06-mm-bias-relu"]["kind"] == "outputs" and "script" in record["06-mm-bias-relu"]
+    assert record["06-mm-bias-relu"]["kind"] == "outputs" and "evidence" in record["06-mm-bias-relu"]
     result = checker.check_answers(record, ["06-mm-bias-relu"], 3)["06-mm-bias-relu"]
     assert result.status == "failed" and "no loop is vectorized" in result.message

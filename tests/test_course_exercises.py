@@ -12,7 +12,24 @@ from mlclab.course import EXERCISES, ExerciseHandle
 
 
 def check(key, answer, namespace=None):
-    return ExerciseHandle(EXERCISES[key]).check(answer, namespace=namespace or {})
+    """The live check's result; the graded path (export in this process, the checker's judge on
+    the JSON) must agree with it on the verdict, and on a failure's message when a structure
+    check or the answer's form decides (the values are drawn from another salt)."""
+    live = ExerciseHandle(EXERCISES[key]).check(answer, namespace=namespace or {})
+    graded = grade(key, answer, namespace)
+    assert graded.status == live.status, (key, live.message, graded.message)
+    if live.status == "failed" and " is wrong on " not in live.message \
+            and " raised " not in live.message:
+        assert graded.message == live.message, (key, live.message, graded.message)
+    return live
+
+
+def grade(key, answer, namespace=None):
+    import json
+    from mlclab.course import checker, export
+    exercise = EXERCISES[key]
+    record = export.answers([key], 5, {**(namespace or {}), exercise.answer: answer})
+    return checker.judge(exercise, json.loads(json.dumps(record[key])), 5)
 
 
 # ------------------------------------------------------------------ lesson 2: the mini frontend
@@ -169,3 +186,54 @@ def test_the_generator_exercise_wants_attributes_typed_and_in_the_header():
     assert "header2" in no_header.message
     right = check("09-clip-node", clip_nodes("float"), namespace)
     assert right.passed, right.message
+
+
+# ------------------------------------------------------------- lesson 14: a pass of your own
+def test_the_pass_exercise_wants_the_identities_gone_and_the_meaning_kept():
+    from tvm import relax as rx
+
+    def pass_of(name, rewrite):
+        @rx.expr_functor.mutator
+        class Rewrite(rx.PyExprMutator):
+            def visit_call_(self, call):
+                return rewrite(super().visit_call_(call))
+
+        @tvm.transform.module_pass(opt_level=0, name=name)
+        def run(mod, ctx):
+            mutator = Rewrite(mod)
+            for gv, func in mod.functions_items():
+                if isinstance(func, rx.Function):
+                    mutator.builder_.update_func(gv, mutator.visit_expr(func))
+            return mutator.builder_.get()
+        return run
+
+    def scalar(expr, value):
+        return isinstance(expr, tvm.ir.expr.Constant) and expr.value.numpy().ndim == 0 \
+            and float(expr.value.numpy()) == value
+
+    def right_side_only(call):        # removes x * 1.0, misses 0.0 + a
+        if call.op.same_as(tvm.ir.Op.get("relax.multiply")) and scalar(call.args[1], 1.0):
+            return call.args[0]
+        return call
+
+    def every_scalar(call):           # removes b * 2.0 too: another program
+        if call.op.name in ("relax.multiply", "relax.add") and \
+                isinstance(call.args[1], tvm.ir.expr.Constant):
+            return call.args[0]
+        if call.op.name == "relax.add" and isinstance(call.args[0], tvm.ir.expr.Constant):
+            return call.args[1]
+        return call
+
+    def raises(call):
+        raise RuntimeError("my pass broke")
+
+    unchanged = check("14-identity-pass", pass_of("Nothing", lambda call: call))
+    assert unchanged.status == "failed" and "unchanged" in unchanged.message
+    half = check("14-identity-pass", pass_of("Half", right_side_only))
+    assert half.status == "failed" and "add(..., 0.0)" in half.message
+    wrong = check("14-identity-pass", pass_of("TooMuch", every_scalar))
+    assert wrong.status == "failed" and "`b * 2.0`" in wrong.message
+    broken = check("14-identity-pass", pass_of("Broken", raises))
+    assert broken.status == "failed" and "my pass broke" in broken.message
+    assert check("14-identity-pass", "not a pass").status == "not run"
+    assert check("14-identity-pass", None).status == "unchanged"

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 import mlclab  # noqa: E402
 from mlclab.notebook.fold_layouts import Fold, FoldLayouts, fold_of, next_folds, with_ancestors  # noqa: E402
 from mlclab.notebook.graphs import function_viewer, view_payload  # noqa: E402
-from mlclab.notebook.viewer import _clean_view  # noqa: E402
+from mlclab.notebook.viewer import clean_view  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,7 @@ def test_clicks_after_the_view_is_drawn_are_served_from_the_layouts_made_ahead(r
     assert len(calls) == made, "a click laid the graph out again"
     # The picture is the one a layout made at the click would be: same SVG, same nodes.
     v.open_module("layer3")
-    fresh = _clean_view(view_payload(resnet, "dataflow", open_modules=["layer3"]))
+    fresh = clean_view(view_payload(resnet, "dataflow", open_modules=["layer3"]))
     assert v.current["geometry"]["svg"] == fresh["geometry"]["svg"]
     assert v.current["nodes"] == fresh["nodes"]
 

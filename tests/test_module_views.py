@@ -287,7 +287,7 @@ def test_the_scrubbers_passes_after_fuseops_keep_the_layers(encoder):
     # After CallTIRRewrite a kernel writes into its destination (``_ = k(x, w, out)``) and
     # nothing reads ``_``: it goes with its buffer, so the layers hold together; a removed
     # value's module, drawn as a ghost, keeps its path.
-    from mlclab.notebook.scrubber import marked_graph
+    from mlclab.notebook.graphs import marked_graph
 
     pipe = encoder.pipeline()
     for name in ("FuseOps", "FuseTIR", "CallTIRRewrite", "StaticPlanBlockMemory",

@@ -135,7 +135,14 @@ def test_overlay_colours_the_fused_view(prog):
     assert {n.id for n in marked} == {nid for k in prof.kernels for nid in k.nodes}
     for n in marked:
         assert re.fullmatch(r"#[0-9a-f]{6}", n.fill)
-        assert "GFLOP/s" in n.tooltip and "time" in n.attrs
+    # A fused kernel's time is drawn once, on its output; its other members say whose it is.
+    for k in prof.kernels:
+        *members, output = k.nodes
+        assert "GFLOP/s" in view.graph.nodes[output].tooltip and "time" in view.graph.nodes[output].attrs
+        for nid in members:
+            node = view.graph.nodes[nid]
+            assert "time" not in node.attrs and f"part of fused kernel {k.name}" in node.tooltip
+    assert any(len(k.nodes) > 1 for k in prof.kernels)
     source = view.source
     assert marked[0].fill in source and "GFLOP/s" in source
     # The plain fused view is left as it was.
@@ -216,7 +223,10 @@ def test_viewer_shows_the_profile_on_the_fused_view(prog):
     payload = view_payload(fn, "fused", profile=prof)
     marked = payload["overlays"]["profile"]
     assert set(marked) == {nid for k in prof.kernels for nid in k.nodes} and marked
-    assert all("GFLOP/s" in e["text"] and e["fill"].startswith("#") for e in marked.values())
+    assert all(e["fill"].startswith("#") for e in marked.values())
+    # the kernel's numbers once, on its output; its other members name it
+    assert all(("part of fused kernel" if e.get("member") else "GFLOP/s") in e["text"]
+               for e in marked.values())
     assert sum({e["kernel"]: e["share"] for e in marked.values()}.values()) == \
         pytest.approx(1.0)
     assert next(iter(marked.values()))["fill"] in payload["geometry"]["svg"]

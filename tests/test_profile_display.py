@@ -113,3 +113,18 @@ def test_a_long_kernel_name_and_a_long_line_are_cut_with_the_whole_in_a_tooltip(
     html = profile_html(Profile("f", [k], Peaks(100.0, 10.0), 1, 2e-3))
     assert f'title="{name}"' in html and "fused_conv2d_NCHWc_add_…" in html
     assert "7: h = relu(conv2d(x,… +2" in html
+
+
+def test_roofline_labels_never_overlap_even_when_dots_share_a_spot():
+    from mlclab.notebook.profile_html import _CHAR_PX, _label_places
+    # Lesson 10's case: many kernels of one shape land on one spot, others close by.
+    points = [(300.0, 150.0, f"conv2d_NCHWc{i}_add{i}_relu") for i in range(6)]
+    points += [(310.0 + 4 * i, 160.0, f"conv2d_NCHWc9_add{i}") for i in range(4)]
+    boxes = []
+    for spot, (_, _, text) in zip(_label_places(points), points):
+        if spot is not None:
+            boxes.append((spot[0], spot[1] - 10, spot[0] + _CHAR_PX * len(text), spot[1]))
+    assert len(boxes) >= 8
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)

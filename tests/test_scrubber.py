@@ -82,6 +82,25 @@ def test_each_pass_marks_what_it_did(scrubber):
     assert not marks(check(scrubber.views[quiet["view"]]), "added")
 
 
+def test_each_pass_says_what_it_changed_that_no_value_mark_shows(scrubber):
+    form = {p["name"]: p["form"] for p in scrubber.passes}
+    # ScheduleCPU rewrites kernels only: no value of the graph changes, and the pass says so.
+    assert form["mlclab.ScheduleCPU"] == "changed 1 kernel (TensorIR)" or \
+        re.fullmatch(r"changed \d+ kernels \(TensorIR\)", form["mlclab.ScheduleCPU"])
+    # FuseOps adds the fused groups as Relax functions of their own.
+    assert "added 1 Relax function" in form["FuseOps"]
+    # A pass that changed nothing has nothing to say; the input neither.
+    assert all(not p["form"] for p in scrubber.passes if not p["changed"] or p["name"] == "input")
+    assert all(p["form"] for p in scrubber.passes[1:] if p["changed"])
+
+
+def test_a_folded_modules_diff_entry_counts_its_changes():
+    from mlclab.viz.overlays import overlay
+    summed = overlay("diff").aggregate({"a": {"change": "rewritten"}, "b": {"change": "rewritten"},
+                                        "c": {"change": "added"}}, ["a", "b", "c", "d"])
+    assert summed["counts"] == {"rewritten": 2, "added": 1}
+
+
 def test_nodes_are_matched_by_value_and_keep_their_place_across_passes(scrubber):
     first, fuse = check(scrubber.views[INPUT]), view_of(scrubber, "FuseOps")
     assert first["geometry"]["frame"] and first["geometry"]["frame"] == fuse["geometry"]["frame"]
@@ -136,7 +155,7 @@ def test_a_small_torch_model_marks_the_folded_batch_norm_and_the_fused_kernels()
 
 def test_phases_split_where_a_pass_replaces_most_of_the_program(mlp):
     pipe = mlp.pipeline()
-    from mlclab.notebook.scrubber import marked_graph
+    from mlclab.notebook.graphs import marked_graph
 
     graphs = [marked_graph(pipe, i) for i in range(-1, len(pipe.steps))]
     runs = phases(graphs)
@@ -190,8 +209,10 @@ def made_up_build():
 
     class Steps(ScrubSteps):
         def __init__(self, graphs):
-            super().__init__(SimpleNamespace(steps=[SimpleNamespace(index=k, name=f"p{k}", changed=True, seconds=0.0)
-                                                    for k in range(len(graphs) - 1)]))
+            super().__init__(SimpleNamespace(steps=[SimpleNamespace(
+                index=k, name=f"p{k}", changed=True, seconds=0.0,
+                form_change=lambda: "changed the form or attributes of main")
+                for k in range(len(graphs) - 1)]))
             self._graphs = dict(enumerate(graphs))
 
         def texts(self, k):

@@ -8,8 +8,9 @@ prints ``MLCLAB-RESULTS {key: result}`` as its last line.
 
 A record cannot claim its own verdict: "passed" is only ever said here. A DSL answer is compiled
 again from its text; a schedule's trace is replayed on this process's own naive matmul; recorded
-outputs are compared with references computed here (and an IRModule's structure checks read its
-script as text: nothing of it is parsed or run here).
+outputs are compared with references computed here (and the structure checks read the evidence
+text the export made of the answer, e.g. an IRModule's script: nothing of it is parsed or run
+here).
 """
 from __future__ import annotations
 
@@ -73,20 +74,10 @@ def judge(exercise: Exercise, record: Any, salt: int) -> Result:
             if exercise.graded_extras else {}
         recorded = {str(label): [decode(v) for v in values]
                     for label, values in dict(record["outputs"]).items()}
-        script = record.get("script")
+        evidence = record.get("evidence")
         return check_outputs(exercise, recorded, salt, extras,
-                             Scripted(str(script)) if script is not None else None)
+                             evidence if isinstance(evidence, str) else None)
     return Result(exercise, FAILED, f"the graded run handed in an unknown kind of answer: {kind!r}")
-
-
-class Scripted:
-    """An IRModule as the checker knows it: its script text (what its structure checks read)."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def script(self) -> str:
-        return self.text
 
 
 def _compiled(exercise: Exercise, record: dict):

@@ -53,8 +53,9 @@ def _check(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> Resul
         if problem:
             return Result(exercise, FAILED, problem)
     notes = []
+    subject = exercise.evidence(answer) if exercise.evidence is not None else answer
     for check in exercise.structure:
-        problem = check(answer)
+        problem = check(subject)
         if isinstance(problem, Note):
             notes.append(problem)
         elif problem:
@@ -68,10 +69,11 @@ def _right(exercise: Exercise) -> str:
 
 
 def check_outputs(exercise: Exercise, recorded: dict, salt: int, extras: dict,
-                  structure_of: Any = None) -> Result:
+                  evidence: Optional[str] = None) -> Result:
     """A graded "outputs" answer: the values the student's process computed on :func:`cases`
     (``recorded``: label -> one output or error text per case) against the reference here; then
-    the structure checks on ``structure_of`` (what stands for the answer, e.g. its script)."""
+    the structure checks on ``evidence`` (the text the exercise's ``evidence`` made of the answer
+    in the student's process, as the live check reads it)."""
     reference = exercise.graded_reference(extras) if exercise.graded_reference else None
     try:
         for label, outputs in recorded.items():
@@ -92,12 +94,13 @@ def check_outputs(exercise: Exercise, recorded: dict, salt: int, extras: dict,
         return Result(exercise, FAILED, f"the graded run's values cannot be read: {_first_line(exc)}")
     if not recorded:
         return Result(exercise, FAILED, "the graded run recorded no values")
-    if exercise.structure and structure_of is None:
-        return Result(exercise, FAILED, "the graded run handed in no IRModule to check the structure of")
+    if exercise.structure and not isinstance(evidence, str):
+        return Result(exercise, FAILED, "the graded run handed in nothing for the structure checks "
+                                        "to read")
     notes = []
     for check in exercise.structure:
         try:
-            problem = check(structure_of)
+            problem = check(evidence)
         except Exception as exc:
             problem = f"the structure check cannot read your answer: {_first_line(exc)}"
         if isinstance(problem, Note):

@@ -8,9 +8,10 @@ the data it hands in, and mlclab.course.checker judges that data in a clean proc
     a judged value -> JSON (sets as {"__set__": [...]})
     a schedule     -> its trace as JSON (the checker replays it on its own naive matmul)
     anything else  -> "outputs": the answer's values on the graded run's inputs (drawn from a salt
-                      chosen at grading time), as .npy bytes in base64; an IRModule's script
-                      text too, for the structure checks (IR objects cannot be serialised in
-                      this TVM: tvm.ir.save_json and pickle crash, see TVM-NOTES)
+                      chosen at grading time), as .npy bytes in base64; and, for the structure
+                      checks, the exercise's ``evidence`` text (an IRModule's script, the error
+                      a frontend raises: IR objects cannot be serialised in this TVM,
+                      tvm.ir.save_json and pickle crash, see TVM-NOTES)
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import numpy as np
 from .spec import FAILED, GRADED_EXTRAS, NOT_RUN, UNCHANGED, Exercise, Unanswered
 from .traces import trace_json
 
-MAX_SCRIPT = 1 << 20
+MAX_EVIDENCE = 1 << 20
 
 def write(keys: list, salt: int, path: str, namespace: dict) -> None:
     with open(path, "w", encoding="utf-8") as out:
@@ -119,8 +120,8 @@ def _outputs(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> dic
                 outputs.append(f"{type(exc).__name__}: {text[0][:300] if text else ''}")
         recorded[label] = outputs
     found = {"kind": "outputs", "outputs": recorded}
-    if exercise.structure and callable(getattr(answer, "script", None)):
-        found["script"] = str(answer.script())[:MAX_SCRIPT]
+    if exercise.structure:
+        found["evidence"] = str(exercise.evidence(answer))[:MAX_EVIDENCE]
     return found
 
 

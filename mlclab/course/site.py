@@ -20,9 +20,19 @@ import nbformat
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
+# Nothing widens the page (issue 30: lesson 10's page was 4,484 px wide): an output, a table,
+# a code block or a picture wider than the text column scrolls or shrinks in its own box;
+# table cells break between words, never inside a number.
 _STYLE = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
           "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
-          "nav a{margin-right:1rem}")
+          "nav a{margin-right:1rem}"
+          # nbconvert's basic template (classic classes) and its lab template (jp- classes)
+          ".output_subarea,.input_area,.text_cell_render,.jp-OutputArea-output,.jp-InputArea,"
+          ".jp-RenderedMarkdown{max-width:100%;min-width:0;overflow-x:auto}"
+          "pre{max-width:100%;overflow-x:auto}"
+          "img{max-width:100%;height:auto}"
+          "table{display:block;max-width:100%;overflow-x:auto}"
+          "td,th{overflow-wrap:normal;word-break:keep-all}")
 
 
 def _page(title: str, body: str) -> str:

@@ -20,6 +20,7 @@ from ..reference import evaluate
 # A check's verdicts. Only "passed" scores; the others say what to do next.
 PASSED, FAILED, NOT_RUN, UNCHANGED = "passed", "failed", "not run", "unchanged"
 GRADED_EXTRAS = "__mlclab_graded_extras__"
+SUBMIT_KINDS = ("dsl", "value", "schedule", "outputs")   # see Exercise.submit
 
 
 class Note(str):
@@ -80,13 +81,17 @@ class Exercise:
     misconceptions: list = field(default_factory=list)
     probes: list = field(default_factory=list)
     structure: list = field(default_factory=list)  # answer -> problem text or None, after values pass
+    # For "outputs": what the structure checks read instead of the answer, as text computed from
+    # it (an IRModule's script, the error a frontend raises): a graded run carries this text out
+    # of the student's process, and the checks read the same text live and graded.
+    evidence: Optional[Callable[[Any], str]] = None
     judge: Optional[Callable[[Any, dict], Optional[str]]] = None   # answers that are not functions
     hints: list = field(default_factory=list)
     stub_fingerprints: frozenset = frozenset()
     trials: int = 4
     # How a graded run carries the answer out of the student's process (mlclab.course.export):
     # "dsl" (its source text), "value" (JSON), "schedule" (the trace), "outputs" (the answer's
-    # values on the grader's inputs, and an IRModule's script for the structure checks). Empty:
+    # values on the grader's inputs, and ``evidence`` for the structure checks). Empty:
     # "value" for a judge, "dsl" otherwise.
     submit: str = ""
     time_limit_s: float = 60.0                    # a live check stops the student's code after this
@@ -99,6 +104,12 @@ class Exercise:
     _program: Optional[TypedProgram] = field(default=None, repr=False)
 
     def __post_init__(self):
+        if self.submitted_as not in SUBMIT_KINDS:
+            raise ValueError(f"exercise {self.key}: submit={self.submit!r} is not one of "
+                             f"{', '.join(SUBMIT_KINDS)}")
+        if self.submitted_as == "outputs" and self.structure and self.evidence is None:
+            raise ValueError(f"exercise {self.key}: an \"outputs\" exercise with structure checks "
+                             "needs `evidence` (what a graded run carries out for them to read)")
         _MADE.setdefault(self.key, self)     # (a test's stand-in never replaces the catalog's)
 
     def __reduce__(self):

@@ -76,6 +76,15 @@ class Step(HoldsPipelineIR):
         """What this pass changed, against the step before (or the input)."""
         return self.pipeline.diff(self.index)
 
+    def form_change(self) -> str:
+        """One line on what this pass changed besides the program's values, which a graph
+        cannot show: its kernels (TensorIR functions), the Relax functions' weights (constants)
+        or their form and attributes. Empty for a pass that changed nothing. Compares the
+        functions structurally, never the graphs, so it is cheap enough for every pass."""
+        if not self.changed:
+            return ""
+        return form_change(self.before, self.mod)
+
     def __repr__(self):
         failed = f" FAILED: {self.fallback.instead} ran instead" if self.fallback else ""
         return f"<Step {self.index} {self.name}{'' if self.changed else ' (no change)'}{failed}>"
@@ -408,6 +417,42 @@ class Diff(HoldsPipelineIR):
         bundle = self.graph._repr_mimebundle_(include, exclude)
         bundle["text/plain"] = self.summary() + "\n\n" + bundle.get("text/plain", "")
         return bundle
+
+
+def form_change(before, after) -> str:
+    """``Step.form_change`` for two modules."""
+    import tvm_ffi
+
+    from ..tvm_setup import tvm
+
+    relax = tvm().relax
+    old = {gv.name_hint: f for gv, f in before.functions.items()}
+    kernels, functions, added = 0, [], 0
+    for gv, f in after.functions.items():
+        was = old.pop(gv.name_hint, None)
+        if was is not None and (was.same_as(f) or tvm_ffi.structural_equal(was, f)):
+            continue
+        if not isinstance(f, relax.Function):
+            kernels += 1
+        elif was is None:
+            added += 1                 # FuseOps' groups, as Relax functions of their own
+        else:
+            functions.append((gv.name_hint, was, f))
+    kernels += sum(1 for f in old.values() if not isinstance(f, relax.Function))
+    parts = []
+    if functions:
+        # The same text without the constants' values: only weights (constants) changed.
+        weights = all(was is not None and was.script(show_meta=False) == f.script(show_meta=False)
+                      for _, was, f in functions)
+        names = ", ".join(name for name, _, _ in functions[:3]) + (" …" if len(functions) > 3 else "")
+        parts.append(f"the weights (constants) of {names}" if weights
+                     else f"the form or attributes of {names}")
+    if kernels:
+        parts.append(f"{kernels} kernel{'' if kernels == 1 else 's'} (TensorIR)")
+    line = "changed " + " and ".join(parts) if parts else ""
+    if added:
+        line += f"{'; ' if line else ''}added {added} Relax function{'' if added == 1 else 's'}"
+    return line or "changed the module's attributes"
 
 
 def pipeline(fn, function: Optional[str] = None) -> Pipeline:

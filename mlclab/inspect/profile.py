@@ -398,15 +398,18 @@ def overlay(graph, profile: Profile):
         if e is None:
             continue
         node.fill, node.tooltip = e["fill"], e["text"]
-        node.attrs = {**node.attrs, "time": f"{seconds_text(e['seconds'])} "
-                                            f"({100 * e['share']:.0f}%)"}
+        if not e.get("member"):        # a fused kernel's time is drawn once, on its output
+            node.attrs = {**node.attrs, "time": f"{seconds_text(e['seconds'])} "
+                                                f"({100 * e['share']:.0f}%)"}
     return graph
 
 
 def overlay_entries(profile: Profile) -> dict:
     """The ``profile`` overlay layer (``mlclab.viz.overlays``): fused-view node id ->
     ``{kernel, call, seconds, share, fill, text}`` of the kernel call that computes it (``call``:
-    its index in ``profile.kernels``, since one kernel may run several times)."""
+    its index in ``profile.kernels``, since one kernel may run several times). A fused kernel's
+    time belongs to the whole group: its output (the last of its nodes) says it, and each other
+    member says it is part of that kernel (``member``), so no member reads as taking it all."""
     out = {}
     for call, k in enumerate(profile.kernels):
         share = profile.share(k)
@@ -414,10 +417,14 @@ def overlay_entries(profile: Profile) -> dict:
                 f"time), {k.flops:,} FLOPs, {k.bytes:,} bytes, {k.gflops:.2f} GFLOP/s, "
                 f"{k.gbps:.2f} GB/s, {k.percent_of_roof(profile.peaks):.0f}% of roof "
                 f"({k.bound(profile.peaks)}-bound)")
-        for nid in k.nodes:
+        part = (f"part of fused kernel {k.name} ({len(k.nodes)} nodes); the kernel's time, "
+                f"{seconds_text(k.seconds)} ({100 * share:.0f}%), is its whole group's, "
+                f"shown on its output")
+        for i, nid in enumerate(k.nodes):
+            member = i < len(k.nodes) - 1
             out[nid] = {"kernel": k.name, "call": call, "seconds": float(k.seconds),
-                        "share": float(share),
-                        "fill": heat_colour(share), "text": text}
+                        "share": float(share), "fill": heat_colour(share),
+                        "text": part if member else text, **({"member": True} if member else {})}
     return out
 
 

@@ -289,9 +289,11 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         """The two drawings side by side (no script), unmatched nodes outlined."""
         panes = "".join(
             f'<div style="flex:1 1 420px;min-width:0"><div style="font:600 12px sans-serif">'
-            f'{html.escape(name)}</div><div style="overflow:auto;max-height:600px">'
+            f'{side}: {html.escape(name)}</div><div style="overflow:auto;max-height:600px">'
             f'{_drawing(vm.get("geometry", {}))}</div></div>'
-            for name, vm in ((self.left_name, self.left), (self.right_name, self.right)))
+            # without script nothing knows whether the panes are stacked: say both
+            for side, name, vm in (("left (top when stacked)", self.left_name, self.left),
+                                   ("right (bottom when stacked)", self.right_name, self.right)))
         return (f'<div class="mlclab-static-compare"><div style="font:12px sans-serif">'
                 f'{html.escape(self.summary)} (matched by {html.escape(self.method)}; '
                 f'<span style="color:#cf222e">red dashed</span>: only left, '

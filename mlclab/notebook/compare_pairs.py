@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from ..viz.matching import diff_entries, match, summary
 from .fold_layouts import Fold
-from .viewer import _clean_view, sanitize_svg
+from .viewer import clean_view, sanitize_svg
 
 # How a node with no match is drawn, in the SVG itself (so the static twin shows it too).
 MARKS = {"removed": ("#cf222e", "6,3"), "added": ("#1a7f37", ""), "changed": ("#bf8700", "2,2")}
@@ -91,11 +91,11 @@ def side_layout(side: Any, fold: Fold) -> dict:
 
 
 def checked(vm: Mapping) -> dict:
-    """A view model as :func:`side_layout` gives it: checked as ``_clean_view`` checks it, its
+    """A view model as :func:`side_layout` gives it: checked as ``clean_view`` checks it, its
     SVG sanitized apart (marked per pair)."""
     geometry = dict(vm.get("geometry") or {})
     svg = geometry.get("svg", "")
-    clean = _clean_view({**vm, "geometry": {**geometry, "svg": ""} if svg else geometry})
+    clean = clean_view({**vm, "geometry": {**geometry, "svg": ""} if svg else geometry})
     return {"vm": clean, "svg": sanitize_svg(svg) if svg else ""}
 
 

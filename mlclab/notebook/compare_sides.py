@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, NamedTuple, Optional
 
-from .graphs import draw_view, view_source
+from .graphs import draw_view, step_source, view_source
 
 
 class Side(NamedTuple):
@@ -38,7 +38,6 @@ def side_of(x: Any, view: str = "dataflow", pipelined: bool = False,
     build's input; ``pipes`` (a dict) shares one ``fn.pipeline()`` between the sides of one
     function, so its input is parsed and its value identities carried once."""
     from ..inspect.pipeline import Step
-    from .scrubber import step_source
 
     pipes = {} if pipes is None else pipes
 

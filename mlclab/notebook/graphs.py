@@ -21,7 +21,7 @@ from ..viz.view_model import build
 from ..viz.views import GraphView, refolds
 from .browser_layout import dot_geometry
 from .fold_layouts import Fold, FoldLayouts, checkpoint
-from .viewer import PENDING, GraphViewer, _clean_view, svg_of
+from .viewer import PENDING, GraphViewer, clean_view, svg_of
 
 # The texts a view model anchors its nodes in: the let pane and the details' TVMScript line.
 TEXT_STYLES = ("let", "relax")
@@ -59,6 +59,33 @@ def view_source(fn, view: str):
         step = fn.pipeline().step(after)
         return step.graph(view, collapse=None), {s: step.render_text(s) for s in TEXT_STYLES}
     return fn.graph(view, collapse=None), {s: render_text(fn, s) for s in TEXT_STYLES}
+
+
+def marked_graph(pipe, index: int):
+    """The whole graph after step ``index`` (-1: the input), what that step did marked."""
+    if index < 0:
+        return pipe._graph(-1, collapse=None).graph
+    return pipe.diff(index).graph.graph
+
+
+def diff_layer(graph, step_name: str) -> dict:
+    """The ``diff`` overlay of a marked graph: node id -> ``{"change", "text"}``."""
+    return {nid: {"change": n.status, "text": f"{n.status} by {step_name}"}
+            for nid, n in graph.nodes.items() if n.status}
+
+
+def step_source(pipe, index: int) -> tuple:
+    """What a view of the program after step ``index`` (-1: the input) is drawn from, made
+    once for any number of foldings: ``(whole marked graph, texts, overlay layers)``. A pass
+    scrubber's steps and a comparison's step sides both read it, as ``view_source`` is read
+    for a function's view."""
+    from ..inspect.text import render_text
+
+    graph = marked_graph(pipe, index)
+    if index < 0:
+        return graph, {s: render_text(pipe._subject(pipe.input), s) for s in TEXT_STYLES}, {}
+    texts = {s: pipe.steps[index].render_text(s) for s in TEXT_STYLES}
+    return graph, texts, {"diff": diff_layer(graph, pipe.steps[index].name)}
 
 
 def validation_entries(graph, annotations: Mapping[str, Mapping]) -> dict:
@@ -181,8 +208,8 @@ def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] =
     def layout(name: str, fold: Fold) -> dict:
         # A pure function of the fold state: FoldLayouts may call it from its thread.
         if fold == Fold() and draw is not None and not annotations and profile is None:
-            return _clean_view(draw(name))
-        return _clean_view(view_payload(fn, name, full=fold.full, profile=profile,
+            return clean_view(draw(name))
+        return clean_view(view_payload(fn, name, full=fold.full, profile=profile,
                                         annotations=annotations, sources=sources,
                                         open_modules=fold.open_modules, folded=fold.folded))
 
@@ -214,7 +241,7 @@ def graph_viewer(graphs: Mapping[str, Any], texts: Optional[Mapping] = None,
     ``texts`` (style -> ``IRText``) and overlay ``layers`` shared by all views; folding and
     "draw all" lay the graphs out again here."""
     def layout(name: str, fold: Fold) -> dict:
-        return _clean_view(draw_view(graphs[name], texts, layers, full=fold.full,
+        return clean_view(draw_view(graphs[name], texts, layers, full=fold.full,
                                      folded=fold.folded, open_modules=fold.open_modules))
 
     names = list(graphs)

@@ -133,23 +133,34 @@ def profile_table_html(prof) -> str:
     return f'<div style="max-width:100%;overflow-x:auto">{out}</div>'
 
 
+_CHAR_PX = 6.4          # a 10 px sans-serif character, generously (labels must not touch)
+
+
 def _label_places(points: list) -> list:
     """``(x, y)`` for each label of ``points`` (``(x, y, text)`` of the dots it names, in
-    order of importance): right of its dot, moved down past the labels already placed."""
+    order of importance), or None where it cannot go: right of its dot, else left of it, else
+    a line further down or up on either side, inside the plot and never over a label already
+    placed (dots of kernels alike sit on one spot: their labels stack instead of overlapping).
+    A label with no room is left out; its dot keeps its tooltip."""
     placed, out = [], []
     for x, y, text in points:
-        width = 6 * len(text)
-        lx, ly = x + 9, y + 4
-        for _ in range(30):
-            clash = any(abs(ly - py) < 11 and lx < px + pw and px < lx + width
-                        for px, py, pw in placed)
-            if not clash:
+        width = _CHAR_PX * len(text)
+        spot = None
+        for step in range(17):
+            dy = 11 * ((step + 1) // 2) * (1 if step % 2 else -1)
+            for lx in (x + 9, x - 9 - width):
+                ly = y + 4 + dy
+                inside = (_LEFT + 2 <= lx and lx + width <= _LEFT + _W - 2
+                          and _TOP + 10 <= ly <= _TOP + _H - 2)
+                if inside and not any(abs(ly - py) < 12 and lx < px + pw + 4 and px < lx + width + 4
+                                      for px, py, pw in placed):
+                    spot = (lx, ly)
+                    break
+            if spot:
                 break
-            ly += 11
-        if lx + width > _LEFT + _W:          # no room on the right: put it on the left
-            lx = x - 9 - width
-        placed.append((lx, ly, width))
-        out.append((lx, ly))
+        if spot:
+            placed.append((spot[0], spot[1], width))
+        out.append(spot)
     return out
 
 
@@ -235,7 +246,10 @@ def roofline_svg(prof) -> str:
     # The slowest kernels are named beside their dots (the rest by their tooltips).
     named = sorted(placed, key=lambda k: -k.seconds)[:_LABELLED]
     points = [(px(k.intensity), py(k.gflops), _short_kernel(k.name)) for k in named]
-    for (lx, ly), (_, _, name) in zip(_label_places(points), points):
+    for spot, (_, _, name) in zip(_label_places(points), points):
+        if spot is None:
+            continue
+        lx, ly = spot
         parts.append(f'<text class="mlclab-kernel-label" x="{lx:.1f}" y="{ly:.1f}" '
                      f'font-size="10" {text}>{esc(name)}</text>')
     parts.append("</svg>")

@@ -15,7 +15,10 @@ from ..viz.dot import xml_text
 
 _FONT = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px"
 _MONO = "font-family:var(--jp-code-font-family,monospace);font-size:11px"
-_CELL = "padding:2px 8px;border-bottom:1px solid #d0d7de;text-align:left;vertical-align:top"
+# A cell never breaks inside a number ("-1.6" / "977"): a table wider than its column
+# scrolls in its own box (_table) instead of widening the page.
+_CELL = ("padding:2px 8px;border-bottom:1px solid #d0d7de;text-align:left;vertical-align:top;"
+         "white-space:nowrap")
 _HEAD = _CELL + ";color:#57606a;font-weight:600"
 _GOOD, _BAD = "#1a7f37", "#d1242f"
 _HEATMAP_MAX = 48         # cells per side; bigger outputs are shown block-reduced (max)
@@ -70,7 +73,8 @@ def _table(header: list[str], rows: list[list[str]], row_styles: Optional[list[s
     for i, row in enumerate(rows):
         style = (row_styles or [""] * len(rows))[i]
         body.append(f'<tr style="{style}">' + "".join(f'<td style="{_CELL}">{c}</td>' for c in row) + "</tr>")
-    return f'<table style="border-collapse:collapse;margin:4px 0 8px">{"<tr>" + head + "</tr>"}{"".join(body)}</table>'
+    return (f'<div style="max-width:100%;overflow-x:auto"><table style="border-collapse:collapse;'
+            f'margin:4px 0 8px">{"<tr>" + head + "</tr>"}{"".join(body)}</table></div>')
 
 
 def _reduce(ratio: np.ndarray) -> tuple[np.ndarray, int]:

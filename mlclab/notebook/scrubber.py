@@ -29,8 +29,8 @@ import traitlets
 from ..viz.overview import overview
 from ..viz.stable_layout import lay_out, new_run, node_keys
 from ..viz.views import GraphView
-from .graphs import TEXT_STYLES, draw_view
-from .viewer import PENDING, GraphViewer, _clean_view, svg_of
+from .graphs import TEXT_STYLES, diff_layer, draw_view, marked_graph, step_source
+from .viewer import PENDING, GraphViewer, clean_view, svg_of
 
 INPUT = "0 · input"
 
@@ -42,31 +42,6 @@ def step_names(pipe, changed_only: bool = True) -> list:
         if step.changed or not changed_only:
             out.append((f"{step.index + 1} · {step.name}", step.index))
     return out
-
-
-def marked_graph(pipe, index: int):
-    """The whole graph after step ``index`` (-1: the input), what that step did marked."""
-    if index < 0:
-        return pipe._graph(-1, collapse=None).graph
-    return pipe.diff(index).graph.graph
-
-
-def diff_layer(graph, step_name: str) -> dict:
-    """The ``diff`` overlay of a marked graph: node id -> ``{"change", "text"}``."""
-    return {nid: {"change": n.status, "text": f"{n.status} by {step_name}"}
-            for nid, n in graph.nodes.items() if n.status}
-
-
-def step_source(pipe, index: int) -> tuple:
-    """What a view of the program after step ``index`` (-1: the input) is drawn from, made
-    once for any number of foldings: ``(whole marked graph, texts, overlay layers)``."""
-    from ..inspect.text import render_text
-
-    graph = marked_graph(pipe, index)
-    if index < 0:
-        return graph, {s: render_text(pipe._subject(pipe.input), s) for s in TEXT_STYLES}, {}
-    texts = {s: pipe.steps[index].render_text(s) for s in TEXT_STYLES}
-    return graph, texts, {"diff": diff_layer(graph, pipe.steps[index].name)}
 
 
 def step_view(pipe, index: int, **fold) -> dict:
@@ -116,10 +91,13 @@ class ScrubSteps:
 
     def passes(self) -> list:
         """What the front end lists: view name, pass name, whether it changed the program, its
-        time in the build."""
+        time in the build, and what it changed that no value's mark shows (``form``)."""
         return [{"view": view, "name": "input" if index < 0 else self.pipe.steps[index].name,
                  "changed": index < 0 or bool(self.pipe.steps[index].changed),
-                 "seconds": 0.0 if index < 0 else self.pipe.steps[index].seconds}
+                 "seconds": 0.0 if index < 0 else self.pipe.steps[index].seconds,
+                 # what no mark on a value shows (kernels, weights, form): the front end's
+                 # one-line summary of the pass says it where no value changed
+                 "form": "" if index < 0 else self.pipe.steps[index].form_change()}
                 for view, index in self.steps]
 
     def _run_of(self, k: int, f: _Folding, fold: dict) -> int:
@@ -203,7 +181,7 @@ class PassScrubber(GraphViewer):
         drawn = {}
         for name in pending:
             try:
-                drawn[name] = _clean_view(self._loader(name))
+                drawn[name] = clean_view(self._loader(name))
             except Exception as err:  # noqa: BLE001 - shown in the canvas, as GraphViewer does
                 drawn[name] = {"error": f"{type(err).__name__}: {err}", "nodes": {}}
         self.views = {**self.views, **drawn}

@@ -91,7 +91,7 @@ def svg_of(graph: Any) -> str:
 PENDING: Mapping[str, Any] = {"pending": True}
 
 
-def _clean_view(v: Mapping) -> dict:
+def clean_view(v: Mapping) -> dict:
     """A view as the front end gets it: a checked view model with sanitized SVG, or a pending
     or failed view."""
     if v.get("pending"):
@@ -214,7 +214,7 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         self._layouts = layouts
         self._ready = False             # the first open_modules describes the views given
         self._first_open = with_ancestors(kwargs.get("open_modules") or ())
-        clean = {name: _clean_view(v) for name, v in (views or {}).items()}
+        clean = {name: clean_view(v) for name, v in (views or {}).items()}
         kwargs.setdefault("view", next(iter(clean), ""))
         kwargs.setdefault("live", self._lays_out)
         kwargs.setdefault("uid", uuid.uuid4().hex)
@@ -309,7 +309,7 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
             if self._layouts is not None:
                 payload = self._layouts.get(name, self._fold(name, how.get("full", False)))
             else:
-                payload = _clean_view(self._loader(name, **how))
+                payload = clean_view(self._loader(name, **how))
         except Exception as err:  # noqa: BLE001 - shown in the canvas instead of a dead widget
             payload = {"error": f"{type(err).__name__}: {err}", "nodes": {}}
         self._put_view(name, payload)

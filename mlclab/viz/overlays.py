@@ -125,8 +125,9 @@ def _diff(entries: Mapping[str, dict], members: list) -> dict:
     counts: dict = {}
     for e in entries.values():
         counts[e.get("change", "changed")] = counts.get(e.get("change", "changed"), 0) + 1
+    # ``counts``: what a display totals (a folded module's changes count, not as one node).
     return {"text": ", ".join(f"{n} {what}" for what, n in counts.items()) + " inside",
-            "hottest": next(iter(entries))}
+            "hottest": next(iter(entries)), "counts": counts}
 
 
 def heat_colour(share: float) -> str:

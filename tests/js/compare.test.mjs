@@ -77,3 +77,10 @@ test("the kernel's selection reaches its pane, and the other follows", () => {
   click(panes.left, "f:x");
   assert.equal(panes.right.get("selected_node"), "f:fused/gv");
 });
+
+test("stacked panes are named top and bottom, side by side left and right", async () => {
+  const { sideWords } = await import("../../mlclab/notebook/static/compare.js");
+  assert.equal(sideWords("13 matched, 5 only left, 3 only right", true), "13 matched, 5 only top, 3 only bottom");
+  assert.equal(sideWords("13 matched, 5 only left, 3 only right", false), "13 matched, 5 only left, 3 only right");
+  assert.equal(sideWords("leftover", true), "leftover");
+});

@@ -44,3 +44,21 @@ test("the ladder stops at the first rung that fits, and skips rungs no smaller",
   assert.equal((await chooseRung(rungs.slice(0, 2), measure([wide, lessWide]))).index, 0);
   assert.deepEqual(measured, [0]);
 });
+
+test("a first look at a drawing too big to fit shows what matters, where most of it is", async () => {
+  const { firstLook, anyShown } = await import("../../mlclab/notebook/static/fit.js");
+  const box = { x: 0, y: 0, width: 1300, height: 1300 };
+  // fits: the whole drawing, as fitBox
+  assert.equal(firstLook({ x: 0, y: 0, width: 300, height: 300 }, [], 400, 400, { minK: 1 }).clipped, false);
+  // the focus (a pass's changes) fits: it is fitted, not the middle of the frame
+  const small = { x: 900, y: 500, width: 200, height: 100 };
+  const z = firstLook(box, [small], 400, 400, { minK: 1 });
+  assert.ok(anyShown([small], z, 400, 400));
+  // too big a focus: the window with the most of it, not a lone node at the top
+  const lone = { x: 40, y: 0, width: 80, height: 30 };
+  const crowd = [0, 1, 2, 3].map((i) => ({ x: 1000, y: 600 + 50 * i, width: 80, height: 30 }));
+  const w = firstLook(box, [lone, ...crowd], 400, 400, { minK: 1 });
+  assert.equal(w.clipped, true);
+  assert.equal(crowd.filter((b) => anyShown([b], w, 400, 400)).length, 4);
+  assert.equal(anyShown([{ x: 0, y: 0, width: 10, height: 10 }], { k: 1, x: -50, y: 0 }, 400, 400), false);
+});

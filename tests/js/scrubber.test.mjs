@@ -1,7 +1,7 @@
 // The pass scrubber's pure parts (static/scrubber.js), run by node's own test runner.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { passesOf, stops, stepFrom, findPasses, sameFrame, markCounts, anchorsIn, bestPan, keptCount, layoutNote } from "../../mlclab/notebook/static/scrubber.js";
+import { passesOf, stops, stepFrom, findPasses, sameFrame, markCounts, passSummary, anchorsIn, bestPan, keptCount, layoutNote } from "../../mlclab/notebook/static/scrubber.js";
 
 const PASSES = [
   { view: "0 · input", name: "input", changed: true },
@@ -93,4 +93,16 @@ test("a pass laid out anew says so, with how many shared nodes kept their place"
   assert.equal(layoutNote(fresh, null), "new layout: this pass rewrote most of the program");
   assert.match(layoutNote(same, { kept: 1, total: 8 }), /^another layout than the pass before: 1 of 8/);
   assert.equal(layoutNote(same, null), "");
+});
+
+test("a pass is summed up in one line: its marks, counted inside folded modules, else what no mark shows", () => {
+  const folded = { overlays: { diff: { "m:layer1": { text: "3 rewritten inside", counts: { rewritten: 3 } },
+    "f:y": { change: "rewritten", text: "rewritten by X" } } } };
+  assert.deepEqual(markCounts(folded), { rewritten: 4 });
+  assert.equal(passSummary({ name: "LegalizeOps", changed: true, form: "changed 3 kernels (TensorIR)" }, folded), "4 rewritten");
+  // a pass that changed only kernels, weights or form says so instead of zero counts
+  assert.equal(passSummary({ name: "ScheduleCPU", changed: true, form: "changed 21 kernels (TensorIR)" }, { overlays: { diff: {} } }),
+    "changed 21 kernels (TensorIR); no value added, removed or recomputed");
+  assert.equal(passSummary({ name: "FoldConstant", changed: false }, {}), "changed nothing");
+  assert.equal(passSummary({ name: "input", changed: true }, {}), "the program as it came in");
 });

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { searchHits, anchoredLine, namespaceChain, clickFold, collapsible, revealFolds,
   layerOf, overlaySummary, isViewModel, matchByValue, keepInPlace } from "../../mlclab/notebook/static/vm.js";
-import { fitBox, unionBox, minScale, zoomAt, MIN_LABEL_PX } from "../../mlclab/notebook/static/fit.js";
+import { fitBox, unionBox, minScale, zoomAt, VIEWER_MIN_LABEL_PX } from "../../mlclab/notebook/static/fit.js";
 import { localModel } from "../../mlclab/notebook/static/host.js";
 
 // A view model as mlclab.viz.view_model.build makes it: main calls g, both bind y; layer1 folded.
@@ -87,7 +87,7 @@ test("overlays are layers: the summary lists each, validation takes the widget's
 
 test("fit never shrinks labels below the readable size; it shows the top instead", () => {
   const k = minScale(10);
-  assert.equal(k * 10, MIN_LABEL_PX);
+  assert.equal(k * 10, VIEWER_MIN_LABEL_PX);
   const small = fitBox({ x: 0, y: 0, width: 200, height: 100 }, 600, 400, { minK: k });
   assert.deepEqual(small, { k: 1, x: 200, y: 150, clipped: false });
   const big = fitBox({ x: 0, y: 0, width: 6000, height: 8000 }, 600, 400, { minK: k });

@@ -101,23 +101,30 @@ def _mlp_module_callables(module, namespace):
     return {"your `mlp_mod`": lambda *a: vm["mlp"](*[tvm.runtime.tensor(v) for v in a]).numpy()}
 
 
-def _every_layer_is_te(module) -> str:
-    """Each binding of ``mlp`` is a call_tir: the layers came from emit_te, not R.* operators."""
-    import tvm
+def _mlp_bindings(module) -> str:
+    """What each binding of ``mlp`` is bound to, one "name = what" a line (``what``: an
+    operator's name such as relax.call_tir, or "var" for a copy): a graded run carries this out."""
     from tvm import relax
-    call_tir = tvm.ir.Op.get("relax.call_tir")
+    lines = []
     for block in module["mlp"].body.blocks:
         for binding in block.bindings:
             value = binding.value
-            if isinstance(value, relax.Var):
-                continue                  # emit_output's copy of a call_tir's result
-            if isinstance(value, relax.Call) and value.op.same_as(call_tir):
-                continue
-            what = value.op.name if isinstance(value, relax.Call) and hasattr(value.op, "name") \
+            what = "var" if isinstance(value, relax.Var) else \
+                value.op.name if isinstance(value, relax.Call) and hasattr(value.op, "name") \
                 else type(value).__name__
-            return (f"the values are right, but `{binding.var.name}` is bound to `{what}`: "
-                    "build every layer with `bb.emit_te(...)`, so each binding is a call_tir to "
-                    "a TensorIR function of your own.")
+            lines.append(f"{binding.var.name} = {what}")
+    return "\n".join(lines)
+
+
+def _every_layer_is_te(bindings: str) -> str:
+    """Each binding of ``mlp`` is a call_tir: the layers came from emit_te, not R.* operators."""
+    for line in bindings.splitlines():
+        name, _, what = line.partition(" = ")
+        if what in ("var", "relax.call_tir"):   # (a var: emit_output's copy of a call_tir's result)
+            continue
+        return (f"the values are right, but `{name}` is bound to `{what}`: "
+                "build every layer with `bb.emit_te(...)`, so each binding is a call_tir to "
+                "a TensorIR function of your own.")
     return None
 
 
@@ -136,7 +143,7 @@ def mlp(x: Tensor[("n", 64), f32], w1: Tensor[(32, 64), f32], b1: Tensor[(32,), 
                     Misconception(lambda x, w1, b1, w2, b2: np.maximum(x @ w1.T, 0) @ w2.T,
                                   "the biases are missing: a Linear layer adds its bias after "
                                   "the matmul.")],
-    structure=[_every_layer_is_te],
+    structure=[_every_layer_is_te], evidence=_mlp_bindings, submit="outputs",
     hints=["A Linear layer is `x @ w.T + b`: in TE, a matmul stage reading `W[j, k]` (a "
            "reduce_axis over k), then a stage that adds `B[j]`; one TE function may return the "
            "last of several stages.",

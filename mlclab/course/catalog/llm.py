@@ -50,7 +50,7 @@ def _cache_write_callables(cache_write, namespace):
 
 CACHE_WRITE = Exercise(
     key="13-cache-write", title="Lesson 13: write the static cache", answer="CacheWrite",
-    reference=_written, signature=SIGNATURE, adapt=_cache_write_callables,
+    reference=_written, signature=SIGNATURE, adapt=_cache_write_callables, submit="outputs",
     ranges={"pos": (0, MAX_LEN)}, trials=4, rtol=0, atol=0,
     misconceptions=[
         Misconception(lambda c, n, p: c,

@@ -40,21 +40,35 @@ def _frontend_callables(frontend, namespace):
         tvm.runtime.tensor(x), tvm.runtime.tensor(y)).numpy()}
 
 
-def _unknown_call_is_located(frontend):
+LOWERED = "lowered"
+
+
+def _unknown_call_outcome(frontend) -> str:
+    """What the frontend does with `bad` (a call to an unknown function), as text: "lowered",
+    or the exception it raised ("SyntaxError: line 3: ..."). A graded run carries this text out."""
     try:
         _lowered(frontend, UNKNOWN_CALL)
-    except SyntaxError as exc:
-        text = str(exc)
+    except Exception as exc:   # (a SyntaxError subclass is a SyntaxError, as `except` sees it)
+        kind = "SyntaxError" if isinstance(exc, SyntaxError) else type(exc).__name__
+        text = str(exc).strip().splitlines()
+        return f"{kind}: {text[0][:300] if text else ''}"
+    return LOWERED
+
+
+def _unknown_call_is_located(outcome: str):
+    if outcome == LOWERED:
+        return ("your frontend lowered `bad`, which calls `sigmoid`, a function it has no "
+                "builder for.")
+    kind, _, text = outcome.partition(": ")
+    if kind == "SyntaxError":
         if f"line {UNKNOWN_CALL_LINE}" not in text or "sigmoid" not in text:
             return (f"`bad` now raises SyntaxError, but its message ({text!r}) should name the "
                     f"line (`line {UNKNOWN_CALL_LINE}`, as generic_visit does) and the unknown "
                     "function.")
         return None
-    except Exception as exc:
-        return (f"the values are right, but a call to an unknown function (`bad` above) raises "
-                f"{type(exc).__name__}: {exc}: no line, no explanation. Raise a SyntaxError that "
-                "names the line and the function, as generic_visit does.")
-    return "your frontend lowered `bad`, which calls `sigmoid`, a function it has no builder for."
+    return (f"the values are right, but a call to an unknown function (`bad` above) raises "
+            f"{kind}: {text}: no line, no explanation. Raise a SyntaxError that names the line "
+            "and the function, as generic_visit does.")
 
 
 MINI_FRONTEND = Exercise(
@@ -67,7 +81,7 @@ MINI_FRONTEND = Exercise(
                                   "R.divide."),
                     Misconception(lambda x, y: np.tanh(x * y) / (np.exp(x) * np.exp(y)),
                                   "`+` multiplies in your frontend: keep MiniFrontend's BINOPS.")],
-    structure=[_unknown_call_is_located],
+    structure=[_unknown_call_is_located], evidence=_unknown_call_outcome,
     hints=["`/` parses as a BinOp whose op is `ast.Div`; BINOPS maps operator classes to builders "
            "(`R.divide`), CALLS maps names to builders (`R.exp`, `R.tanh`).",
            "A subclass can extend a class attribute: `CALLS = {**MiniFrontend.CALLS, ...}`.",
@@ -199,8 +213,7 @@ def _scheduled_callables(module, namespace):
     return {"your `mm_bias_relu`": run}
 
 
-def _is_scheduled(module):
-    text = module.script()
+def _is_scheduled(text: str):
     if "T.vectorized" not in text:
         return "the values are right, but no loop is vectorized: apply sch.vectorize to an inner loop."
     return None
@@ -218,7 +231,7 @@ def mm_bias_relu(a: Tensor[({TE_N}, {TE_N}), f32], b: Tensor[({TE_N}, {TE_N}), f
                                   "bias is added along the wrong axis: bias[j] goes to column j "
                                   "(out[i, j] = max(mm[i, j] + bias[j], 0))."),
                     Misconception(lambda a, b, bias: a @ b + bias, "the relu is missing: te.max(..., 0).")],
-    structure=[_is_scheduled],
+    structure=[_is_scheduled], evidence=lambda module: module.script(),
     hints=["Two te.compute stages: the matmul with a te.reduce_axis, then the bias-add and relu.",
            "Name the matmul stage, then `sch.get_sblock(name, func_name=\"mm_bias_relu\")` and get its loops.",
            "split j by 8, reorder so k is outside the 8 lanes, vectorize the innermost loop."],

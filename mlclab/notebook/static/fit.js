@@ -1,13 +1,16 @@
 // Fitting and zooming: the arithmetic of the pan/zoom transform. Pure functions, no DOM.
 
-// Below this many CSS pixels a label stops being readable: fit never shrinks further (the
-// student folds more, or pans).
+// Below this many CSS pixels a label stops being readable: a column picture is never shrunk
+// further (it folds, or scrolls in its own box). mlclab.viz.fit.MIN_TEXT_PX is the same number.
 export const MIN_LABEL_PX = 8;
+// The live viewer's floor, a px more: its fit folds further or pans rather than shrink
+// labels under it (a laptop's column is where students read it: issue 30).
+export const VIEWER_MIN_LABEL_PX = 9;
 export const MAX_SCALE = 8;
 
-// The smallest scale at which text of `fontSize` units stays MIN_LABEL_PX tall.
+// The smallest scale at which text of `fontSize` units stays VIEWER_MIN_LABEL_PX tall.
 export function minScale(fontSize) {
-  return fontSize > 0 ? MIN_LABEL_PX / fontSize : 0;
+  return fontSize > 0 ? VIEWER_MIN_LABEL_PX / fontSize : 0;
 }
 
 // The transform that shows box {x, y, width, height} (drawing units) in a canvas of cw x ch
@@ -21,6 +24,38 @@ export function fitBox(box, cw, ch, { minK = 0, maxK = 1, pad = 0 } = {}) {
   const x = (cw - w * k) / 2 - box.x * k;
   const y = clipped ? pad - box.y * k : Math.max(pad, (ch - h * k) / 2) - box.y * k;
   return { k, x, y, clipped };
+}
+
+// The first look at a drawing `box` in a cw x ch canvas: all of it when it fits readably;
+// else what matters, `boxes` (a pass's changes, the nodes drawn), fitted; else, at the
+// readable scale, the window that shows the most of them (the topmost such): never the middle
+// of a wide drawing, which can be empty space (a stable layout's frame holds every pass).
+// Boxes in drawing units; never below `minK`.
+export function firstLook(box, boxes, cw, ch, { minK = 0, maxK = 1, pad = 8 } = {}) {
+  const whole = fitBox(box, cw, ch, { minK, maxK });
+  const focus = boxes && boxes.length ? unionBox(boxes) : null;
+  if (!whole.clipped || !focus) return whole;
+  const z = fitBox(focus, cw, ch, { minK, maxK, pad });
+  if (!z.clipped) return { ...z, clipped: true };
+  // Windows whose left edge is a node's (so none is cut there), each from the top of what it
+  // holds; the one holding the most nodes whole wins, the topmost on a tie.
+  const k = z.k, w = (cw - 2 * pad) / k, hgt = (ch - 2 * pad) / k, some = boxes.slice(0, 300);
+  let best = null;
+  for (const b of some) {
+    const left = b.x, across = some.filter((o) => o.x >= left && o.x + o.width <= left + w);
+    if (!across.length) continue;
+    const top = Math.min(...across.map((o) => o.y));
+    const n = across.filter((o) => o.y + o.height <= top + hgt).length;
+    if (!best || n > best.n || (n === best.n && top < best.top)) best = { n, left, top };
+  }
+  if (!best) return { ...z, clipped: true };
+  return { k, x: pad - best.left * k, y: pad - best.top * k, clipped: true };
+}
+
+// Whether any of `boxes` (drawing units) shows in a cw x ch canvas at `zoom`.
+export function anyShown(boxes, zoom, cw, ch) {
+  return boxes.some((b) => b && (b.x + b.width) * zoom.k + zoom.x > 0 && b.x * zoom.k + zoom.x < cw
+    && (b.y + b.height) * zoom.k + zoom.y > 0 && b.y * zoom.k + zoom.y < ch);
 }
 
 // The box holding every box of `boxes` (null for none).

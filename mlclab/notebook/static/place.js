@@ -1,11 +1,14 @@
-// Where the drawing sits on the canvas: the zoom applied, and a node kept on its pixels when
-// the view changes (the selected node across views, a shared node across the passes of a
-// scrubber drawn in one stable layout).
+// Where the drawing sits on the canvas: the zoom applied, the first look and fit (folding
+// further where the drawing cannot fit readably, else what matters shown), a node kept on its
+// pixels when the view changes (the selected node across views, a shared node across the
+// passes of a scrubber drawn in one stable layout, a module opened where it was clicked), and
+// never a blank pane.
 
-import { boxOf } from "./dom.js";
+import { boxOf, drawingBox } from "./dom.js";
 import { currentView, save } from "./switcher.js";
 import { keptFrame } from "./scrubber.js";
-import { isViewModel, matchByValue, keepInPlace } from "./vm.js";
+import { isViewModel, matchByValue, keepInPlace, layerOf, namespacesOf } from "./vm.js";
+import { fitBox, unionBox, firstLook, anyShown } from "./fit.js";
 
 export function applyZoom(state) {
   const { svg, zoom } = state;
@@ -47,5 +50,97 @@ export function frameKept(state) {
   const zoom = keptFrame(state, currentView(state.model));
   if (!zoom) return false;
   state.zoom = zoom; state.userMoved = true; applyZoom(state);
+  return true;
+}
+
+// What a first look shows when the whole drawing does not fit readably: a scrubber's pass,
+// what it changed (its `diff` layer); else the nodes drawn (a stable layout's frame holds
+// every pass's nodes, so the drawing's own box can be mostly empty). Boxes in drawing units.
+function focusOf(state) {
+  const view = currentView(state.model), diff = layerOf(view, "diff");
+  const changed = Object.keys(diff).filter((id) => diff[id] && diff[id].change && state.index.elements.has(id));
+  const ids = changed.length ? changed : [...state.index.elements.keys()];
+  return ids.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)).map(boxOf).filter(Boolean);
+}
+
+// Open modules of the drawing that folding would make smaller, the outermost drawn: what
+// "fit" folds when the drawing cannot fit. Only modules: a fused group or a
+// function drawn open is what the student is looking at (a comparison after FuseOps).
+function foldable(state) {
+  const spaces = namespacesOf(currentView(state.model));
+  const open = (id) => spaces[id] && spaces[id].kind === "module" && !spaces[id].folded;
+  return [...state.index.namespaces.keys()].filter((id) => open(id)
+    && !(state.index.namespaces.has(spaces[id].parent) && open(spaces[id].parent)));
+}
+
+// Fit the drawing, never shrinking node labels below readable (fit.js). Where it cannot fit
+// the canvas's width so, `fold` (the fit button) folds the open modules further (the kernel
+// lays that out, and the new drawing is fitted again); meanwhile, where nothing folds, and at
+// a first look (which leaves the kernel's fold state and what it laid out ahead alone), it
+// shows what matters (focusOf) rather than the middle of the drawing.
+export function fitView(state, { fold = false } = {}) {
+  const { svg, ui, model } = state;
+  if (!svg) return;
+  const cw = ui.canvas.clientWidth, ch = ui.canvas.clientHeight;
+  if (!cw || !ch) return;
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  const box = drawingBox(svg);
+  if (fold && box.width * state.minK > cw && model.get("live") && !model.get("scrub")) {
+    const more = foldable(state);
+    if (more.length) { save(model, { folded: [...new Set([...(model.get("folded") || []), ...more])] }); }
+  }
+  const focus = focusOf(state);
+  const z = firstLook(box, focus, cw, ch, { minK: state.minK, maxK: 1 });
+  // Graphviz's viewBox starts at the drawing's corner; the boxes of nodes are in its units.
+  const shift = focus.length && z.clipped ? 0 : ((vb && vb.x) || 0) * z.k;
+  state.zoom = { k: z.k, x: z.x - shift, y: z.y };
+  state.clipped = z.clipped;
+  state.userMoved = false;
+  applyZoom(state);
+}
+
+// Never a blank pane: when a kept place (a pass's shared node, a kept selection) leaves
+// fewer than 3 nodes of the drawing on the canvas, show what matters instead. (Only then: a
+// scrubber keeps the nodes a pass shares on their pixels, even where its changes are
+// elsewhere.)
+export function ensureShown(state) {
+  const { ui } = state;
+  const boxes = [...state.index.elements.values()].map((els) => boxOf(els[0])).filter(Boolean);
+  const cw = ui.canvas.clientWidth, ch = ui.canvas.clientHeight;
+  const shown = boxes.filter((b) => anyShown([b], state.zoom, cw, ch)).length;
+  if (!boxes.length || shown >= Math.min(3, boxes.length)) return;
+  fitView(state);
+}
+
+// Zoom to elements (search hits, a jump target): their union, at a readable scale.
+export function zoomTo(state, elements) {
+  const { ui } = state;
+  const box = unionBox(elements.map(boxOf));
+  if (!box || !ui.canvas.clientWidth) return;
+  const z = fitBox(box, ui.canvas.clientWidth, ui.canvas.clientHeight, { minK: state.minK, maxK: 1.5, pad: 24 });
+  state.zoom = { k: z.k, x: z.x, y: z.y };
+  state.userMoved = true;
+  applyZoom(state);
+}
+
+// The smallest label font the drawing's nodes use, in drawing units.
+
+// After a click opened a module: its box where the folded node was (its top under the
+// pointer's height), at the same scale; false when nothing was opened.
+export function placeOpened(state) {
+  const opened = state.opened;
+  const el = opened && state.index.namespaces.get(opened.ns);
+  const box = el && boxOf(el);
+  if (!box) return false;              // not drawn yet (the drawing before it, redrawn)
+  state.opened = null;
+  const { ui } = state, k = opened.k, cw = ui.canvas.clientWidth;
+  // Centred where it was clicked, moved so that it is whole across; one wider than the canvas
+  // from its left edge, where its name is.
+  let x = opened.sx - (box.x + box.width / 2) * k;
+  x = box.width * k + 16 > cw ? 8 - box.x * k
+    : Math.max(8 - box.x * k, Math.min(cw - 8 - (box.x + box.width) * k, x));
+  state.zoom = { k, x, y: Math.max(8, opened.sy - 40) - box.y * k };
+  state.userMoved = true;
+  applyZoom(state);
   return true;
 }

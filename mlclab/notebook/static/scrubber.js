@@ -191,12 +191,28 @@ export const MARKS = [
   { change: "grouped", text: "put in a fused group", color: "#d97706", fill: "#ffffff" },
 ];
 
-// How many nodes of `view` each mark holds (its `diff` layer).
+// How many nodes of `view` each mark holds (its `diff` layer): a node's own mark, and what a
+// folded node holds inside (its entry's `counts`, mlclab.viz.overlays).
 export function markCounts(view) {
   const layer = ((view && view.overlays) || {}).diff || {};
   const out = {};
-  for (const e of Object.values(layer)) if (e && e.change) out[e.change] = (out[e.change] || 0) + 1;
+  for (const e of Object.values(layer)) {
+    if (e && e.change) out[e.change] = (out[e.change] || 0) + 1;
+    else if (e && e.counts) for (const [c, n] of Object.entries(e.counts)) out[c] = (out[c] || 0) + n;
+  }
   return out;
+}
+
+// The pass in one line: what it did to the program's values (the marks' counts), else what
+// it changed that no mark shows (`pass.form`, from the kernel: its kernels, weights, form),
+// else that it changed nothing.
+export function passSummary(pass, view) {
+  if (!pass || pass.name === "input") return "the program as it came in";
+  if (!pass.changed) return "changed nothing";
+  const counts = markCounts(view);
+  const marks = MARKS.filter((m) => counts[m.change]).map((m) => `${counts[m.change]} ${m.text}`);
+  if (marks.length) return marks.join(", ");
+  return pass.form ? `${pass.form}; no value added, removed or recomputed` : "changed the program's text only";
 }
 
 function legend(view, stable) {
@@ -228,9 +244,10 @@ export function drawScrubber(state, save, view) {
     const list = h("div", { class: "mlclab-pass-list", role: "listbox", "aria-label": "passes" });
     const marks = h("div", { class: "mlclab-legend" });
     const note = h("div", { class: "mlclab-layout-note", role: "status" });
+    const summary = h("div", { class: "mlclab-pass-summary", role: "status" });
     note.hidden = true;
-    ui.scrub = { find, skipBox, list, marks, note };
-    const row = h("div", { class: "mlclab-scrubber" },
+    ui.scrub = { find, skipBox, list, marks, note, summary };
+    const row = h("div", { class: "mlclab-scrubber" }, summary,
       h("label", { class: "mlclab-skip-label" }, skipBox, h("span", { text: " skip unchanged passes" })),
       find, list, marks, note);
     el.querySelector(".mlclab-toolbar").after(row);
@@ -293,5 +310,6 @@ export function drawScrubber(state, save, view) {
     if (fresh) b.title = "new layout: this pass rewrote most of the program";
   }
   state.drawnView = view;
+  ui.scrub.summary.textContent = `${pass ? pass.name : current}: ${passSummary(pass, view)}`;
   marks.replaceChildren(...legend(view, model.get("stable") !== false));
 }

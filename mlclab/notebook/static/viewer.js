@@ -8,17 +8,24 @@
 // (asked of the kernel, which lays it out: `open_modules`, `folded`), search that zooms to its
 // matches, overlay marks, "draw all", "jump to hottest kernel".
 
-import { h, boxOf, idIndex, fillLines, fillLinesSoon, markLine, download, drawingBox,
+import { h, boxOf, idIndex, fillLines, fillLinesSoon, markLine, download,
   smallestFont } from "./dom.js";
 import { showDetails } from "./details.js";
 import { currentView, viewNamed, save, drawViewButtons, receiveView, dropSentViews } from "./switcher.js";
 import { frameBefore, scrubberPlaced, takeParsed } from "./scrubber.js";
-import { applyZoom, keepSelected, placeKept, frameKept } from "./place.js";
-import { fitBox, unionBox, zoomAt, minScale } from "./fit.js";
+import { applyZoom, keepSelected, placeKept, frameKept, fitView, ensureShown, zoomTo, placeOpened } from "./place.js";
+import { zoomAt, minScale } from "./fit.js";
 import { hideTwin } from "./twin.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
   clickFold, collapsible, revealFolds, foldSummary, keepInPlace } from "./vm.js";
 import { awaitingLayout, layOutView, layoutBadge, graphvizSource } from "./layout.js";
+
+// ------------------------------------------------------------------- width
+// Below this width (the viewer's own, px) the side panel goes under the graph (viewer.css):
+// a laptop's notebook column with the file browser open is about 650 px.
+export const NARROW_PX = 760;
+// Above this one the panes are taller: a wide column has room for more of the graph.
+export const WIDE_PX = 1150;
 
 const drawnWhole = (model) => (model.get("unfolded") || []).includes(model.get("view"));
 
@@ -50,34 +57,6 @@ function indexDrawing(svg, view) {
   return index;
 }
 
-// ------------------------------------------------------------------- zoom
-// Fit the whole drawing, never shrinking node labels below readable (fit.js).
-function fitView(state) {
-  const { svg, ui } = state;
-  if (!svg) return;
-  const cw = ui.canvas.clientWidth, ch = ui.canvas.clientHeight;
-  if (!cw || !ch) return;
-  const vb = svg.viewBox && svg.viewBox.baseVal;
-  const z = fitBox(drawingBox(svg), cw, ch, { minK: state.minK, maxK: 1 });
-  // Graphviz's viewBox starts at the drawing's corner; fitBox moved it by -box.x (0).
-  state.zoom = { k: z.k, x: z.x - ((vb && vb.x) || 0) * z.k, y: z.y };
-  state.clipped = z.clipped;
-  state.userMoved = false;
-  applyZoom(state);
-}
-
-// Zoom to elements (search hits, a jump target): their union, at a readable scale.
-function zoomTo(state, elements) {
-  const { ui } = state;
-  const box = unionBox(elements.map(boxOf));
-  if (!box || !ui.canvas.clientWidth) return;
-  const z = fitBox(box, ui.canvas.clientWidth, ui.canvas.clientHeight, { minK: state.minK, maxK: 1.5, pad: 24 });
-  state.zoom = { k: z.k, x: z.x, y: z.y };
-  state.userMoved = true;
-  applyZoom(state);
-}
-
-// The smallest label font the drawing's nodes use, in drawing units.
 // ------------------------------------------------------------------- marks on nodes
 function markNodeLines(state, id, cls) {
   const view = currentView(state.model);
@@ -121,11 +100,15 @@ function foldState(model) {
   return { open_modules: model.get("open_modules") || [], folded: model.get("folded") || [] };
 }
 
-function askFold(state, target) {
+function askFold(state, target, at) {
   const { model } = state;
   if (!model.get("live")) return false;
-  const change = clickFold(currentView(model), foldState(model), target);
+  const view = currentView(model);
+  const change = clickFold(view, foldState(model), target);
   if (!change) return false;
+  // A folded module opened where it was clicked: the next drawing keeps its box there.
+  const folded = target.node && (nodesOf(view)[target.node] || {}).folded;
+  state.opened = folded && change.open_modules && at ? { ns: folded.namespace, ...at, k: state.zoom.k } : null;
   save(model, change);
   return true;
 }
@@ -269,8 +252,19 @@ function draw(state) {
   bindNamespaces(state);
   ui.collapseAll.textContent = (model.get("folded") || []).length ? "expand groups" : "collapse groups";
   refreshMarks(state);
+  // The same drawing placed before, again (its traits synced after it came as a message):
+  // where it was. (A drawing laid out in the browser is drawn twice, placed once.)
+  const same = view === state.placedView;
   requestAnimationFrame(() => {
-    if (!placeKept(state) && !frameKept(state)) fitView(state);
+    state.placedView = view;
+    if (same) applyZoom(state);
+    else if (!placeOpened(state) && !placeKept(state) && !frameKept(state)) {
+      const hits = searchHits(view, model.get("search"));
+      // A search that opened modules: the new drawing goes to its matches.
+      if (hits.length) zoomTo(state, hits.flatMap((id) => (state.index.elements.get(id) || []).slice(0, 1)));
+      else fitView(state);
+    }
+    ensureShown(state);
     scrubberPlaced(state, view);
     if (state.jump) finishJump(state);
     announceDrawn(model);
@@ -345,7 +339,8 @@ function bindPointer(state) {
     const g = target.closest ? target.closest("[data-node]") : null;
     const id = g ? g.dataset.node : "";
     // A folded namespace opens (the kernel draws it again); it is not a node to select.
-    if (id && askFold(state, { node: id })) return;
+    const c = canvas.getBoundingClientRect();
+    if (id && askFold(state, { node: id }, { sx: e.clientX - c.left, sy: e.clientY - c.top })) return;
     // Only nodes the model describes can be selected (Python checks the id it receives).
     save(model, { selected_node: nodesOf(currentView(model))[id] ? id : "" });
   };
@@ -372,7 +367,7 @@ function bindToolbar(state) {
   const zoomBy = (f) => { state.zoom = zoomAt(state.zoom, f, ...middle()); state.userMoved = true; applyZoom(state); };
   ui.zoomIn.addEventListener("click", () => zoomBy(1.25));
   ui.zoomOut.addEventListener("click", () => zoomBy(0.8));
-  ui.fit.addEventListener("click", () => fitView(state));
+  ui.fit.addEventListener("click", () => fitView(state, { fold: true }));
   // The drawing as Graphviz made it (no pan/zoom transform, no marks), saved locally.
   ui.save.addEventListener("click", () => download((currentView(model).geometry || {}).svg,
     `${model.get("view") || "graph"}.svg`, "image/svg+xml"));
@@ -457,6 +452,8 @@ export function render({ model, el }) {
     minK: 0,                                       // fit's floor: labels stay readable
     userMoved: false,                              // panned/zoomed since the last fit
     jump: null,                                    // a node to select once it is drawn
+    opened: null,                                  // a module opened by a click, kept in view
+    placedView: null,                              // the view model placed last
     keep: null,                                    // a node to keep in place across views
     lastView: null,                                // the view model drawn last
     letText: null,                                 // the let text the pane holds
@@ -471,6 +468,13 @@ export function render({ model, el }) {
   // tab), unless the student has moved the drawing since.
   const resize = new ResizeObserver(() => { if (!state.userMoved) fitView(state); });
   resize.observe(state.ui.canvas);
+  const width = new ResizeObserver(() => {
+    const w = el.clientWidth;
+    if (!w) return;
+    el.classList.toggle("mlclab-narrow", w < NARROW_PX);
+    el.classList.toggle("mlclab-wide", w >= WIDE_PX);
+  });
+  width.observe(el);
 
   hideTwin(model, el);
   fillLines(state.ui.sourcePane, model.get("source"));
@@ -478,7 +482,7 @@ export function render({ model, el }) {
   draw(state);
   if (isViewModel(currentView(model))) state.lastView = currentView(model);
 
-  return () => { resize.disconnect(); unbind(); };
+  return () => { resize.disconnect(); width.disconnect(); unbind(); };
 }
 
 export default { render };
