@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 
-from . import threadpool
+from .threadpool import configure_once as configure_threads
 
 _READY = False
 
@@ -131,7 +131,7 @@ def prepare() -> None:
     of TVM's import, the thread pool sized to this process's CPUs (``mlclab.threads``). Run at
     ``import mlclab``, so a lesson's own ``import tvm`` after it gets both."""
     defer_torch()
-    threadpool.configure_once()
+    configure_threads()
     # TVM's workers busy-wait after each kernel, as OpenBLAS's do; when numpy and mlclab
     # alternate (validate, the lessons' timings) the two pools starve each other on few cores.
     os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
