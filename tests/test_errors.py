@@ -176,3 +176,27 @@ def test_dsl_error_pickles_with_its_fields():
     e = err("    return a @ a")
     e2 = pickle.loads(pickle.dumps(e))
     assert (e2.lineno, e2.col_offset, str(e2)) == (e.lineno, e.col_offset, str(e))
+
+
+def test_a_huge_name_gives_a_short_message_that_still_says_which():
+    name = "x" * 100_000
+    e = err(f"    return {name}")
+    text = str(e)
+    assert len(text) < 1_000, len(text)
+    assert "(100,000 characters)" in text and "is not defined" in text
+    assert e.message.count("x") >= 100_000   # the full text stays on the error
+
+
+def test_a_very_long_line_is_quoted_around_its_caret():
+    terms = " + ".join(["a"] * 3000)
+    e = err(f"    return {terms} + zz + a")
+    assert len(str(e)) < 1_000
+    assert caret(e) == "zz"
+    assert str(e).splitlines()[1].lstrip().startswith("…")
+
+
+def test_a_long_line_with_its_error_at_the_start_is_cut_after_it():
+    terms = " + ".join(["a"] * 3000)
+    e = err(f"    return zz + {terms}")
+    assert caret(e) == "zz"
+    assert str(e).splitlines()[1].endswith("…")

@@ -1,9 +1,16 @@
 """``DSLError``: every rejected program raises it, pointing at the line and the span."""
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence
 
 from .source import Span, displayable, line_at
+
+# How much of a long line or word an error shows: a 100,000-character name pasted into a cell
+# must give a readable message, not a 300,000-character one. The full texts stay on the error.
+QUOTE_WIDTH = 100
+WORD_WIDTH = 40
+_LONG_WORD = re.compile(r"[^\s'\"`]{%d,}" % (WORD_WIDTH + 1))
 
 
 class DSLError(Exception):
@@ -42,7 +49,7 @@ class DSLError(Exception):
                    source_line=line, filename=filename, hint=hint, internal=internal)
 
     def _format(self) -> str:
-        lines = [f"{self.filename}, line {self.lineno}: {self.message}"]
+        lines = [f"{self.filename}, line {self.lineno}: {clip_words(self.message)}"]
         if self.source_line:
             text = self.source_line.rstrip("\n")
             stripped = text.lstrip()
@@ -50,10 +57,11 @@ class DSLError(Exception):
             start = max(self.col_offset - indent, 0)
             end = self.end_col_offset if self.end_col_offset is not None else self.col_offset + 1
             width = max(min(end, len(text.rstrip())) - self.col_offset, 1)
-            lines.append("    " + stripped)
+            quoted, start, width = quote_window(stripped, start, width)
+            lines.append("    " + quoted)
             lines.append("    " + " " * start + "^" * width)
         if self.hint:
-            lines.append(f"hint: {self.hint}")
+            lines.append(f"hint: {clip_words(self.hint)}")
         return "\n".join(lines)
 
     def __reduce__(self):
@@ -67,3 +75,26 @@ def _rebuild(message, state):
     err.__dict__.update(state)
     err.args = (err._format(),)
     return err
+
+
+def clip_words(text: str) -> str:
+    """``text`` with every word longer than ``WORD_WIDTH`` shortened around an ellipsis that
+    says how long it was."""
+    def clip(m: re.Match) -> str:
+        word = m.group()
+        half = WORD_WIDTH // 2
+        return f"{word[:half]}…{word[-half:]} ({len(word):,} characters)"
+    return _LONG_WORD.sub(clip, text)
+
+
+def quote_window(line: str, start: int, width: int) -> tuple[str, int, int]:
+    """At most ``QUOTE_WIDTH`` characters of ``line`` around the marked span (``start``,
+    ``width``), with ``…`` where text was cut, and the span's position in what is shown."""
+    if len(line) <= QUOTE_WIDTH:
+        return line, start, width
+    width = min(width, QUOTE_WIDTH // 2)
+    left = max(0, min(start - QUOTE_WIDTH // 4, len(line) - QUOTE_WIDTH))
+    shown = line[left:left + QUOTE_WIDTH]
+    prefix = "…" if left > 0 else ""
+    suffix = "…" if left + QUOTE_WIDTH < len(line) else ""
+    return prefix + shown + suffix, start - left + len(prefix), width
