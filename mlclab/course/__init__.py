@@ -19,7 +19,8 @@ _handles: dict[str, ExerciseHandle] = {}
 def exercise(key: str) -> ExerciseHandle:
     """The exercise ``key`` ("01-mse"): ``.check()`` the answer, ``.hint()`` for the next hint."""
     if not isinstance(key, str) or key not in EXERCISES:
-        raise ValueError(f"mlclab.exercise(): key must be one of {', '.join(sorted(EXERCISES))}; got {key!r}")
+        raise ValueError(f"mlclab.exercise(): key must be one of "
+                         f"{', '.join(sorted(EXERCISES))}; got {key!r}")
     if key not in _handles:
         _handles[key] = ExerciseHandle(EXERCISES[key])
     return _handles[key]

@@ -8,8 +8,9 @@ from pathlib import Path
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mlclab.course",
-                                     description="Turn a lesson into an otter-grader assignment; grade a submission locally.")
+    parser = argparse.ArgumentParser(
+        prog="python -m mlclab.course",
+        description="Turn a lesson into an otter-grader assignment; grade a submission locally.")
     sub = parser.add_subparsers(dest="command", required=True)
     make = sub.add_parser("make", help="LESSON.ipynb OUTDIR: student notebook and autograder zip")
     make.add_argument("lesson", type=Path)
@@ -27,7 +28,8 @@ def main(argv=None) -> int:
                        help="CPU seconds per process of a submission (default: 1.5 x --timeout); "
                             "a loop that ignores interrupts dies here even on a loaded machine")
     grade.add_argument("--memory-mb", type=int, default=4096, help="address space per submission")
-    site = sub.add_parser("site", help="OUTDIR [LESSON.ipynb ...]: the lessons executed, as a static site")
+    site = sub.add_parser("site",
+                          help="OUTDIR [LESSON.ipynb ...]: the lessons executed, as a static site")
     site.add_argument("outdir", type=Path)
     site.add_argument("lessons", type=Path, nargs="*")
     warm = sub.add_parser("warm-cache", help="LESSON.ipynb ... --to DIR: run the lessons once, "
@@ -54,12 +56,14 @@ def main(argv=None) -> int:
         from .site import build
         pages = build(args.outdir, [p.resolve() for p in args.lessons] or None,
                       progress=lambda text: print(text, file=sys.stderr, flush=True))
-        print(f"{len(pages)} pages in {args.outdir}; serve with: python -m http.server -d {args.outdir}")
+        print(f"{len(pages)} pages in {args.outdir}; "
+              f"serve with: python -m http.server -d {args.outdir}")
         return 0
     try:
         from . import assignment
     except ImportError as exc:   # otter-grader is the `course` extra
-        print(f"python -m mlclab.course needs otter-grader: pip install 'mlclab[course]' ({exc})", file=sys.stderr)
+        print(f"python -m mlclab.course needs otter-grader: pip install 'mlclab[course]' ({exc})",
+              file=sys.stderr)
         return 2
     for path in [p for p in (getattr(args, "lesson", None), getattr(args, "autograder", None),
                              getattr(args, "submission", None)) if p is not None]:

@@ -1,6 +1,6 @@
 """A lesson as an otter-grader assignment.
 
-    python -m mlclab.course make LESSON.ipynb OUTDIR      # OUTDIR/dist/student/, OUTDIR/dist/autograder/
+    python -m mlclab.course make LESSON.ipynb OUTDIR   # OUTDIR/dist/{student,autograder}/
 
 ``make`` writes otter's assignment format from the lesson's own cells: each exercise becomes a
 question whose prompt is the starter cell, whose solution is the ``%%solution`` body, and whose one
@@ -39,9 +39,10 @@ def assignment_notebook(lesson: Path):
     """The lesson in otter's assignment format: one question per exercise."""
     nb = nbformat.read(lesson, as_version=4)
     cells, keys = [], []
-    config = {"name": lesson.stem, "init_cell": False, "check_all_cell": False, "export_cell": False,
-              "run_tests": False, "generate": {}, "requirements": None}
-    cells.append(_raw("# ASSIGNMENT CONFIG\n" + "\n".join(f"{k}: {json.dumps(v)}" for k, v in config.items())))
+    config = {"name": lesson.stem, "init_cell": False, "check_all_cell": False,
+              "export_cell": False, "run_tests": False, "generate": {}, "requirements": None}
+    settings = "\n".join(f"{k}: {json.dumps(v)}" for k, v in config.items())
+    cells.append(_raw("# ASSIGNMENT CONFIG\n" + settings))
     pending = None
     for cell in nb.cells:
         tags = cell.get("metadata", {}).get("tags", [])
@@ -49,16 +50,19 @@ def assignment_notebook(lesson: Path):
         keys.extend(found)
         if "exercise" in tags:
             if not keys:
-                raise ValueError(f"{lesson.name}: an exercise cell before any mlclab.exercise(...) handle")
+                raise ValueError(f"{lesson.name}: an exercise cell before any "
+                                 "mlclab.exercise(...) handle")
             pending = keys[-1]
             cells += [_raw(f"# BEGIN QUESTION\nname: {pending}\npoints: 1"),
                       _raw("# BEGIN PROMPT"), new_code_cell(cell.source), _raw("# END PROMPT")]
             continue
         if "solution" in tags:
             if pending is None:
-                raise ValueError(f"{lesson.name}: a solution cell without an exercise cell before it")
+                raise ValueError(f"{lesson.name}: a solution cell without an exercise cell "
+                                 "before it")
             body = cell.source.partition("\n")[2]
-            # Otter strips solutions line by line inside a code cell: the markers make the whole body go.
+            # Otter strips solutions line by line inside a code cell: the markers make the
+            # whole body go.
             solution = new_code_cell(f"# BEGIN SOLUTION NO PROMPT\n{body.rstrip()}\n# END SOLUTION")
             cells += [_raw("# BEGIN SOLUTION"), solution, _raw("# END SOLUTION"),
                       _raw("# BEGIN TESTS"), _test_cell(pending), _raw("# END TESTS"),
@@ -66,7 +70,8 @@ def assignment_notebook(lesson: Path):
             pending = None
             continue
         if cell.cell_type == "markdown" and SOLUTION_HEADING.search(cell.source):
-            # The heading (and what follows it) announces a solution the student version no longer has.
+            # The heading (and what follows it) announces a solution the student version no
+            # longer has.
             kept = SOLUTION_HEADING.split(cell.source)[0].rstrip()
             if not kept:
                 continue

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from .result import Result
-from .spec import FAILED, NOT_RUN, PASSED, UNCHANGED, Exercise
+from .spec import FAILED, NOT_RUN, UNCHANGED, Exercise
 
 MAX_ANSWERS_BYTES = 64 << 20
 _REPORTABLE = (FAILED, NOT_RUN, UNCHANGED)     # what the student's process may say about itself
@@ -36,8 +36,9 @@ def check_answers(answers: Any, keys: list, salt: int) -> dict:
             results[key] = judge(exercise, record, salt)
         except Exception as exc:   # whatever the record holds, the grade is a result, not a crash
             text = str(exc).strip().splitlines()
+            first = text[0][:300] if text else ""
             results[key] = Result(exercise, FAILED, f"the graded answer cannot be checked: "
-                                                    f"{type(exc).__name__}: {text[0][:300] if text else ''}")
+                                                    f"{type(exc).__name__}: {first}")
     return results
 
 
@@ -50,8 +51,8 @@ def judge(exercise: Exercise, record: Any, salt: int) -> Result:
         status = record.get("status")
         if status not in _REPORTABLE:
             return Result(exercise, FAILED, "the graded run's record names its own verdict "
-                                            f"({str(status)[:40]!r}) instead of an answer: only the "
-                                            "checker gives a verdict")
+                                            f"({str(status)[:40]!r}) instead of an answer: "
+                                            "only the checker gives a verdict")
         return Result(exercise, status, str(record.get("message", ""))[:2000] or "no answer")
     kind = record["kind"]
     if kind != exercise.submitted_as and not (kind == "outputs" and exercise.submitted_as == "dsl"):
@@ -135,7 +136,8 @@ def main(argv=None) -> int:
     except (OSError, ValueError):
         answers = None
     results = check_answers(answers, keys, salt)
-    print("MLCLAB-RESULTS " + json.dumps({key: result.to_json() for key, result in results.items()}))
+    record = {key: result.to_json() for key, result in results.items()}
+    print("MLCLAB-RESULTS " + json.dumps(record))
     return 0
 
 

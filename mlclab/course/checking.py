@@ -26,7 +26,7 @@ def run_check(exercise: Exercise, answer: Any, namespace: dict, salt: int = 0) -
         return _check(exercise, answer, namespace, salt)
     except Unanswered as missing:
         return Result(exercise, missing.status, str(missing))
-    except Exception as exc:  # an answer of a kind the exercise cannot use: say so, never crash Run All
+    except Exception as exc:  # an answer the exercise cannot use: say so, never crash Run All
         told = tvm_refusal(exc) or f"{type(exc).__name__}: {_first_line(exc)}"
         return Result(exercise, FAILED, f"the check cannot use your `{exercise.answer}` "
                                         f"({type(answer).__name__}): {told}")
@@ -34,19 +34,22 @@ def run_check(exercise: Exercise, answer: Any, namespace: dict, salt: int = 0) -
 
 def _check(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> Result:
     if answer is None:
-        raise Unanswered(f"`{exercise.answer}` is still None: write your answer in the exercise cell "
-                         "and run it.", UNCHANGED)
+        raise Unanswered(f"`{exercise.answer}` is still None: write your answer in the exercise "
+                         "cell and run it.", UNCHANGED)
     source = source_of(answer)
     if source is not None and fingerprint(source) in exercise.stub_fingerprints:
-        raise Unanswered(f"`{exercise.answer}` is still the starter code: change the exercise cell, "
-                         "run it, then run this check again.", UNCHANGED)
+        raise Unanswered(f"`{exercise.answer}` is still the starter code: change the exercise "
+                         "cell, run it, then run this check again.", UNCHANGED)
     if exercise.judge is not None:
         problem = exercise.judge(answer, namespace)
         return Result(exercise, FAILED if problem else PASSED, problem or "right.")
     problem = signature_problem(exercise, answer)
     if problem:
         return Result(exercise, FAILED, problem)
-    callables = exercise.adapt(answer, namespace) if exercise.adapt else {f"your `{exercise.answer}`": answer}
+    if exercise.adapt:
+        callables = exercise.adapt(answer, namespace)
+    else:
+        callables = {f"your `{exercise.answer}`": answer}
     for label, call in callables.items():
         call, reference = call if isinstance(call, tuple) else (call, None)
         problem = _values_problem(exercise, label, call, reference, answer, salt)
@@ -64,7 +67,8 @@ def _check(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> Resul
 
 
 def _right(exercise: Exercise) -> str:
-    chosen = f" and {len(exercise.probes)} chosen one{'s' if len(exercise.probes) > 1 else ''}" if exercise.probes else ""
+    count = len(exercise.probes)
+    chosen = f" and {count} chosen one{'s' if count > 1 else ''}" if count else ""
     return f"right on {exercise.trials} random inputs{chosen}."
 
 
@@ -91,7 +95,8 @@ def check_outputs(exercise: Exercise, recorded: dict, salt: int, extras: dict,
             if problem:
                 return Result(exercise, FAILED, problem)
     except Exception as exc:   # a malformed record is the submission's problem, never a crash
-        return Result(exercise, FAILED, f"the graded run's values cannot be read: {_first_line(exc)}")
+        return Result(exercise, FAILED,
+                      f"the graded run's values cannot be read: {_first_line(exc)}")
     if not recorded:
         return Result(exercise, FAILED, "the graded run recorded no values")
     if exercise.structure and not isinstance(evidence, str):
@@ -151,15 +156,22 @@ def signature_problem(exercise: Exercise, answer: Any) -> Optional[str]:
         return None
     mine, want = list(typed.params), exercise.params
     if len(mine) != len(want):
-        return (f"`{exercise.answer}` takes {len(mine)} parameter(s); the exercise passes {len(want)}: "
-                f"{', '.join(f'{p.name}: {p.type}' for p in want)}.")
+        return (f"`{exercise.answer}` takes {len(mine)} parameter(s); the exercise passes "
+                f"{len(want)}: {', '.join(f'{p.name}: {p.type}' for p in want)}.")
     for p, q in zip(mine, want):
-        if str(p.type.dtype) != str(q.type.dtype) or len(p.type.shape) != len(q.type.shape) or any(
-                isinstance(b, int) and a != b for a, b in zip(p.type.shape, q.type.shape)) or any(
-                isinstance(a, int) and not isinstance(b, int) for a, b in zip(p.type.shape, q.type.shape)):
+        if not _type_fits(p.type, q.type):
             return (f"parameter `{p.name}` is declared {p.type}; the exercise passes {q.type} "
-                    f"(a name like \"n\" stands for any size)." )
+                    f"(a name like \"n\" stands for any size).")
     return None
+
+
+def _type_fits(mine, want) -> bool:
+    """A declared parameter type against the exercise's: the same dtype and rank; a size the
+    exercise fixes (8) is the same number, a size it names ("n") is named in the answer too."""
+    if str(mine.dtype) != str(want.dtype) or len(mine.shape) != len(want.shape):
+        return False
+    return all(a == b if isinstance(b, int) else not isinstance(a, int)
+               for a, b in zip(mine.shape, want.shape))
 
 
 def trial_seed(exercise: Exercise, trial: int, salt: int = 0) -> int:
@@ -210,7 +222,8 @@ def _compare(got, expected, exercise: Exercise) -> Optional[str]:
         g, e = np.asarray(g), np.asarray(e)
         if g.shape != e.shape:
             return f"the result has shape {g.shape} where {e.shape} is expected"
-        if g.dtype != e.dtype and not (g.dtype.kind == e.dtype.kind == "f" and g.dtype.itemsize >= e.dtype.itemsize):
+        wider_float = g.dtype.kind == e.dtype.kind == "f" and g.dtype.itemsize >= e.dtype.itemsize
+        if g.dtype != e.dtype and not wider_float:
             return f"the result has dtype {g.dtype} where {e.dtype} is expected"
         if e.dtype.kind == "f" and not np.isfinite(g).all() and np.isfinite(e).all():
             return "the result holds inf or NaN where every expected value is finite"
@@ -218,7 +231,8 @@ def _compare(got, expected, exercise: Exercise) -> Optional[str]:
         if not c.ok:
             flat = int(np.argmax(c.tolerance_ratio)) if c.tolerance_ratio is not None else 0
             index = np.unravel_index(flat, e.shape) if e.shape else ()
-            return (f"{c.mismatches} of {c.size} values are off (at index {tuple(int(i) for i in index)}: "
+            at = tuple(int(i) for i in index)
+            return (f"{c.mismatches} of {c.size} values are off (at index {at}: "
                     f"{_number(g[index])} where {_number(e[index])} was expected)")
     return None
 
@@ -226,7 +240,8 @@ def _compare(got, expected, exercise: Exercise) -> Optional[str]:
 def first_wrong_binding(exercise: Exercise, answer: Any, args: list) -> str:
     """For a DSL answer checked against a DSL reference: the first of the student's named values
     that the reference never computes (same shape, within tolerance), with its line."""
-    program, name = getattr(getattr(answer, "program", None), "typed", None), getattr(answer, "name", None)
+    program = getattr(getattr(answer, "program", None), "typed", None)
+    name = getattr(answer, "name", None)
     if program is None or name not in getattr(program, "functions", {}):
         return ""
     truth = exercise.reference_values(args)
@@ -251,7 +266,9 @@ def first_wrong_binding(exercise: Exercise, answer: Any, args: list) -> str:
         value = np.asarray(value)
         if not any(np.shape(t) == value.shape and compare(value, t, exercise.rtol, exercise.atol).ok
                    for t in truth if not isinstance(t, (tuple, list))):
-            line = line_at(answer.source, stmt.span.lineno).strip() if hasattr(answer, "source") else ""
+            line = ""
+            if hasattr(answer, "source"):
+                line = line_at(answer.source, stmt.span.lineno).strip()
             return (f". The first of your values that a correct solution never computes: "
                     f"`{stmt.targets[0]}` (line {stmt.span.lineno}: `{line}`)")
     return ""
@@ -259,7 +276,9 @@ def first_wrong_binding(exercise: Exercise, answer: Any, args: list) -> str:
 
 def _describe_inputs(names: list, args: list, sizes: dict) -> str:
     shapes = ", ".join(f"{n} {dims.format_shape(np.shape(a))}" for n, a in zip(names, args))
-    return f"inputs {shapes}" + (f" (sizes {', '.join(f'{k}={v}' for k, v in sizes.items())})" if sizes else "")
+    if not sizes:
+        return f"inputs {shapes}"
+    return f"inputs {shapes} (sizes {', '.join(f'{k}={v}' for k, v in sizes.items())})"
 
 
 # TVM's own checks speak C++ ("Check failed: input_shape[i] == reg (8 vs. 9) :

@@ -63,8 +63,9 @@ def _export(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> dict
         return {"status": missing.status, "message": str(missing)}
     except Exception as exc:   # the student's object failing is a result for the checker to report
         text = str(exc).strip().splitlines()
-        return {"status": FAILED, "message": f"your `{exercise.answer}` raised {type(exc).__name__}: "
-                                             f"{text[0][:300] if text else ''}"}
+        first = text[0][:300] if text else ""
+        return {"status": FAILED,
+                "message": f"your `{exercise.answer}` raised {type(exc).__name__}: {first}"}
 
 
 def _jsonable(value: Any) -> Any:
@@ -104,7 +105,8 @@ def _outputs(exercise: Exercise, answer: Any, namespace: dict, salt: int) -> dic
     elif callable(answer):
         callables = {f"your `{exercise.answer}`": answer}
     else:
-        raise Unanswered(f"`{exercise.answer}` should be a function, not {type(answer).__name__}", FAILED)
+        raise Unanswered(f"`{exercise.answer}` should be a function, "
+                         f"not {type(answer).__name__}", FAILED)
     recorded = {}
     drawn = cases(exercise, salt)
     for label, call in callables.items():
@@ -135,7 +137,8 @@ def encode(value: Any) -> Any:
 
 
 def decode(value: Any) -> Any:
-    if isinstance(value, dict) and set(value) == {"__tuple__"} and isinstance(value["__tuple__"], list):
+    if (isinstance(value, dict) and set(value) == {"__tuple__"}
+            and isinstance(value["__tuple__"], list)):
         return tuple(decode(v) for v in value["__tuple__"])
     if isinstance(value, dict) and set(value) == {"__npy__"} and isinstance(value["__npy__"], str):
         return np.load(io.BytesIO(base64.b64decode(value["__npy__"])), allow_pickle=False)

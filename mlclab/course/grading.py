@@ -62,7 +62,8 @@ def questions(autograder: Path) -> dict:
                 continue
             tree = ast.parse(zipped.read(name).decode("utf-8"))
             for node in tree.body:
-                if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "test" for t in node.targets):
+                if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "test"
+                                                        for t in node.targets):
                     test = ast.literal_eval(node.value)
                     found[str(test["name"])] = float(test.get("points", 1) or 1)
     if not found:
@@ -77,7 +78,10 @@ def questions(autograder: Path) -> dict:
 
 def cpu_quota() -> int:
     """CPUs this process may use: its affinity, capped by a cgroup v2/v1 quota (a container's)."""
-    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        count = len(os.sched_getaffinity(0))
+    else:
+        count = os.cpu_count() or 1
     for path, parse in (("/sys/fs/cgroup/cpu.max", lambda t: t.split()),
                         ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", None)):
         try:
@@ -85,7 +89,8 @@ def cpu_quota() -> int:
             if parse:
                 quota, period = parse(text)
             else:
-                quota, period = text, Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us").read_text().strip()
+                period_file = Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+                quota, period = text, period_file.read_text().strip()
             if quota not in ("max", "-1"):
                 count = min(count, max(1, int(int(quota) // int(period))))
             break
@@ -157,7 +162,8 @@ def check(answers: Optional[bytes], keys: list, salt: int, slot: int, work: Path
         if line.startswith(_MARK):
             return json.loads(line[len(_MARK):])
     why = run.stopped or f"it exited with code {run.returncode}"
-    return {key: {"status": "failed", "message": f"the checker could not finish ({why})"} for key in keys}
+    failed = {"status": "failed", "message": f"the checker could not finish ({why})"}
+    return {key: dict(failed) for key in keys}
 
 
 def grade(autograder: Path, submissions: list, outdir: Path, workers: Optional[int] = None,

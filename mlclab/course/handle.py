@@ -38,8 +38,10 @@ class Hint:
         return self.text()
 
     def _repr_markdown_(self) -> str:
-        return f"**{self.text()}**" if not self.exercise.hints else \
-            f"**Hint {self.number} of {len(self.exercise.hints)}.** {self.exercise.hints[self.number - 1]}"
+        hints = self.exercise.hints
+        if not hints:
+            return f"**{self.text()}**"
+        return f"**Hint {self.number} of {len(hints)}.** {hints[self.number - 1]}"
 
 
 class CheckTimeout(BaseException):
@@ -51,7 +53,8 @@ class CheckTimeout(BaseException):
 def time_limit(seconds: float):
     """Interrupt the main thread after ``seconds`` (SIGALRM). Elsewhere (a thread, Windows) there
     is no way to stop Python code from outside, so the code runs unlimited there."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if not in_main_thread or not hasattr(signal, "setitimer"):
         yield
         return
 
@@ -83,8 +86,8 @@ class ExerciseHandle:
         if answer is _MISSING:
             if self.exercise.answer not in namespace:
                 return self._left(Result(self.exercise, NOT_RUN,
-                                         f"`{self.exercise.answer}` is not defined: write it in the "
-                                         "exercise cell and run that cell first."))
+                                         f"`{self.exercise.answer}` is not defined: write it in "
+                                         "the exercise cell and run that cell first."))
             answer = namespace[self.exercise.answer]
         limit = self.exercise.time_limit_s
         try:
@@ -92,8 +95,8 @@ class ExerciseHandle:
                 result = run_check(self.exercise, answer, namespace)
         except CheckTimeout:
             result = Result(self.exercise, FAILED,
-                            f"the check stopped your `{self.exercise.answer}` after {limit:g} s, the "
-                            f"time limit of {self.exercise.key}: does a loop never end?")
+                            f"the check stopped your `{self.exercise.answer}` after {limit:g} s, "
+                            f"the time limit of {self.exercise.key}: does a loop never end?")
         return self._left(result)
 
     def hint(self) -> Hint:

@@ -33,8 +33,9 @@ class Result:
         if self.passed or not self.exercise.hints:
             return ""
         if self.hints_left:
+            total = len(self.exercise.hints)
             return (f" Stuck? `mlclab.exercise({self.exercise.key!r}).hint()` shows hint "
-                    f"{len(self.exercise.hints) - self.hints_left + 1} of {len(self.exercise.hints)}.")
+                    f"{total - self.hints_left + 1} of {total}.")
         return " (All hints are shown.)"
 
     def text(self) -> str:
@@ -51,7 +52,8 @@ class Result:
 
     def _repr_html_(self) -> str:
         colour = _COLOURS.get(self.status, "#cf222e")
-        return (f'<div class="mlclab-exercise" style="border-left:4px solid {colour};padding:4px 8px">'
+        return (f'<div class="mlclab-exercise" '
+                f'style="border-left:4px solid {colour};padding:4px 8px">'
                 f'<b style="color:{colour}">{html.escape(self.status.upper())}</b> '
                 f'<b>{html.escape(self.exercise.title)}</b>: {html.escape(self.message)}'
                 f'<i>{html.escape(self._next_step())}</i></div>')

@@ -80,17 +80,20 @@ def isolation() -> str:
 
 
 def _probe_isolation() -> str:
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("unshare") and shutil.which("setpriv"):
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    if is_root and shutil.which("unshare") and shutil.which("setpriv"):
         probe = subprocess.run(["unshare", "--mount", "--pid", "--fork", "--", "true"],
                                capture_output=True, check=False)
         if probe.returncode == 0:
-            # The kernel is a child of the runner: the interpreter must start twice over as that uid.
+            # The kernel is a child of the runner: the interpreter must start twice over as that
+            # uid.
             nested = ("import subprocess, sys\n"
                       "subprocess.run([sys.executable, '-c', 'import mlclab'], check=True)")
+            root = Path("/")
+            env = clean_env({"home": root, "ipython": root, "jupyter": root, "tmp": root})
             reach = subprocess.run([*_drop(UID_BASE + 999), sys.executable, "-c", nested],
                                    capture_output=True, check=False, cwd="/",
-                                   env={"PYTHONPATH": clean_env({"home": Path("/"), "ipython": Path("/"),
-                                        "jupyter": Path("/"), "tmp": Path("/")}).get("PYTHONPATH", "")})
+                                   env={"PYTHONPATH": env.get("PYTHONPATH", "")})
             return "uid" if reach.returncode == 0 else "nocaps"
     return "none"
 
@@ -106,7 +109,8 @@ def isolated_uid(slot: int, offset: int = 0) -> Optional[int]:
 
 def _drop(uid: Optional[int]) -> list:
     if uid is not None:
-        return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--"]
+        return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                "--no-new-privs", "--"]
     return ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
 
 
@@ -133,7 +137,7 @@ def clean_env(dirs: dict) -> dict:
            "TMPDIR": str(dirs["tmp"]), "MPLCONFIGDIR": str(dirs["tmp"]),
            "XDG_CACHE_HOME": str(dirs["home"] / ".cache"), "LANG": "C.UTF-8",
            "PYTHONNOUSERSITE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-           "MALLOC_ARENA_MAX": "2",        # glibc's per-thread arenas would eat the address-space limit
+           "MALLOC_ARENA_MAX": "2",    # glibc's per-thread arenas would eat the address-space limit
            "MLCLAB_NUM_THREADS": "1", "TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     # The package itself, where it is not installed in the interpreter's site-packages (a checkout).
@@ -181,7 +185,8 @@ def read_own_file(path: Path, uid: Optional[int], limit: int) -> Optional[bytes]
         return None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid) or st.st_size > limit:
+        foreign = uid is not None and st.st_uid != uid
+        if not stat.S_ISREG(st.st_mode) or foreign or st.st_size > limit:
             return None
         return f.read(limit + 1)[:limit]
 
@@ -210,10 +215,14 @@ def execute(notebook: Path, answers: Path, salt: int, keys: list, cell_s: float)
     code = [c for c in nb.cells if c.cell_type == "code"]
     nb.cells.append(export)
     client = NotebookClient(nb, kernel_name="python3", timeout=cell_s, allow_errors=True,
-                            interrupt_on_timeout=True, resources={"metadata": {"path": os.getcwd()}})
+                            interrupt_on_timeout=True,
+                            resources={"metadata": {"path": os.getcwd()}})
     with client.setup_kernel():
         for number, cell in enumerate([*code, export]):
-            label = "the export of the answers" if cell is export else f"cell {number + 1} of {len(code)}"
+            if cell is export:
+                label = "the export of the answers"
+            else:
+                label = f"cell {number + 1} of {len(code)}"
             print(f"[sandbox] running {label}", file=sys.stderr, flush=True)
             started = time.monotonic()
             try:
@@ -221,8 +230,8 @@ def execute(notebook: Path, answers: Path, salt: int, keys: list, cell_s: float)
             except CellTimeoutError:
                 pass
             except DeadKernelError:
-                print(f"[sandbox] the kernel died in {label} (a memory or CPU limit?)", file=sys.stderr,
-                      flush=True)
+                print(f"[sandbox] the kernel died in {label} (a memory or CPU limit?)",
+                      file=sys.stderr, flush=True)
                 return KERNEL_DIED
             if time.monotonic() - started >= cell_s:
                 print(f"[sandbox] {label} ran past the per-cell limit of {cell_s:g} s: interrupted",

@@ -1,7 +1,7 @@
 """A static site of the lessons: each lesson executed and exported to HTML, an index and the
 glossary, readable offline (no script, style or font fetched from anywhere).
 
-    python -m mlclab.course site OUTDIR [LESSON.ipynb ...]     # then: python -m http.server -d OUTDIR
+    python -m mlclab.course site OUTDIR [LESSON.ipynb ...]   # then: python -m http.server -d OUTDIR
 
 Why nbconvert and not Jupyter Book 2 / mystmd: mystmd's site themes are downloaded at build time
 (its book theme is not published on PyPI or npm as a built template), and this project builds
@@ -23,7 +23,8 @@ LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
 # Nothing widens the page (issue 30: lesson 10's page was 4,484 px wide): an output, a table,
 # a code block or a picture wider than the text column scrolls or shrinks in its own box;
 # table cells break between words, never inside a number.
-_STYLE = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
+_STYLE = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"
+          "line-height:1.5}"
           "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
           "nav a{margin-right:1rem}"
           # nbconvert's basic template (classic classes) and its lab template (jp- classes)
@@ -42,11 +43,13 @@ def _page(title: str, body: str) -> str:
 
 
 def _offline(nb) -> None:
-    """Keep what reads without a kernel or a network: drop widget views where a static twin exists."""
+    """Keep what reads without a kernel or a network: drop widget views where a static twin
+    exists."""
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             data = out.get("data", {})
-            if WIDGET_MIME in data and ("text/html" in data or "image/svg+xml" in data or "text/plain" in data):
+            static = "text/html" in data or "image/svg+xml" in data or "text/plain" in data
+            if WIDGET_MIME in data and static:
                 data.pop(WIDGET_MIME)
     nb.metadata.pop("widgets", None)
 
@@ -74,9 +77,10 @@ def lesson_page(path: Path, execute: bool = True, timeout_s: int = 600) -> str:
         NotebookClient(nb, kernel_name="python3", timeout=timeout_s, allow_errors=True,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     _offline(nb)
-    exporter = HTMLExporter(template_name="basic")       # no MathJax, require.js or CDN widget manager
+    exporter = HTMLExporter(template_name="basic")   # no MathJax, require.js or CDN widget manager
     body, _ = exporter.from_notebook_node(nb)
-    title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown"), path.stem)
+    title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells
+                  if c.cell_type == "markdown"), path.stem)
     return _page(title, _relink(body))
 
 
@@ -93,16 +97,18 @@ def build(outdir: Path, lessons: list[Path] | None = None, execute: bool = True,
         page = outdir / f"{path.stem}.html"
         started = time.monotonic()
         if progress:
-            progress(f"[{number}/{len(lessons)}] {'executing' if execute else 'exporting'} {path.name} ...")
+            doing = "executing" if execute else "exporting"
+            progress(f"[{number}/{len(lessons)}] {doing} {path.name} ...")
         page.write_text(lesson_page(path, execute), encoding="utf-8")
         if progress:
-            progress(f"[{number}/{len(lessons)}] {page.name} written in {time.monotonic() - started:.0f} s")
+            took = time.monotonic() - started
+            progress(f"[{number}/{len(lessons)}] {page.name} written in {took:.0f} s")
         pages.append(page)
         title = nbformat.read(path, as_version=4).cells[0].source.splitlines()[0].lstrip("# ")
         items.append(f"<li><a href='{html.escape(page.name)}'>{html.escape(title)}</a></li>")
     glossary = (path.parent if lessons else LESSONS_DIR) / "glossary.md"
-    (outdir / "glossary.html").write_text(
-        _page("Glossary", _relink(_markdown_html(glossary.read_text(encoding="utf-8")))), encoding="utf-8")
+    glossary_html = _relink(_markdown_html(glossary.read_text(encoding="utf-8")))
+    (outdir / "glossary.html").write_text(_page("Glossary", glossary_html), encoding="utf-8")
     (outdir / "index.html").write_text(
         _page("The mlclab course", "<h1>The mlclab course</h1><ol>" + "".join(items) + "</ol>"),
         encoding="utf-8")

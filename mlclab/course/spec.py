@@ -67,8 +67,8 @@ def exercise_by_key(key: str) -> "Exercise":
 
 @dataclass
 class Exercise:
-    """One self-checking exercise. ``reference`` is DSL text (function ``entry``) or a numpy callable
-    whose parameters ``signature`` declares in the DSL's type-hint syntax."""
+    """One self-checking exercise. ``reference`` is DSL text (function ``entry``) or a numpy
+    callable whose parameters ``signature`` declares in the DSL's type-hint syntax."""
 
     key: str
     title: str
@@ -80,7 +80,8 @@ class Exercise:
     ranges: dict = field(default_factory=dict)    # parameter -> (low, high) to draw from
     misconceptions: list = field(default_factory=list)
     probes: list = field(default_factory=list)
-    structure: list = field(default_factory=list)  # answer -> problem text or None, after values pass
+    # answer -> problem text or None, checked once the values pass
+    structure: list = field(default_factory=list)
     # For "outputs": what the structure checks read instead of the answer, as text computed from
     # it (an IRModule's script, the error a frontend raises): a graded run carries this text out
     # of the student's process, and the checks read the same text live and graded.
@@ -130,7 +131,8 @@ class Exercise:
             else:
                 # The signature alone, as a DSL function, gives the typed parameters.
                 first = self.signature.split(":")[0].strip()
-                self._program = parse_program(f"def {self.answer}({self.signature}):\n    return {first}\n")
+                self._program = parse_program(
+                    f"def {self.answer}({self.signature}):\n    return {first}\n")
         return self._program
 
     @property

@@ -32,7 +32,8 @@ Z95 = 1.96
 
 @dataclass
 class Timing:
-    """Seconds per call over ``len(times)`` calls; ``spread`` is the interquartile range over the median."""
+    """Seconds per call over ``len(times)`` calls; ``spread`` is the interquartile range over
+    the median."""
 
     times: list
     # what was timed, so that claim() can time it again interleaved with the other side
@@ -62,7 +63,9 @@ def measure(call: Callable[[], Any], min_repeats: int = 7, max_repeats: int = 60
         start = time.perf_counter()
         call()
         times.append(time.perf_counter() - start)
-        if len(times) >= min_repeats and (Timing(times).spread < settled or time.perf_counter() > deadline):
+        if len(times) < min_repeats:
+            continue
+        if Timing(times).spread < settled or time.perf_counter() > deadline:
             break
     return Timing(times, call)
 
