@@ -4,9 +4,9 @@
 passes that really built ``fn`` and the module after each, taken by a pass instrument on the
 compile itself, so a pass that failed and was skipped, or a build that fell back to TVM's plain
 pipeline, shows as it ran. (IR that mlclab did not build -- a ``relax.Function`` or
-``IRModule`` -- gets a record of the same passes run on it.) A step can be drawn (``step.graph()``: fused groups are clusters) and compared with the one before
-(``step.diff()``: a text diff, and a graph whose nodes are marked added, removed, rewritten or
-merged).
+``IRModule`` -- gets a record of the same passes run on it.) A step can be drawn
+(``step.graph()``: fused groups are clusters) and compared with the one before (``step.diff()``:
+a text diff, and a graph whose nodes are marked added, removed, rewritten or merged).
 
 Lowering passes drop spans and rename some values, so a value's identity is carried from step
 to step (``mlclab.inspect.values``): every node of every step keeps the DSL line and the value id it
@@ -238,7 +238,8 @@ class Pipeline(HoldsPipelineIR):
     # ---------------------------------------------------------------- display
     def __repr__(self):
         rows = [f"{s.index:>2} {s.name}{'' if s.changed else '  (no change)'}"
-                f"{f'  FAILED ({s.fallback.error}): {s.fallback.instead} ran instead' if s.fallback else ''}"
+                + (f"  FAILED ({s.fallback.error}): {s.fallback.instead} ran instead"
+                   if s.fallback else "")
                 for s in self.steps]
         notes = [f"fallback: {f}" for f in self.build_fallbacks()]
         return "\n".join([f"<Pipeline of {self.name}: {len(self.steps)} passes, "
@@ -255,7 +256,9 @@ class Pipeline(HoldsPipelineIR):
                 effect = html.escape(d.effect()) or "changed"
                 lines = d.text.splitlines()
                 shown = "\n".join(lines[:DIFF_LINES])
-                more = f"\n… {len(lines) - DIFF_LINES} more lines" if len(lines) > DIFF_LINES else ""
+                more = ""
+                if len(lines) > DIFF_LINES:
+                    more = f"\n… {len(lines) - DIFF_LINES} more lines"
                 detail = (f"<details><summary>diff</summary><pre style='font-size:11px'>"
                           f"{html.escape(shown + more)}</pre></details>")
             if s.fallback is not None:   # said where the student looks, in the pass's row
@@ -344,9 +347,10 @@ class Diff(HoldsPipelineIR):
         p = self.pipeline
         a = (p.input if self.before < 0 else p.steps[self.before].mod).script(show_meta=False)
         b = p.steps[self.after].mod.script(show_meta=False)
-        return "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True),
-                                            fromfile=f"before {self.after_name} ({self.before_name})",
-                                            tofile=f"after {self.after_name}"))
+        return "".join(difflib.unified_diff(
+            a.splitlines(True), b.splitlines(True),
+            fromfile=f"before {self.after_name} ({self.before_name})",
+            tofile=f"after {self.after_name}"))
 
     @property
     def graph(self):
@@ -395,7 +399,8 @@ class Diff(HoldsPipelineIR):
             if values:
                 parts.append(f"{len(values)} {word}")
         for v, absorbed in self.merged.items():
-            parts.append(f"{', '.join(short_name(x) for x in absorbed)} merged into {short_name(v)}")
+            sources = ", ".join(short_name(x) for x in absorbed)
+            parts.append(f"{sources} merged into {short_name(v)}")
         return "; ".join(parts)
 
     def summary(self) -> str:
@@ -444,7 +449,9 @@ def form_change(before, after) -> str:
         # The same text without the constants' values: only weights (constants) changed.
         weights = all(was is not None and was.script(show_meta=False) == f.script(show_meta=False)
                       for _, was, f in functions)
-        names = ", ".join(name for name, _, _ in functions[:3]) + (" …" if len(functions) > 3 else "")
+        names = ", ".join(name for name, _, _ in functions[:3])
+        if len(functions) > 3:
+            names += " …"
         parts.append(f"the weights (constants) of {names}" if weights
                      else f"the form or attributes of {names}")
     if kernels:

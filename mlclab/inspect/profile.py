@@ -45,7 +45,7 @@ class Peaks:
         return self.gflops / self.gbps
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def peaks() -> Peaks:
     """This machine's compute and memory limits (see the module doc); cached in-process."""
     import numpy as np
@@ -189,7 +189,8 @@ class Profile:
         rows.append(f"{'kernel':32} {'time':>10} {'share':>6} {'GFLOP':>9} {'MB':>8} "
                     f"{'GFLOP/s':>8} {'GB/s':>7} {'%roof':>6} {'rule':>12}  lines")
         for k in self.by_time():
-            rows.append(f"{k.name[:32]:32} {seconds_text(k.seconds):>10} {100 * self.share(k):5.1f}% "
+            rows.append(f"{k.name[:32]:32} {seconds_text(k.seconds):>10} "
+                        f"{100 * self.share(k):5.1f}% "
                         f"{k.flops / 1e9:9.4f} {k.bytes / 1e6:8.3f} {k.gflops:8.2f} "
                         f"{k.gbps:7.2f} {k.percent_of_roof(self.peaks):5.1f}% "
                         f"{(k.rule or '-')[:12]:>12}  {','.join(map(str, k.lines))}")
@@ -325,7 +326,6 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
     """
     import contextlib
 
-    import tvm
     from tvm import relax
 
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
