@@ -50,7 +50,7 @@ export function boxOf(el) {
     const b = el.getBBox(), m = el.getCTM();
     if (!m) return b;
     return { x: m.a * b.x + m.e, y: m.d * b.y + m.f, width: m.a * b.width, height: m.d * b.height };
-  } catch (e) { return null; }
+  } catch { return null; }
 }
 
 // An element of `svg` by its id (ids hold ':' and '/', so no CSS selector).
