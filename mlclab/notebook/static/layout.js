@@ -136,7 +136,7 @@ export function layoutBadge(view) {
 // Size a drawing for its column by `fit` (fit.js's columnFit): its natural size at most, the
 // column's width, never below the scale that keeps labels readable (then it scrolls).
 export function fitColumn(svg, fit) {
-  const width = Math.round(fit.width), height = Math.round(fit.height);
+  const width = Math.round(fit.width);
   svg.setAttribute("width", `${Math.round(fit.width * fit.scale)}px`);
   svg.setAttribute("height", `${Math.round(fit.height * fit.scale)}px`);
   svg.setAttribute("style", `width:100%;max-width:${width}px;height:auto;` +
