@@ -8,6 +8,7 @@
 #
 # Set-up is idempotent: a virtualenv in .venv with mlclab (editable) and its extras, the
 # WebAssembly Graphviz built into the package (js/vendor_graphviz.py: npm ci from the lock file),
+# ESLint for the shipped JavaScript (js/package.json's devDependencies, npm ci in js/),
 # JupyterHub's proxy for the hub load test (benchmarks/hub/: npm ci into build/hub-proxy/),
 # plus the system programs the tests use (Graphviz's dot, npm, Chromium), installed with apt-get
 # when missing and we are root, or named with the command to run otherwise.
@@ -54,6 +55,14 @@ setup() {
   # The editable install's build_py builds it too; run here as well, so it is said on screen
   # (pip -q hides build output) and a stale copy is rebuilt.
   "$VENV/bin/python" js/vendor_graphviz.py
+  # ESLint, which tests/test_lint.py runs on mlclab/notebook/static/: the lock's devDependencies,
+  # which the vendored build leaves out. Installed again whenever the lock file is newer than
+  # what npm last installed (npm ci empties node_modules first).
+  if [ ! -x js/node_modules/.bin/eslint ] || \
+     [ js/package-lock.json -nt js/node_modules/.package-lock.json ]; then
+    say "installing ESLint for the JavaScript (npm ci in js/)"
+    (cd js && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  fi
   # JupyterHub's proxy for the hub load test and its smoke test (npm ci into build/hub-proxy/)
   "$VENV/bin/python" benchmarks/hub_load.py --install-proxy
 }
@@ -76,5 +85,5 @@ case "${1:-help}" in
     setup
     exec "$VENV/bin/python" benchmarks/run_all.py "${@:2}" ;;
   *)
-    sed -n '2,13p' "$0"; exit 2 ;;
+    sed -n '2,14p' "$0"; exit 2 ;;
 esac
