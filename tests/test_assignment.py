@@ -28,15 +28,16 @@ def numbers_sum(tag: Tensor[(), i32], x: Tensor[(), i32], y: Tensor[(), i32]):
 
 def course(*args, cwd):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "mlclab.course", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "mlclab.course", *map(str, args)], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
 
 
 def submission(student: Path, answer: str, path: Path) -> Path:
     nb = nbformat.read(student, as_version=4)
-    (cell,) = [c for c in nb.cells if "def numbers_sum" in c.source and "otter_answer_cell" in c.metadata.get("tags", [])]
+    (cell,) = [c for c in nb.cells if "def numbers_sum" in c.source
+               and "otter_answer_cell" in c.metadata.get("tags", [])]
     cell.source = answer
     nbformat.write(nb, path)
     return path

@@ -1,5 +1,6 @@
-"""mlclab.exercise: a check runs the student's answer on random inputs drawn from the exercise's type
-hints against a reference kept in the package, and says what is wrong without showing the answer."""
+"""mlclab.exercise: a check runs the student's answer on random inputs drawn from the exercise's
+type hints against a reference kept in the package, and says what is wrong without showing the
+answer."""
 import numpy as np
 import pytest
 
@@ -57,7 +58,8 @@ def test_a_probe_names_the_overflow_concept_and_structure_is_checked_after_value
     naive = mlclab.compile(head + "    return exp(x) / sum(exp(x))\n")["my_softmax"]
     result = ExerciseHandle(EXERCISES["04-softmax"]).check(naive)
     assert "not shifted by the max" in result.message and "88" in result.message
-    twice = mlclab.compile(head + "    return exp(x - max(x)) / sum(exp(x - max(x)))\n")["my_softmax"]
+    twice = mlclab.compile(
+        head + "    return exp(x - max(x)) / sum(exp(x - max(x)))\n")["my_softmax"]
     assert "computes exp 2 times" in ExerciseHandle(EXERCISES["04-softmax"]).check(twice).message
 
 
@@ -111,9 +113,12 @@ def test_timing_verdicts_come_from_medians_and_spreads():
     noisy = Timing([1.0, 1.6, 0.8, 1.3, 1.1])
     assert verdict(steady_fast, steady_slow) == "faster"
     assert verdict(steady_slow, steady_fast) == "slower"
-    assert verdict(Timing([1.1, 1.12, 1.08]), noisy) == "within noise"     # a 1.0x ratio inside the spread
-    assert claim("TVM", steady_fast, "numpy", steady_slow).startswith("TVM is 2.00x faster than numpy here")
-    assert claim("numpy", steady_slow, "TVM", steady_fast).startswith("numpy is 2.00x slower than TVM here")
+    # a 1.0x ratio inside the spread
+    assert verdict(Timing([1.1, 1.12, 1.08]), noisy) == "within noise"
+    assert claim("TVM", steady_fast, "numpy", steady_slow).startswith(
+        "TVM is 2.00x faster than numpy here")
+    assert claim("numpy", steady_slow, "TVM", steady_fast).startswith(
+        "numpy is 2.00x slower than TVM here")
 
 
 def test_a_solution_cell_does_not_run(capsys):
@@ -240,7 +245,8 @@ def test_the_checker_judges_data_and_never_a_claimed_verdict():
         ["passed", "passed", "not run"]
     forged = checker.check_answers({"01-mse": {"status": "passed"}, "08-fused-groups": "junk"},
                                    ["01-mse", "08-fused-groups"], 7)
-    assert forged["01-mse"].status == "failed" and "names its own verdict" in forged["01-mse"].message
+    assert forged["01-mse"].status == "failed"
+    assert "names its own verdict" in forged["01-mse"].message
     assert forged["08-fused-groups"].status == "not run"
 
 
@@ -284,6 +290,7 @@ def test_a_module_is_graded_by_its_values_and_its_script():
     func = te.create_prim_func([a, b, bias, out]).with_attr("global_symbol", "mm_bias_relu")
     module = tvm.IRModule({"mm_bias_relu": func})
     record = export.answers(["06-mm-bias-relu"], 3, {"scheduled_mod": module})
-    assert record["06-mm-bias-relu"]["kind"] == "outputs" and "evidence" in record["06-mm-bias-relu"]
+    assert record["06-mm-bias-relu"]["kind"] == "outputs"
+    assert "evidence" in record["06-mm-bias-relu"]
     result = checker.check_answers(record, ["06-mm-bias-relu"], 3)["06-mm-bias-relu"]
     assert result.status == "failed" and "no loop is vectorized" in result.message

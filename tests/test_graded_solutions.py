@@ -47,9 +47,9 @@ def lesson_of(key: str) -> Path:
 def exercise_cells(nb, key: str):
     """(index of the exercise cell, the solution's body) for the exercise ``key``: the exercise
     cell is the first tagged ``exercise`` after the cell that names the key."""
+    names_key = re.compile(rf"exercise\(\s*[\"']{key}[\"']")
     named = next((i for i, c in enumerate(nb.cells)
-                  if c.cell_type == "code" and re.search(rf"exercise\(\s*[\"']{key}[\"']", c.source)),
-                 None)
+                  if c.cell_type == "code" and names_key.search(c.source)), None)
     assert named is not None, f"{key}: no cell of {nb_name(nb)} calls mlclab.exercise({key!r})"
     tagged = [i for i, c in enumerate(nb.cells)
               if i >= named and "exercise" in c.get("metadata", {}).get("tags", [])]
@@ -137,8 +137,8 @@ def test_the_solution_passes_and_the_starter_does_not(lesson):
             f"{exercise.submitted_as!r}: {record}"
         assert record["kind"] == exercise.submitted_as, (key, record["kind"])
         result = judge(exercise, json.loads(json.dumps(record)), SALT)
-        assert result.status == PASSED, f"{key}: the lesson's solution is graded {result.status}: " \
-                                        f"{result.message}"
+        assert result.status == PASSED, (f"{key}: the lesson's solution is graded "
+                                         f"{result.status}: {result.message}")
         untouched = judge(exercise, json.loads(json.dumps(starter.get(key))), SALT)
         assert untouched.status != PASSED, f"{key}: the untouched starter is graded passed"
         assert untouched.message.strip(), f"{key}: the starter's verdict says nothing"

@@ -22,7 +22,8 @@ RIGHT = '''@mlclab.function
 def numbers_sum(tag: Tensor[(), i32], x: Tensor[(), i32], y: Tensor[(), i32]):
     return where(tag == 0, x - x, where(tag == 2, x + y, x))
 '''
-WRONG = RIGHT.replace("where(tag == 0, x - x, where(tag == 2, x + y, x))", "where(tag == 2, x + y, x)")
+WRONG = RIGHT.replace("where(tag == 0, x - x, where(tag == 2, x + y, x))",
+                      "where(tag == 2, x + y, x)")
 
 # name -> (the exercise cell's new text, or None for untouched; the score it deserves)
 SUBMISSIONS = {
@@ -49,7 +50,8 @@ get_ipython().events.register("post_run_cell", lambda *a: forge())
     # installed package, deletes everything it can reach, and looks for the autograder
     "saboteur": (WRONG + "RIGHT_SOURCE = " + repr(RIGHT) + '''
 import os, shutil, glob, mlclab
-for d in [get_ipython().profile_dir.startup_dir, os.path.expanduser("~/.ipython/profile_default/startup"),
+for d in [get_ipython().profile_dir.startup_dir,
+          os.path.expanduser("~/.ipython/profile_default/startup"),
           "/tmp", "/root/.ipython/profile_default/startup"]:
     try:
         os.makedirs(d, exist_ok=True)
@@ -99,8 +101,8 @@ while True:
 
 def course(*args, cwd, timeout=900):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "mlclab.course", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run([sys.executable, "-m", "mlclab.course", *map(str, args)], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     return done.stdout
 
@@ -136,8 +138,13 @@ def graded(tmp_path_factory):
 @pytest.mark.parametrize("name", sorted(SUBMISSIONS))
 def test_each_submission_scores_what_its_answer_deserves(graded, name):
     rows = {row["file"]: row for row in csv.DictReader(open(graded / "grades.csv"))}
-    assert float(rows[f"{name}.ipynb"][KEY]) == SUBMISSIONS[name][1], \
-        (graded / "results" / f"{name}.json").read_text() + (graded / "logs" / f"{name}.log").read_text()[-3000:]
+    assert float(rows[f"{name}.ipynb"][KEY]) == SUBMISSIONS[name][1], why(graded, name)
+
+
+def why(graded, name) -> str:
+    """A submission's result and the end of its log (read only when its score is wrong)."""
+    return ((graded / "results" / f"{name}.json").read_text()
+            + (graded / "logs" / f"{name}.log").read_text()[-3000:])
 
 
 def test_feedback_is_the_checks_own_message_and_agrees_with_the_score(graded):
@@ -145,7 +152,8 @@ def test_feedback_is_the_checks_own_message_and_agrees_with_the_score(graded):
     wrong = json.loads((graded / "results" / "wrong.json").read_text())
     untouched = json.loads((graded / "results" / "untouched.json").read_text())
     assert right["score"] == 1.0 and right["tests"][0]["output"].startswith("PASSED: right on")
-    assert wrong["score"] == 0.0 and wrong["tests"][0]["output"].startswith("FAILED: your numbers_sum is wrong")
+    assert wrong["score"] == 0.0
+    assert wrong["tests"][0]["output"].startswith("FAILED: your numbers_sum is wrong")
     assert untouched["tests"][0]["output"].startswith("UNCHANGED: numbers_sum is still the starter")
     assert "`" not in wrong["tests"][0]["output"]
 
@@ -153,6 +161,7 @@ def test_feedback_is_the_checks_own_message_and_agrees_with_the_score(graded):
 def test_the_limits_are_named_in_the_log_and_the_feedback(graded):
     looping = json.loads((graded / "results" / "loop-ignoring-interrupts.json").read_text())
     assert "the kernel died" in looping["output"]
-    assert "the kernel died in cell" in (graded / "logs" / "loop-ignoring-interrupts.log").read_text()
+    died = (graded / "logs" / "loop-ignoring-interrupts.log").read_text()
+    assert "the kernel died in cell" in died
     log = (graded / "logs" / "loop-then-memory.log").read_text()
     assert "per-cell limit of 30 s" in log

@@ -138,7 +138,8 @@ def test_overlay_colours_the_fused_view(prog):
     # A fused kernel's time is drawn once, on its output; its other members say whose it is.
     for k in prof.kernels:
         *members, output = k.nodes
-        assert "GFLOP/s" in view.graph.nodes[output].tooltip and "time" in view.graph.nodes[output].attrs
+        drawn = view.graph.nodes[output]
+        assert "GFLOP/s" in drawn.tooltip and "time" in drawn.attrs
         for nid in members:
             node = view.graph.nodes[nid]
             assert "time" not in node.attrs and f"part of fused kernel {k.name}" in node.tooltip
