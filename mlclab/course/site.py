@@ -20,7 +20,7 @@ import nbformat
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
-# Nothing widens the page (issue 30: lesson 10's page was 4,484 px wide): an output, a table,
+# Nothing widens the page (issue 30: the ResNet-18 lesson's page was 4,484 px wide): an output, a table,
 # a code block or a picture wider than the text column scrolls or shrinks in its own box;
 # table cells break between words, never inside a number.
 _STYLE = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
@@ -85,7 +85,7 @@ def build(outdir: Path, lessons: list[Path] | None = None, execute: bool = True,
     """Write OUTDIR/index.html, OUTDIR/glossary.html and one page per lesson; returns the pages.
     ``progress(text)`` hears each lesson as it starts and ends (executing one takes 10-100 s)."""
     import time
-    lessons = lessons or sorted(LESSONS_DIR.glob("[0-9][0-9]-*.ipynb"))
+    lessons = lessons or sorted(LESSONS_DIR.glob("[0-9A][0-9]-*.ipynb"))
     outdir.mkdir(parents=True, exist_ok=True)
     pages = []
     items = []
