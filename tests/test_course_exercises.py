@@ -1,5 +1,5 @@
-"""The exercises of lessons 2, 3, 7 and 9 check the lesson's own idea: each accepts a right answer
-and names what a partly right one misses (the located error, the symbolic batch, emit_te, the
+"""The exercises of lessons 2, 3, 5 and appendix A2 check the lesson's own idea: each accepts a
+right answer and names what a partly right one misses (the located error, the symbolic batch, emit_te, the
 attributes)."""
 import ast
 
@@ -116,7 +116,7 @@ def test_the_node_exercise_wants_a_symbolic_batch():
     assert check("03-affine-relu", affine_module(tirx.Var("n", "int64"))).passed
 
 
-# ------------------------------------------------------------- lesson 7: BlockBuilder + emit_te
+# ------------------------------------------------------------- lesson 5: BlockBuilder + emit_te
 def te_linear(X, W, B):
     from tvm import te
     k = te.reduce_axis((0, X.shape[1]), name="k")
@@ -151,9 +151,9 @@ def test_the_mlp_exercise_wants_every_layer_from_emit_te():
     assert check("05-mlp-blockbuilder", None).status == "unchanged"
 
 
-# ------------------------------------------------------------- lesson 9: a node with attributes
+# ------------------------------------------------------- appendix A2: a node with attributes
 def clip_nodes(attribute_type):
-    """What lesson 9's generate_python makes, reduced to what the check reads."""
+    """What appendix A2's generate_python makes, reduced to what the check reads."""
     class Node:
         def __init__(self, *fields):
             self.fields = fields
@@ -188,7 +188,7 @@ def test_the_generator_exercise_wants_attributes_typed_and_in_the_header():
     assert right.passed, right.message
 
 
-# ------------------------------------------------------------- lesson 14: a pass of your own
+# ------------------------------------------------------------- lesson 11: a pass of your own
 def test_the_pass_exercise_wants_the_identities_gone_and_the_meaning_kept():
     from tvm import relax as rx
 

@@ -12,11 +12,11 @@ after the exercise (the live check, the discussion) are not run.
 
 The lessons are enumerated from the catalog (``mlclab.course.catalog.EXERCISES``): an exercise
 added to the catalog is covered here with no change, and one whose lesson cannot be found, or
-whose ``submit`` kind cannot carry its answer out, fails with the exercise's key. Lessons 10 and
-12 run their cells up to the exercise like the others (torch and the model's import; the naive
-matmul's timing), no substitute: run alone, one lesson's kernel took 3-32 s (lesson 10 the most),
-and the whole test (15 lessons) 120 s with three kernels at once on 2 cores at load
-average 6.
+whose ``submit`` kind cannot carry its answer out, fails with the exercise's key. Lessons 9 and
+7 run their cells up to the exercise like the others (torch and the model's import; the naive
+matmul's timing), no substitute: run alone, one lesson's kernel took 3-32 s (lesson 9, ResNet-18,
+the most), and the whole test (15 lessons, before lesson 11 was merged into 8) 120 s with three
+kernels at once on 2 cores at load average 6.
 """
 import json
 import re
