@@ -103,7 +103,8 @@ def build(outdir: Path, lessons: list[Path] | None = None, execute: bool = True,
     glossary = (path.parent if lessons else LESSONS_DIR) / "glossary.md"
     (outdir / "glossary.html").write_text(
         _page("Glossary", _relink(_markdown_html(glossary.read_text(encoding="utf-8")))), encoding="utf-8")
+    # <ul>, not <ol>: each title carries its own number ("Lesson 8", "Appendix A1")
     (outdir / "index.html").write_text(
-        _page("The mlclab course", "<h1>The mlclab course</h1><ol>" + "".join(items) + "</ol>"),
+        _page("The mlclab course", "<h1>The mlclab course</h1><ul>" + "".join(items) + "</ul>"),
         encoding="utf-8")
     return [outdir / "index.html", outdir / "glossary.html", *pages]
