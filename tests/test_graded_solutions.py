@@ -1,8 +1,9 @@
 """Every exercise of the catalog is graded right on the graded path: the lesson's own solution
 PASSES and its untouched starter does not (with a message saying why).
 
-Faithful and fast: per lesson, one kernel (nbclient, as mlclab.course.sandbox runs a submission)
-executes the lesson's cells up to its exercise cell, then the solution cell's body (tag
+Faithful and fast: per exercise, one kernel (nbclient, as mlclab.course.sandbox runs a submission)
+executes the lesson's cells up to that exercise's cell (an exercise before it in the same lesson
+runs as its starter left it), then the solution cell's body (tag
 ``solution``, without its ``%%solution`` line) in place of the exercise cell, then
 ``mlclab.course.export.answers`` in that kernel, as the sandbox's export does. The names the
 solution defined are then removed and the untouched exercise cell runs, and the answers are
@@ -71,12 +72,12 @@ def export_cell(keys: list) -> str:
             f"print({MARK!r} + __json.dumps(__export.answers({keys!r}, {SALT}, globals())))")
 
 
-def graded_records(lesson: Path, keys: list) -> tuple:
-    """The answers the lesson's solution and its starter hand in, as the export writes them."""
+def graded_records(lesson: Path, key: str) -> tuple:
+    """The answers the solution of exercise ``key`` and its starter hand in, as the export writes
+    them."""
     nb = nbformat.read(lesson, as_version=4)
-    # Lessons hold one exercise each today; several would each need their own prefix run.
-    assert len(keys) == 1, f"{lesson.name}: one exercise per lesson, the catalog has {keys}"
-    at, solution = exercise_cells(nb, keys[0])
+    keys = [key]
+    at, solution = exercise_cells(nb, key)
     cells = [c for c in nb.cells[:at] if c.cell_type == "code"]
     run = [*cells,
            new_code_cell("__before = set(globals())"),
@@ -101,24 +102,24 @@ def _printed(cell) -> dict:
     return json.loads(line[len(MARK):])
 
 
-LESSONS = sorted({lesson_of(key) for key in EXERCISES})
+KEYS = sorted(EXERCISES)
 WORKERS = 3    # kernels at once: most of a lesson's time is its kernel waiting on imports
 
 
 @pytest.fixture(scope="module")
 def graded():
-    """{lesson: (keys, (solved, starter))}, every lesson's kernel run side by side."""
-    def run(path):
-        keys = [k for k in EXERCISES if lesson_of(k) == path]
-        return path, (keys, graded_records(path, keys))
+    """{key: (solved, starter)}, every exercise's kernel run side by side (a lesson with two
+    exercises runs twice, each time up to one of them)."""
+    def run(key):
+        return key, graded_records(lesson_of(key), key)
 
     with ThreadPoolExecutor(WORKERS) as pool:
-        return dict(pool.map(run, LESSONS))
+        return dict(pool.map(run, KEYS))
 
 
-@pytest.fixture(params=LESSONS, ids=[p.name[:2] for p in LESSONS])
-def lesson(request, graded):
-    return graded[request.param]
+@pytest.fixture(params=KEYS)
+def graded_exercise(request, graded):
+    return request.param, graded[request.param]
 
 
 def test_every_exercise_has_its_lesson():
@@ -127,18 +128,17 @@ def test_every_exercise_has_its_lesson():
         lesson_of(key)
 
 
-def test_the_solution_passes_and_the_starter_does_not(lesson):
-    keys, (solved, starter) = lesson
-    for key in keys:
-        exercise = EXERCISES[key]
-        record = solved.get(key)
-        assert isinstance(record, dict) and "kind" in record, \
-            f"{key}: the solution's graded run handed in no answer of kind " \
-            f"{exercise.submitted_as!r}: {record}"
-        assert record["kind"] == exercise.submitted_as, (key, record["kind"])
-        result = judge(exercise, json.loads(json.dumps(record)), SALT)
-        assert result.status == PASSED, f"{key}: the lesson's solution is graded {result.status}: " \
-                                        f"{result.message}"
-        untouched = judge(exercise, json.loads(json.dumps(starter.get(key))), SALT)
-        assert untouched.status != PASSED, f"{key}: the untouched starter is graded passed"
-        assert untouched.message.strip(), f"{key}: the starter's verdict says nothing"
+def test_the_solution_passes_and_the_starter_does_not(graded_exercise):
+    key, (solved, starter) = graded_exercise
+    exercise = EXERCISES[key]
+    record = solved.get(key)
+    assert isinstance(record, dict) and "kind" in record, \
+        f"{key}: the solution's graded run handed in no answer of kind " \
+        f"{exercise.submitted_as!r}: {record}"
+    assert record["kind"] == exercise.submitted_as, (key, record["kind"])
+    result = judge(exercise, json.loads(json.dumps(record)), SALT)
+    assert result.status == PASSED, f"{key}: the lesson's solution is graded {result.status}: " \
+                                    f"{result.message}"
+    untouched = judge(exercise, json.loads(json.dumps(starter.get(key))), SALT)
+    assert untouched.status != PASSED, f"{key}: the untouched starter is graded passed"
+    assert untouched.message.strip(), f"{key}: the starter's verdict says nothing"
