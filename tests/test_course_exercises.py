@@ -1,6 +1,6 @@
 """The exercises of lessons 2, 3, 5 and appendix A2 check the lesson's own idea: each accepts a
-right answer and names what a partly right one misses (the located error, the symbolic batch, emit_te, the
-attributes)."""
+right answer and names what a partly right one misses (the located error, the symbolic batch,
+emit_te, the attributes)."""
 import ast
 
 import numpy as np

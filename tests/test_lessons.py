@@ -184,7 +184,8 @@ def test_relative_links_resolve():
 # Phrases in a lesson's prose that state a fact about the compiler or the machine (a count of
 # passes, kernels, groups, buffers or cores; a step number; a speed or work ratio). Such a number
 # must be printed by a cell, never typed: a typed one goes stale when the pipeline changes (the
-# pipeline lesson once said "23 passes" when there were 25). Small numbers written as words count too.
+# pipeline lesson once said "23 passes" when there were 25). Small numbers written as words count
+# too.
 _COUNT = (r"(?:\d[\d,]*(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
           r"|twenty[- ]?\w*)")
 STATED_FACTS = [
