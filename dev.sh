@@ -17,7 +17,7 @@ cd "$(dirname "$0")"
 
 PY=${PYTHON:-python3}
 VENV=.venv
-# PyTorch for lessons 7-8 and the import tests, at the version binder/requirements.txt pins: the
+# PyTorch for lessons 5/9/13 and the import tests, at the version binder/requirements.txt pins: the
 # one place torch's exact version is written (pyproject.toml's extras give only the oldest
 # supported). Its "+cpu" build label is dropped, so PyPI's build of that version matches too;
 # set MLCLAB_TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid PyPI's CUDA wheels.

@@ -1,4 +1,4 @@
-"""Grading at class scale: N generated submissions of lesson 5's assignment graded by one
+"""Grading at class scale: N generated submissions of appendix A1's assignment graded by one
 ``python -m mlclab.course grade`` call, in parallel, each in its own sandbox.
 
     python benchmarks/grading.py [--n 100] [--workers W]

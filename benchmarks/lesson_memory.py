@@ -34,7 +34,7 @@ LESSONS = ROOT / "lessons"
 GB = 1024
 BUDGET_MODEL_MB, BUDGET_PLAIN_MB = 1 * GB, 700
 #: the lessons that import a PyTorch model (from_torch / TVM's importers)
-WITH_MODEL = ("07-", "10-")
+WITH_MODEL = ("05-", "09-")
 
 
 def status_mb(pid: int, field: str) -> float:
@@ -125,7 +125,7 @@ def main() -> int:
     ap.add_argument("--cells", action="store_true", help="print each cell's memory")
     ap.add_argument("--cache", choices=["off", "cold", "warm"], default="off")
     args = ap.parse_args()
-    lessons = args.lessons or sorted(LESSONS.glob("[0-9][0-9]-*.ipynb"))
+    lessons = args.lessons or sorted(LESSONS.glob("[0-9A][0-9]-*.ipynb"))
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("MLCLAB_SHARED_CACHE_DIR", None)
     if args.torch_at_import:

@@ -2,7 +2,7 @@
 and a submission is graded here without Docker: a right one scores full marks, a wrong one zero.
 
 End to end, in a subprocess per command (the commands students and instructors run): make the
-assignment from lesson 5, fill the student notebook's exercise cell twice, grade both.
+assignment from appendix A1, fill the student notebook's exercise cell twice, grade both.
 """
 import json
 import os
@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSON = ROOT / "lessons" / "05-adts-and-pattern-matching.ipynb"
+LESSON = ROOT / "lessons" / "A1-adts-and-pattern-matching.ipynb"
 
 RIGHT = '''@mlclab.function
 def numbers_sum(tag: Tensor[(), i32], x: Tensor[(), i32], y: Tensor[(), i32]):
@@ -59,8 +59,8 @@ def test_the_student_version_has_the_starter_and_no_solution_or_test(assignment)
     assert "grader.check" not in text           # no otter.Notebook: the lesson's own check cell
     (zipped,) = (dist / "autograder").glob("*.zip")
     import zipfile
-    test = zipfile.ZipFile(zipped).read("tests/05-numbers-sum.py").decode()
-    assert "'hidden': True" in test and "mlclab.exercise('05-numbers-sum').check" in test
+    test = zipfile.ZipFile(zipped).read("tests/A1-numbers-sum.py").decode()
+    assert "'hidden': True" in test and "mlclab.exercise('A1-numbers-sum').check" in test
 
 
 @pytest.mark.parametrize("answer, score", [(RIGHT, 1.0), (WRONG, 0.0)], ids=["right", "wrong"])
@@ -70,18 +70,19 @@ def test_a_submission_is_graded_locally(assignment, answer, score):
     graded = submission(dist / "student" / LESSON.name, answer, out / f"sub-{score}.ipynb")
     printed = course("grade", zipped, graded, out / f"results-{score}", cwd=out)
     result = json.loads(printed[printed.index("{\n"):])
-    assert result["scores"] == {"05-numbers-sum": score}
+    assert result["scores"] == {"A1-numbers-sum": score}
     assert result["possible"] == 1.0
 
 
 def test_every_lesson_makes_a_student_notebook_of_its_own_cells(tmp_path):
     """Each student notebook's code cells are the lesson's own (solutions out, no otter
     grader.check cell needing an init cell the lessons do not have): since every lesson runs
-    untouched in tests/test_lessons.py, so does every student notebook. Lesson 5's is run below."""
+    untouched in tests/test_lessons.py, so does every student notebook. Appendix A1's is run
+    below."""
     script = (
         "import sys, pathlib, nbformat\n"
         "from mlclab.course.assignment import make\n"
-        "for lesson in sorted(pathlib.Path(sys.argv[1]).glob('[0-9][0-9]-*.ipynb')):\n"
+        "for lesson in sorted(pathlib.Path(sys.argv[1]).glob('[0-9A][0-9]-*.ipynb')):\n"
         "    dist = make(lesson, pathlib.Path(sys.argv[2]) / lesson.stem)\n"
         "    student = nbformat.read(dist / 'student' / lesson.name, as_version=4)\n"
         "    own = {c.source.strip() for c in nbformat.read(lesson, as_version=4).cells}\n"
@@ -94,7 +95,7 @@ def test_every_lesson_makes_a_student_notebook_of_its_own_cells(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [line for line in done.stdout.splitlines() if line.endswith(".ipynb []") or "[" in line]
     # Every lesson there is (lessons are added: the count is the folder's, never a number).
-    lessons = list((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))
+    lessons = list((ROOT / "lessons").glob("[0-9A][0-9]-*.ipynb"))
     assert len([line for line in lines if line.endswith("[]")]) == len(lessons) >= 12, done.stdout
 
 

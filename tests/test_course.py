@@ -226,7 +226,7 @@ def test_a_live_check_stops_a_looping_answer_and_names_the_limit():
 
 
 def test_a_misspelt_pass_and_a_kernel_count_as_text_get_sentences():
-    handle = ExerciseHandle(EXERCISES["11-predict-passes"])
+    handle = ExerciseHandle(EXERCISES["08-predict-passes"])
     misspelt = handle.check({"changes": {"LegalizeOp"}, "kernels": 2})
     assert misspelt.status == "failed" and 'did you mean "LegalizeOps"?' in misspelt.message
     text = handle.check({"changes": {"LegalizeOps"}, "kernels": "2"})
@@ -267,11 +267,11 @@ def test_a_python_answer_is_graded_by_its_values_on_salted_inputs():
 def test_a_handed_in_reference_schedule_is_refused_and_an_untouched_one_is_unchanged():
     from mlclab.course import checker, export
     from mlclab.course.catalog.performance import _reference_schedule
-    record = export.answers(["12-schedule"], 1, {"my_schedule": _reference_schedule})
-    result = checker.check_answers(record, ["12-schedule"], 1)["12-schedule"]
+    record = export.answers(["07-schedule"], 1, {"my_schedule": _reference_schedule})
+    result = checker.check_answers(record, ["07-schedule"], 1)["07-schedule"]
     assert result.status == "failed" and "reference schedule" in result.message
-    untouched = export.answers(["12-schedule"], 1, {"my_schedule": lambda sch: None})
-    assert checker.check_answers(untouched, ["12-schedule"], 1)["12-schedule"].status == "unchanged"
+    untouched = export.answers(["07-schedule"], 1, {"my_schedule": lambda sch: None})
+    assert checker.check_answers(untouched, ["07-schedule"], 1)["07-schedule"].status == "unchanged"
 
 
 def test_a_module_is_graded_by_its_values_and_its_script():

@@ -1,6 +1,6 @@
-"""The exercises of lessons 2, 3, 7 and 9 check the lesson's own idea: each accepts a right answer
-and names what a partly right one misses (the located error, the symbolic batch, emit_te, the
-attributes)."""
+"""The exercises of lessons 2, 3, 5 and appendix A2 check the lesson's own idea: each accepts a
+right answer and names what a partly right one misses (the located error, the symbolic batch,
+emit_te, the attributes)."""
 import ast
 
 import numpy as np
@@ -116,7 +116,7 @@ def test_the_node_exercise_wants_a_symbolic_batch():
     assert check("03-affine-relu", affine_module(tirx.Var("n", "int64"))).passed
 
 
-# ------------------------------------------------------------- lesson 7: BlockBuilder + emit_te
+# ------------------------------------------------------------- lesson 5: BlockBuilder + emit_te
 def te_linear(X, W, B):
     from tvm import te
     k = te.reduce_axis((0, X.shape[1]), name="k")
@@ -145,15 +145,15 @@ def mlp_module(with_te: bool):
 
 
 def test_the_mlp_exercise_wants_every_layer_from_emit_te():
-    operators = check("07-mlp-blockbuilder", mlp_module(with_te=False))
+    operators = check("05-mlp-blockbuilder", mlp_module(with_te=False))
     assert operators.status == "failed" and "emit_te" in operators.message
-    assert check("07-mlp-blockbuilder", mlp_module(with_te=True)).passed
-    assert check("07-mlp-blockbuilder", None).status == "unchanged"
+    assert check("05-mlp-blockbuilder", mlp_module(with_te=True)).passed
+    assert check("05-mlp-blockbuilder", None).status == "unchanged"
 
 
-# ------------------------------------------------------------- lesson 9: a node with attributes
+# ------------------------------------------------------- appendix A2: a node with attributes
 def clip_nodes(attribute_type):
-    """What lesson 9's generate_python makes, reduced to what the check reads."""
+    """What appendix A2's generate_python makes, reduced to what the check reads."""
     class Node:
         def __init__(self, *fields):
             self.fields = fields
@@ -180,15 +180,15 @@ class Evaluate:
 def test_the_generator_exercise_wants_attributes_typed_and_in_the_header():
     header = "class ClipNode : public ExprNode {\n  Expr x;\n  double lo;\n  double hi;\n"
     namespace = {"header2": header, "Evaluate2": Evaluate}
-    as_children = check("09-clip-node", clip_nodes("Expr"), namespace)
+    as_children = check("A2-clip-node", clip_nodes("Expr"), namespace)
     assert as_children.status == "failed" and "attributes" in as_children.message
-    no_header = check("09-clip-node", clip_nodes("float"), {"Evaluate2": Evaluate})
+    no_header = check("A2-clip-node", clip_nodes("float"), {"Evaluate2": Evaluate})
     assert "header2" in no_header.message
-    right = check("09-clip-node", clip_nodes("float"), namespace)
+    right = check("A2-clip-node", clip_nodes("float"), namespace)
     assert right.passed, right.message
 
 
-# ------------------------------------------------------------- lesson 14: a pass of your own
+# ------------------------------------------------------------- lesson 11: a pass of your own
 def test_the_pass_exercise_wants_the_identities_gone_and_the_meaning_kept():
     from tvm import relax as rx
 
@@ -227,13 +227,13 @@ def test_the_pass_exercise_wants_the_identities_gone_and_the_meaning_kept():
     def raises(call):
         raise RuntimeError("my pass broke")
 
-    unchanged = check("14-identity-pass", pass_of("Nothing", lambda call: call))
+    unchanged = check("11-identity-pass", pass_of("Nothing", lambda call: call))
     assert unchanged.status == "failed" and "unchanged" in unchanged.message
-    half = check("14-identity-pass", pass_of("Half", right_side_only))
+    half = check("11-identity-pass", pass_of("Half", right_side_only))
     assert half.status == "failed" and "add(..., 0.0)" in half.message
-    wrong = check("14-identity-pass", pass_of("TooMuch", every_scalar))
+    wrong = check("11-identity-pass", pass_of("TooMuch", every_scalar))
     assert wrong.status == "failed" and "`b * 2.0`" in wrong.message
-    broken = check("14-identity-pass", pass_of("Broken", raises))
+    broken = check("11-identity-pass", pass_of("Broken", raises))
     assert broken.status == "failed" and "my pass broke" in broken.message
-    assert check("14-identity-pass", "not a pass").status == "not run"
-    assert check("14-identity-pass", None).status == "unchanged"
+    assert check("11-identity-pass", "not a pass").status == "not run"
+    assert check("11-identity-pass", None).status == "unchanged"

@@ -96,7 +96,7 @@ def test_every_torch_path_works_when_torch_comes_after_tvm():
         assert np.allclose(g(x), want, atol=1e-5)
         assert mlclab.validate(g, x.numpy()).ok
 
-        # TVM's own importers (lesson 07) and a torch tensor handed to the VM as it is
+        # TVM's own importers (lesson 05) and a torch tensor handed to the VM as it is
         from tvm.relax.frontend.torch import from_exported_program, from_fx
         mod = from_exported_program(torch.export.export(model, (x,)))
         vm = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())

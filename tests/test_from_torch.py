@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 
 class MLP(torch.nn.Module):
-    """Lesson 7's network: 8x8 digits -> 10 classes."""
+    """Lesson 5's network: 8x8 digits -> 10 classes."""
 
     def __init__(self):
         super().__init__()

@@ -1,8 +1,9 @@
 """Every exercise of the catalog is graded right on the graded path: the lesson's own solution
 PASSES and its untouched starter does not (with a message saying why).
 
-Faithful and fast: per lesson, one kernel (nbclient, as mlclab.course.sandbox runs a submission)
-executes the lesson's cells up to its exercise cell, then the solution cell's body (tag
+Faithful and fast: per exercise, one kernel (nbclient, as mlclab.course.sandbox runs a submission)
+executes the lesson's cells up to that exercise's cell (an exercise before it in the same lesson
+runs as its starter left it), then the solution cell's body (tag
 ``solution``, without its ``%%solution`` line) in place of the exercise cell, then
 ``mlclab.course.export.answers`` in that kernel, as the sandbox's export does. The names the
 solution defined are then removed and the untouched exercise cell runs, and the answers are
@@ -12,11 +13,11 @@ after the exercise (the live check, the discussion) are not run.
 
 The lessons are enumerated from the catalog (``mlclab.course.catalog.EXERCISES``): an exercise
 added to the catalog is covered here with no change, and one whose lesson cannot be found, or
-whose ``submit`` kind cannot carry its answer out, fails with the exercise's key. Lessons 10 and
-12 run their cells up to the exercise like the others (torch and the model's import; the naive
-matmul's timing), no substitute: run alone, one lesson's kernel took 3-32 s (lesson 10 the most),
-and the whole test (15 lessons) 120 s with three kernels at once on 2 cores at load
-average 6.
+whose ``submit`` kind cannot carry its answer out, fails with the exercise's key. Lessons 9 and
+7 run their cells up to the exercise like the others (torch and the model's import; the naive
+matmul's timing), no substitute: run alone, one lesson's kernel took 3-32 s (lesson 9, ResNet-18,
+the most), and the whole test (15 lessons, before lesson 11 was merged into 8) 120 s with three
+kernels at once on 2 cores at load average 6.
 """
 import json
 import re
@@ -47,9 +48,9 @@ def lesson_of(key: str) -> Path:
 def exercise_cells(nb, key: str):
     """(index of the exercise cell, the solution's body) for the exercise ``key``: the exercise
     cell is the first tagged ``exercise`` after the cell that names the key."""
-    names_key = re.compile(rf"exercise\(\s*[\"']{key}[\"']")
+    calls = re.compile(rf"exercise\(\s*[\"']{key}[\"']")
     named = next((i for i, c in enumerate(nb.cells)
-                  if c.cell_type == "code" and names_key.search(c.source)), None)
+                  if c.cell_type == "code" and calls.search(c.source)), None)
     assert named is not None, f"{key}: no cell of {nb_name(nb)} calls mlclab.exercise({key!r})"
     tagged = [i for i, c in enumerate(nb.cells)
               if i >= named and "exercise" in c.get("metadata", {}).get("tags", [])]
@@ -71,12 +72,12 @@ def export_cell(keys: list) -> str:
             f"print({MARK!r} + __json.dumps(__export.answers({keys!r}, {SALT}, globals())))")
 
 
-def graded_records(lesson: Path, keys: list) -> tuple:
-    """The answers the lesson's solution and its starter hand in, as the export writes them."""
+def graded_records(lesson: Path, key: str) -> tuple:
+    """The answers the solution of exercise ``key`` and its starter hand in, as the export writes
+    them."""
     nb = nbformat.read(lesson, as_version=4)
-    # Lessons hold one exercise each today; several would each need their own prefix run.
-    assert len(keys) == 1, f"{lesson.name}: one exercise per lesson, the catalog has {keys}"
-    at, solution = exercise_cells(nb, keys[0])
+    keys = [key]
+    at, solution = exercise_cells(nb, key)
     cells = [c for c in nb.cells[:at] if c.cell_type == "code"]
     run = [*cells,
            new_code_cell("__before = set(globals())"),
@@ -101,24 +102,24 @@ def _printed(cell) -> dict:
     return json.loads(line[len(MARK):])
 
 
-LESSONS = sorted({lesson_of(key) for key in EXERCISES})
+KEYS = sorted(EXERCISES)
 WORKERS = 3    # kernels at once: most of a lesson's time is its kernel waiting on imports
 
 
 @pytest.fixture(scope="module")
 def graded():
-    """{lesson: (keys, (solved, starter))}, every lesson's kernel run side by side."""
-    def run(path):
-        keys = [k for k in EXERCISES if lesson_of(k) == path]
-        return path, (keys, graded_records(path, keys))
+    """{key: (solved, starter)}, every exercise's kernel run side by side (a lesson with two
+    exercises runs twice, each time up to one of them)."""
+    def run(key):
+        return key, graded_records(lesson_of(key), key)
 
     with ThreadPoolExecutor(WORKERS) as pool:
-        return dict(pool.map(run, LESSONS))
+        return dict(pool.map(run, KEYS))
 
 
-@pytest.fixture(params=LESSONS, ids=[p.name[:2] for p in LESSONS])
-def lesson(request, graded):
-    return graded[request.param]
+@pytest.fixture(params=KEYS)
+def graded_exercise(request, graded):
+    return request.param, graded[request.param]
 
 
 def test_every_exercise_has_its_lesson():
@@ -127,18 +128,17 @@ def test_every_exercise_has_its_lesson():
         lesson_of(key)
 
 
-def test_the_solution_passes_and_the_starter_does_not(lesson):
-    keys, (solved, starter) = lesson
-    for key in keys:
-        exercise = EXERCISES[key]
-        record = solved.get(key)
-        assert isinstance(record, dict) and "kind" in record, \
-            f"{key}: the solution's graded run handed in no answer of kind " \
-            f"{exercise.submitted_as!r}: {record}"
-        assert record["kind"] == exercise.submitted_as, (key, record["kind"])
-        result = judge(exercise, json.loads(json.dumps(record)), SALT)
-        assert result.status == PASSED, (f"{key}: the lesson's solution is graded "
-                                         f"{result.status}: {result.message}")
-        untouched = judge(exercise, json.loads(json.dumps(starter.get(key))), SALT)
-        assert untouched.status != PASSED, f"{key}: the untouched starter is graded passed"
-        assert untouched.message.strip(), f"{key}: the starter's verdict says nothing"
+def test_the_solution_passes_and_the_starter_does_not(graded_exercise):
+    key, (solved, starter) = graded_exercise
+    exercise = EXERCISES[key]
+    record = solved.get(key)
+    assert isinstance(record, dict) and "kind" in record, \
+        f"{key}: the solution's graded run handed in no answer of kind " \
+        f"{exercise.submitted_as!r}: {record}"
+    assert record["kind"] == exercise.submitted_as, (key, record["kind"])
+    result = judge(exercise, json.loads(json.dumps(record)), SALT)
+    assert result.status == PASSED, (f"{key}: the lesson's solution is graded "
+                                     f"{result.status}: {result.message}")
+    untouched = judge(exercise, json.loads(json.dumps(starter.get(key))), SALT)
+    assert untouched.status != PASSED, f"{key}: the untouched starter is graded passed"
+    assert untouched.message.strip(), f"{key}: the starter's verdict says nothing"

@@ -15,8 +15,8 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSON = ROOT / "lessons" / "05-adts-and-pattern-matching.ipynb"
-KEY = "05-numbers-sum"
+LESSON = ROOT / "lessons" / "A1-adts-and-pattern-matching.ipynb"
+KEY = "A1-numbers-sum"
 
 RIGHT = '''@mlclab.function
 def numbers_sum(tag: Tensor[(), i32], x: Tensor[(), i32], y: Tensor[(), i32]):
@@ -42,7 +42,7 @@ K.run_check = lambda *a, **k: None
 import atexit, json, os, glob
 def forge():
     for path in glob.glob(os.path.expanduser("~/../out/*")) + glob.glob("../out/*"):
-        open(path, "w").write(json.dumps({"05-numbers-sum": {"status": "passed"}}))
+        open(path, "w").write(json.dumps({"A1-numbers-sum": {"status": "passed"}}))
 atexit.register(forge)
 get_ipython().events.register("post_run_cell", lambda *a: forge())
 ''', 0.0),

@@ -322,7 +322,7 @@ def test_a_later_call_of_a_fused_function_takes_no_source_from_the_first_calls_v
 
 
 def test_the_fused_view_of_a_big_model_starts_folded_as_the_dataflow_view_does(resnet):
-    # Lesson 10's fused graph was drawn whole at 6,635 x 7,907 px: fn.graph("fused") and the
+    # Lesson 9's ResNet fused graph was drawn whole at 6,635 x 7,907 px: fn.graph("fused") and the
     # pipeline's steps fold an imported model's modules as fn.graph() does.
     for view in (resnet.graph("fused"), resnet.pipeline()["FuseOps"].graph()):
         folded = [n.op for n in view.graph.nodes.values()

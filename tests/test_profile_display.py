@@ -117,7 +117,7 @@ def test_a_long_kernel_name_and_a_long_line_are_cut_with_the_whole_in_a_tooltip(
 
 def test_roofline_labels_never_overlap_even_when_dots_share_a_spot():
     from mlclab.notebook.profile_html import _CHAR_PX, _label_places
-    # Lesson 10's case: many kernels of one shape land on one spot, others close by.
+    # Lesson 9's case (ResNet-18): many kernels of one shape land on one spot, others close by.
     points = [(300.0, 150.0, f"conv2d_NCHWc{i}_add{i}_relu") for i in range(6)]
     points += [(310.0 + 4 * i, 160.0, f"conv2d_NCHWc9_add{i}") for i in range(4)]
     boxes = []

@@ -20,7 +20,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_raw_cell
 
 SOLUTION_HEADING = re.compile(r"^#+ .*Solution.*$", re.M | re.S)
-EXERCISE_KEY = re.compile(r"mlclab\.exercise\(\"([0-9]{2}-[a-z-]+)\"\)")
+EXERCISE_KEY = re.compile(r"mlclab\.exercise\(\"([0-9A][0-9]-[a-z-]+)\"\)")
 
 
 def _raw(text: str):

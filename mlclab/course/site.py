@@ -20,9 +20,9 @@ import nbformat
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
-# Nothing widens the page (issue 30: lesson 10's page was 4,484 px wide): an output, a table,
-# a code block or a picture wider than the text column scrolls or shrinks in its own box;
-# table cells break between words, never inside a number.
+# Nothing widens the page (issue 30: the ResNet-18 lesson's page was 4,484 px wide): an
+# output, a table, a code block or a picture wider than the text column scrolls or shrinks in
+# its own box; table cells break between words, never inside a number.
 _STYLE = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"
           "line-height:1.5}"
           "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
@@ -89,7 +89,7 @@ def build(outdir: Path, lessons: list[Path] | None = None, execute: bool = True,
     """Write OUTDIR/index.html, OUTDIR/glossary.html and one page per lesson; returns the pages.
     ``progress(text)`` hears each lesson as it starts and ends (executing one takes 10-100 s)."""
     import time
-    lessons = lessons or sorted(LESSONS_DIR.glob("[0-9][0-9]-*.ipynb"))
+    lessons = lessons or sorted(LESSONS_DIR.glob("[0-9A][0-9]-*.ipynb"))
     outdir.mkdir(parents=True, exist_ok=True)
     pages = []
     items = []
@@ -109,7 +109,8 @@ def build(outdir: Path, lessons: list[Path] | None = None, execute: bool = True,
     glossary = (path.parent if lessons else LESSONS_DIR) / "glossary.md"
     glossary_html = _relink(_markdown_html(glossary.read_text(encoding="utf-8")))
     (outdir / "glossary.html").write_text(_page("Glossary", glossary_html), encoding="utf-8")
+    # <ul>, not <ol>: each title carries its own number ("Lesson 8", "Appendix A1")
     (outdir / "index.html").write_text(
-        _page("The mlclab course", "<h1>The mlclab course</h1><ol>" + "".join(items) + "</ol>"),
+        _page("The mlclab course", "<h1>The mlclab course</h1><ul>" + "".join(items) + "</ul>"),
         encoding="utf-8")
     return [outdir / "index.html", outdir / "glossary.html", *pages]

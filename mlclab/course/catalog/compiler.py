@@ -1,4 +1,4 @@
-"""The exercises about the compiler and imported models (lessons 8 and 10)."""
+"""The exercises about the compiler and imported models (lessons 8 and 9)."""
 import numpy as np
 
 from ..spec import GRADED_EXTRAS, Exercise, Unanswered
@@ -82,7 +82,7 @@ def _gate_reference(x, weight, bias):
 
 
 GATE = Exercise(
-    key="10-gate", title="Lesson 10: make the gate compile", answer="GateFixed",
+    key="09-gate", title="Lesson 9: make the gate compile", answer="GateFixed",
     reference=None, signature="x: Tensor[(2, 4), f32]", adapt=_gate_callables,
     trials=12, rtol=1e-5, atol=1e-5, submit="outputs", graded_extras=_gate_weights,
     graded_reference=lambda w: lambda x: _gate_reference(x, w["weight"], w["bias"]),

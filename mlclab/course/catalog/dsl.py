@@ -1,5 +1,5 @@
-"""The exercises whose references are DSL programs (lessons 1, 4, 5, 7): answered with a DSL
-function, or (lesson 7) a module built with BlockBuilder."""
+"""The exercises whose references are DSL programs (lessons 1, 4, 5, 12, appendix A1): answered
+with a DSL function, or (lesson 5) a module built with BlockBuilder."""
 import numpy as np
 
 from ..spec import FAILED, Exercise, Misconception, Probe, Unanswered
@@ -60,7 +60,7 @@ def _count_exps(fn) -> str:
 
 
 NUMBERS_SUM = Exercise(
-    key="05-numbers-sum", title="Lesson 5: the Numbers sum with where", answer="numbers_sum",
+    key="A1-numbers-sum", title="Appendix A1: the Numbers sum with where", answer="numbers_sum",
     entry="numbers_sum",
     reference="""
 def numbers_sum(tag: Tensor[(), i32], x: Tensor[(), i32], y: Tensor[(), i32]):
@@ -129,7 +129,7 @@ def _every_layer_is_te(bindings: str) -> str:
 
 
 MLP = Exercise(
-    key="07-mlp-blockbuilder", title="Lesson 7: the MLP with BlockBuilder and emit_te",
+    key="05-mlp-blockbuilder", title="Lesson 5: the MLP with BlockBuilder and emit_te",
     answer="mlp_mod", entry="mlp",
     reference="""
 def mlp(x: Tensor[("n", 64), f32], w1: Tensor[(32, 64), f32], b1: Tensor[(32,), f32],
@@ -157,7 +157,7 @@ def _squared_distances(x, y):
 
 
 PAIRWISE = Exercise(
-    key="15-pairwise", title="Lesson 15: pairwise distances for any sizes", answer="pairwise",
+    key="12-pairwise", title="Lesson 12: pairwise distances for any sizes", answer="pairwise",
     entry="pairwise",
     reference="""
 def pairwise(x: Tensor[("n", "d"), f32], y: Tensor[("m", "d"), f32]):

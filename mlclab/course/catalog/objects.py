@@ -1,5 +1,6 @@
-"""The exercises answered with something other than a DSL function (lessons 2, 3, 6, 9): a
-frontend class, a hand-built Relax module, a scheduled TE kernel, generated IR classes.
+"""The exercises answered with something other than a DSL function (lessons 2, 3, 6 and
+appendix A2): a frontend class, a hand-built Relax module, a scheduled TE kernel, generated IR
+classes.
 Each ``adapt`` turns the answer into numpy callables, or says what is missing."""
 import numpy as np
 
@@ -270,7 +271,7 @@ def _clip_tree_callables(nodes, namespace):
 
 
 CLIP_TREE = Exercise(
-    key="09-clip-node", title="Lesson 9: a node with attributes", answer="nodes2",
+    key="A2-clip-node", title="Appendix A2: a node with attributes", answer="nodes2",
     reference=lambda x, b: np.clip(x + b, CLIP_LO, CLIP_HI).astype(x.dtype),
     signature='x: Tensor[("n",), f32], b: Tensor[("n",), f32]', adapt=_clip_tree_callables,
     submit="outputs",

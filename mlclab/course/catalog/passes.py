@@ -85,7 +85,7 @@ def _identities_removed(after: str):
 
 
 IDENTITY_PASS = Exercise(
-    key="14-identity-pass", title="Lesson 14: a pass that removes identities", answer="my_pass",
+    key="11-identity-pass", title="Lesson 11: a pass that removes identities", answer="my_pass",
     reference=TIDY, entry="tidy", adapt=_tidy_callables, submit="outputs",
     structure=[_identities_removed], evidence=_after_the_pass,
     misconceptions=[Misconception(lambda x, y: np.maximum(x + y, 0),

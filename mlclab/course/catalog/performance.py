@@ -1,4 +1,4 @@
-"""Lesson 12's exercise: schedule a naive matmul; graded first on its values, then on its fraction
+"""Lesson 7's exercise: schedule a naive matmul; graded first on its values, then on its fraction
 of this machine's roof, measured against a reference schedule in the same run (so a busy machine
 slows both, and the bar moves with it).
 
@@ -136,7 +136,7 @@ def _fast_enough(schedule):
 
 
 MATMUL_SCHEDULE = Exercise(
-    key="12-schedule", title="Lesson 12: make the matmul fast", answer="my_schedule",
+    key="07-schedule", title="Lesson 7: make the matmul fast", answer="my_schedule",
     reference=lambda a, b: (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32),
     signature=f"a: Tensor[({N}, {N}), f32], b: Tensor[({N}, {N}), f32]",
     adapt=_callables, trials=2, rtol=1e-4, atol=1e-3, submit="schedule", time_limit_s=300,

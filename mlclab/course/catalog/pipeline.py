@@ -1,4 +1,4 @@
-"""Lesson 11's exercise: predict what the pipeline will do to a program, checked against the real
+"""Lesson 8's second exercise: predict what the pipeline will do to a program, checked against the
 pipeline (so the answer follows mlclab's passes if they change; it is never printed)."""
 import difflib
 
@@ -65,7 +65,7 @@ def _judge_prediction(prediction, namespace):
 
 
 PIPELINE_PREDICTION = Exercise(
-    key="11-predict-passes", title="Lesson 11: predict what the pipeline does", answer="prediction",
+    key="08-predict-passes", title="Lesson 8: predict what the pipeline does", answer="prediction",
     reference=None, judge=_judge_prediction,
     hints=["Go through the candidates in pipeline order and ask of each: is there anything in `head` "
            "this pass looks for?",
