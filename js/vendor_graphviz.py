@@ -4,7 +4,8 @@ Where no ``dot`` program is installed, the viewer and ``fn.graph()`` lay graphs 
 browser with Graphviz compiled to WebAssembly: the npm package ``@hpcc-js/wasm-graphviz``
 (one ES module, the wasm inlined, no imports; Apache-2.0, Graphviz inside is EPL-1.0). This
 installs it exactly as ``package-lock.json`` pins it (``npm ci --omit=dev``: the lock's
-devDependencies are ESLint, which only ``./dev.sh setup`` installs) and copies it, with its
+devDependencies are ESLint, which only ``./dev.sh setup`` installs, and which a rebuild in a
+checkout that has it installs again) and copies it, with its
 licence and Graphviz's notice, to ``mlclab/notebook/static/vendor/``: a build product, never
 committed. ``setup.py`` runs it before every ``build_py`` (wheel, sdist-to-wheel, editable
 install), ``./dev.sh setup`` and ``binder/postBuild`` run it too.
@@ -69,7 +70,11 @@ def build(npm: str | None = None) -> str:
         return ("npm was not found, so the WebAssembly Graphviz was not built: mlclab draws graphs "
                 "with Graphviz's `dot` program where it is installed, and says what is missing "
                 "where it is not (install Node.js with npm and reinstall mlclab to build it)")
-    proc = subprocess.run([npm, "ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund"],
+    # npm ci empties node_modules first: where ./dev.sh setup installed ESLint, install it again
+    # rather than leave a checkout whose lint test fails after a rebuild.
+    keep_dev = (JS / "node_modules" / ".bin" / "eslint").exists()
+    omit = [] if keep_dev else ["--omit=dev"]
+    proc = subprocess.run([npm, "ci", *omit, "--ignore-scripts", "--no-audit", "--no-fund"],
                           cwd=JS, capture_output=True, text=True, timeout=600)
     if proc.returncode:
         raise RuntimeError(f"`npm ci` in {JS} failed ({proc.returncode}):\n"
