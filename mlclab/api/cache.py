@@ -65,6 +65,34 @@ def key(source: str, target, options: Mapping | None = None, table: int = 0) -> 
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def module_text(mod) -> str:
+    """An imported model's Relax module as the text its key is made from: the TVMScript, in
+    which a constant is only ``metadata["ir.GenericConst"][i]``, then the dtype, shape and
+    SHA-256 of every constant's bytes, in the order a walk of the functions (by name) meets
+    them. Two modules with the same text compute the same thing: weights are in it by
+    content, and what a ``convert_map`` or torch.export made is in the IR itself."""
+    import numpy as np
+    from tvm import relax
+    from tvm.relax.expr_functor import PyExprVisitor, visitor
+
+    digests: list = []
+
+    @visitor
+    class Constants(PyExprVisitor):
+        def visit_generic_const_(self, const) -> None:
+            # zero-copy: a model's weights are hundreds of MB
+            value = np.ascontiguousarray(np.from_dlpack(const.value))
+            digests.append(f"{value.dtype} {value.shape} "
+                           f"{hashlib.sha256(value.reshape(-1).view(np.uint8)).hexdigest()}")
+
+    walker = Constants()
+    for gv, func in sorted(mod.functions_items(), key=lambda item: item[0].name_hint):
+        if isinstance(func, relax.Function):
+            digests.append(f"function {gv.name_hint}")
+            walker.visit_expr(func)
+    return mod.script() + "\n" + "\n".join(digests)
+
+
 @functools.cache
 def _versions() -> tuple:
     import tvm

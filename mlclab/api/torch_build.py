@@ -19,10 +19,12 @@ _MAX_TRIES = 40
 
 def build_imported(mod, name: str, bindings: dict, target, trace,
                    fast_math: bool = False) -> Built:
-    """``Built`` for the imported function ``name``, or an :class:`UnsupportedModel` naming
-    the operator TVM could not compile."""
+    """``Built`` for the imported function ``name`` -- loaded from the disk cache when this
+    module (its IR and its weights' bytes) was built before for ``target`` -- or an
+    :class:`UnsupportedModel` naming the operator TVM could not compile."""
     try:
-        return Built(mod, {name: bindings}, target, trace, fast_math)
+        return Built(mod, {name: bindings}, target, trace, fast_math, _stored(mod, target,
+                                                                             fast_math))
     except DSLError as exc:
         reason = str(exc).partition("TVM could not compile this program: ")[2] or str(exc)
         reason = reason.split("\n")[0]
@@ -33,6 +35,22 @@ def build_imported(mod, name: str, bindings: dict, target, trace,
         "in the model's own forward"
     raise UnsupportedModel(f"TVM could not compile PyTorch operator {culprit.origin or 'a step'} "
                            f"{where}: {reason}") from None
+
+
+def _stored(mod, target, fast_math: bool):
+    """The model's place in the disk cache (``api.cache``), or None when the build may not
+    be shared: user passes in the pipeline, or a student's own operator in the table (as for
+    ``mlclab.compile``)."""
+    from .. import ops
+    from ..backend import extra_passes
+    from . import cache
+
+    if extra_passes.active() or any(not op.built_in for op in ops.OPS.values()):
+        return None
+    if not cache.LEVELS.ready().user and not cache.LEVELS.shared:
+        return None                   # off: not even the key's hashing is spent
+    options = {"from": "torch", **({"fast_math": True} if fast_math else {})}
+    return cache.Stored(cache.key(cache.module_text(mod), target, options, ops.generation()))
 
 
 def traced_failure(exc: DSLError, traced_mod, name: str, bindings: dict, target):
