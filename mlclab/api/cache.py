@@ -80,9 +80,12 @@ def module_text(mod) -> str:
     @visitor
     class Constants(PyExprVisitor):
         def visit_generic_const_(self, const) -> None:
-            # zero-copy: a model's weights are hundreds of MB
-            value = np.ascontiguousarray(np.from_dlpack(const.value))
-            digests.append(f"{value.dtype} {value.shape} "
+            try:   # zero-copy: a model's weights are hundreds of MB
+                value = np.from_dlpack(const.value)
+            except (TypeError, ValueError, BufferError, RuntimeError):
+                value = const.value.numpy()      # a dtype DLPack cannot give numpy
+            value = np.ascontiguousarray(value)
+            digests.append(f"{const.value.dtype} {value.shape} "
                            f"{hashlib.sha256(value.reshape(-1).view(np.uint8)).hexdigest()}")
 
     walker = Constants()

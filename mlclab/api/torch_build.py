@@ -50,7 +50,11 @@ def _stored(mod, target, fast_math: bool):
     if not cache.LEVELS.ready().user and not cache.LEVELS.shared:
         return None                   # off: not even the key's hashing is spent
     options = {"from": "torch", **({"fast_math": True} if fast_math else {})}
-    return cache.Stored(cache.key(cache.module_text(mod), target, options, ops.generation()))
+    try:
+        text = cache.module_text(mod)
+    except Exception:        # a constant numpy cannot hold: built, just not kept on disk
+        return None
+    return cache.Stored(cache.key(text, target, options, ops.generation()))
 
 
 def traced_failure(exc: DSLError, traced_mod, name: str, bindings: dict, target):
