@@ -118,3 +118,28 @@ def test_the_key_is_the_ir_and_the_weights_bytes():
     assert same == again
     assert text(0, bump=np.float32(1e-6).item()) != same      # one weight's last bits
     assert text(1) != same
+
+
+def test_a_model_with_more_weights_than_stored_is_built_and_said_in_cache_info(tmp_path):
+    code = """
+import sys
+import numpy as np, torch, mlclab
+from mlclab.api import torch_build
+torch_build.MAX_STORED_WEIGHTS = 1000          # bytes: the Linear(64, 8) below has 2,080
+mlclab.cache_dir(sys.argv[1], shared="off")
+model = torch.nn.Linear(64, 8)
+x = torch.randn(2, 64)
+fn = mlclab.from_torch(model, x)
+with torch.no_grad():
+    assert np.allclose(fn(x.numpy()), model(x).numpy(), rtol=1e-4, atol=1e-5)
+info = mlclab.cache_info()
+assert info["disk"]["writes"] == 0 and info["disk"]["entries"] == 0, info["disk"]
+assert info["not_stored"]["models"] == 1, info["not_stored"]
+assert "MB of weights" in info["not_stored"]["reason"], info["not_stored"]
+print("ok")
+"""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("MLCLAB_SHARED_CACHE_DIR", None)
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
