@@ -3,6 +3,7 @@
     python benchmarks/hub_load.py                  # 4, 8 and 16 students, lesson 01
     python benchmarks/hub_load.py --quick          # 2 students, 5 cells: the smoke run
     python benchmarks/hub_load.py --students 1 --lesson 10 --json out.json
+    python benchmarks/hub_load.py --shared-cache   # a class cache warmed once, read by all
     python benchmarks/hub_load.py --install-proxy  # only install the proxy (dev.sh does)
 
 What runs, all on 127.0.0.1 and all started and stopped by this script:
