@@ -12,23 +12,15 @@ import sys
 
 import pytest
 
-from test_disk_cache import DAMAGES, copy_of, damage, libraries
+from test_disk_cache import COUNT_BUILDS, DAMAGES, copy_of, damage, libraries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # For each run in argv[1] ({"folder", "seed", "fast_math"}): imports a small conv net whose
 # weights come from ``seed``, checks the answer against PyTorch, validates (the traced build),
 # and prints how many builds ran and what the disk cache saw.
-KERNEL = """
-import json, sys
-import numpy as np, torch, mlclab
-from mlclab.api import build, cache
-builds = []
-real = build.build_executable
-def counted(*args, **kwargs):
-    builds.append(1)
-    return real(*args, **kwargs)
-build.build_executable = counted
+KERNEL = COUNT_BUILDS + """
+import torch
 seen = []
 for run in json.loads(sys.argv[1]):
     mlclab.cache_dir(run["folder"], shared="off")

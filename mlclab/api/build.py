@@ -110,7 +110,7 @@ class Built:
                                                   f"{', '.join(bindings) or 'this program'}")
         # LLVM's and the passes' garbage, and what the cells before left in the heap: a
         # build is rare enough to pay the trim, and the profile or validate that usually
-        # follows starts from what is really in use (lesson 08: 786 -> 7xx MB at its peak).
+        # follows starts from what is really in use (lesson 08 peaked at 747 MB, was 786).
         give_back_memory()
         # Only builds without a fallback are stored on disk, so a loaded one is optimized.
         self.optimized = self._record.optimized if self._record is not None else True
