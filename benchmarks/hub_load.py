@@ -3,6 +3,7 @@
     python benchmarks/hub_load.py                  # 4, 8 and 16 students, lesson 01
     python benchmarks/hub_load.py --quick          # 2 students, 5 cells: the smoke run
     python benchmarks/hub_load.py --students 1 --lesson 09 --json out.json
+    python benchmarks/hub_load.py --shared-cache   # a class cache warmed once, read by all
     python benchmarks/hub_load.py --install-proxy  # only install the proxy (dev.sh does)
 
 What runs, all on 127.0.0.1 and all started and stopped by this script:
@@ -472,6 +473,8 @@ def run_class(count: int, lesson: Path, args) -> dict:
     environment = {"PYTHONPATH": str(ROOT)}
     if args.threads:
         environment["MLCLAB_NUM_THREADS"] = str(args.threads)
+    if args.shared_cache:
+        environment["MLCLAB_SHARED_CACHE_DIR"] = str(args.shared_cache)
     load_before = os.getloadavg()
     available_before = mem_available()
     busy0, total0 = busy_jiffies()
@@ -517,6 +520,7 @@ def run_class(count: int, lesson: Path, args) -> dict:
     return {
         "students": count, "lesson": lesson.name, "cells": len(cells),
         "threads": args.threads, "think_s": args.think,
+        "shared_cache": bool(args.shared_cache),
         "failures": failures, "failed_students": len({f.split(':')[0] for f in failures}),
         "wrong_password_refused": wrong_password_refused,
         "login_p50_s": percentile([s.login_s for s in students if s.login_s], 0.5),
@@ -596,6 +600,11 @@ def main(argv=None) -> int:
                     "refused, and a run that eats into it is stopped (a shared machine)")
     ap.add_argument("--expect-mb", type=float, default=700,
                     help="memory a student is expected to need, to refuse a class too big")
+    ap.add_argument("--shared-cache", action="store_true",
+                    help="warm a class compile cache with the lesson once (python -m "
+                    "mlclab.course warm-cache) and give every kernel it read-only "
+                    "(MLCLAB_SHARED_CACHE_DIR), as deploy/ does; default: each student's "
+                    "own cache starts empty")
     ap.add_argument("--json", type=Path, help="also write every figure here")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 2 students, the lesson's first 5 cells")
@@ -618,6 +627,15 @@ def main(argv=None) -> int:
     print(f"{os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.1f} GB; "
           f"lesson {lesson.name}, MLCLAB_NUM_THREADS={args.threads or 'unset'}, "
           f"think {args.think} s; load before {os.getloadavg()[0]:.2f}")
+    if args.shared_cache:
+        args.shared_cache = Path(tempfile.mkdtemp(prefix="mlclab-class-cache-"))
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-m", "mlclab.course", "warm-cache", str(lesson),
+                        "--to", str(args.shared_cache)], check=True, timeout=1800,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.DEVNULL)
+        entries = len(list(args.shared_cache.glob("??/*/meta.json")))
+        print(f"class cache warmed once: {entries} entries in {time.monotonic() - start:.0f} s "
+              f"({args.shared_cache}, read-only to the students' kernels)")
     runs = []
     for count in args.students:
         # Bounded memory: refuse a class that cannot fit at --expect-mb a student; the sampler
@@ -631,6 +649,8 @@ def main(argv=None) -> int:
         runs.append(run_class(count, lesson, args))
         if args.json:
             args.json.write_text(json.dumps(runs, indent=1))
+    if args.shared_cache:
+        shutil.rmtree(args.shared_cache, ignore_errors=True)
     print_table(runs)
     print("cell: execute_request to the kernel idle again; peak PSS: the hub's whole tree "
           "summed; student PSS/RSS: its server and kernel, peak (median/max of the students; "

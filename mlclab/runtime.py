@@ -30,6 +30,7 @@ as they are), so that a tiny call costs little more than the VM itself.
 """
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 
@@ -38,7 +39,8 @@ import numpy as np
 # The alignment TVM's own kernels assume for their arguments (and that its allocator gives).
 ALIGNMENT = 64
 
-__all__ = ["Marshaller", "aligned_empty", "aligned_copy", "is_aligned", "ALIGNMENT"]
+__all__ = ["Marshaller", "aligned_empty", "aligned_copy", "is_aligned", "ALIGNMENT",
+           "give_back_memory"]
 
 
 def is_aligned(array: np.ndarray, alignment: int = ALIGNMENT) -> bool:
@@ -67,6 +69,40 @@ def aligned_copy(array, dtype=None, alignment: int = ALIGNMENT) -> np.ndarray:
     out = aligned_empty(src.shape, src.dtype, alignment)
     np.copyto(out, src)
     return out
+
+
+def give_back_memory() -> None:
+    """Return what one large job freed to the system, so that the kernel's size is what it
+    holds, not the peak of its last ``validate``, profile or model build: TVM's pooled
+    allocators keep every freed VM buffer for reuse (``vm.builtin.memory_manager.clear``
+    frees those not in use; a buffer a result or a running call holds is not in the pool),
+    and glibc keeps freed blocks in its heap once its mmap threshold has risen past numpy's
+    temporaries (``malloc_trim``). The next cell's peak then starts from what is really in
+    use. Milliseconds; the next call faults its buffers in again, which is why a call itself
+    never does this."""
+    try:
+        import tvm_ffi
+
+        clear = tvm_ffi.get_global_func("vm.builtin.memory_manager.clear", allow_missing=True)
+        if clear is not None:
+            clear()
+    except Exception:        # an FFI without the registry query: glibc's part still helps
+        pass
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None (musl, macOS: their allocators return memory)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 def _use_count_function():

@@ -27,7 +27,8 @@ PROGRAM = ("def f(a: Tensor[(16, 8), f32], b: Tensor[(8, 4), f32]):\n"
 # memory cache, checks the answer against numpy, validates (a traced build), and prints what
 # was built (build_executable calls) and what the disk cache saw. One interpreter serves many
 # folders: starting TVM is most of a kernel's cost.
-KERNEL = """
+# What every kernel script starts with: ``builds`` counts the compiles (build_executable calls).
+COUNT_BUILDS = """
 import json, sys
 import numpy as np, mlclab
 from mlclab.api import build, cache
@@ -37,6 +38,8 @@ def counted(*args, **kwargs):
     builds.append(1)
     return real(*args, **kwargs)
 build.build_executable = counted
+"""
+KERNEL = COUNT_BUILDS + """
 seen = []
 for folder, shared in json.loads(sys.argv[2]):
     mlclab.cache_dir(folder, shared=shared or "off")

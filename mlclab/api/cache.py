@@ -65,6 +65,53 @@ def key(source: str, target, options: Mapping | None = None, table: int = 0) -> 
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def module_constants(mod) -> list:
+    """Every constant of ``mod``'s Relax functions as a numpy array (a zero-copy view where
+    DLPack can give one), in the order a walk of the functions, by name, meets them; each
+    function's name before its own."""
+    import numpy as np
+    from tvm import relax
+    from tvm.relax.expr_functor import PyExprVisitor, visitor
+
+    found: list = []
+
+    @visitor
+    class Constants(PyExprVisitor):
+        def visit_generic_const_(self, const) -> None:
+            try:   # zero-copy: a model's weights are hundreds of MB
+                value = np.from_dlpack(const.value)
+            except (TypeError, ValueError, BufferError, RuntimeError):
+                value = const.value.numpy()      # a dtype DLPack cannot give numpy
+            found.append((str(const.value.dtype), value))
+
+    walker = Constants()
+    for gv, func in sorted(mod.functions_items(), key=lambda item: item[0].name_hint):
+        if isinstance(func, relax.Function):
+            found.append(gv.name_hint)
+            walker.visit_expr(func)
+    return found
+
+
+def module_text(mod, constants=None) -> str:
+    """An imported model's Relax module as the text its key is made from: the TVMScript, in
+    which a constant is only ``metadata["ir.GenericConst"][i]``, then the dtype, shape and
+    SHA-256 of every constant's bytes (``module_constants``). Two modules with the same text
+    compute the same thing: weights are in it by content, and what a ``convert_map`` or
+    torch.export made is in the IR itself."""
+    import numpy as np
+
+    lines = [mod.script()]
+    for item in module_constants(mod) if constants is None else constants:
+        if isinstance(item, str):
+            lines.append(f"function {item}")
+            continue
+        dtype, value = item
+        value = np.ascontiguousarray(value)
+        lines.append(f"{dtype} {value.shape} "
+                     f"{hashlib.sha256(value.reshape(-1).view(np.uint8)).hexdigest()}")
+    return "\n".join(lines)
+
+
 @functools.cache
 def _versions() -> tuple:
     import tvm
@@ -199,6 +246,9 @@ class Levels:
 
 LEVELS = Levels()
 
+#: Imported models built but not stored, and why (the last reason): ``cache_info()``.
+NOT_STORED = {"models": 0, "reason": None}
+
 
 class Stored:
     """One program's place in the disk cache: what ``Built`` loads from and saves to. A traced
@@ -247,11 +297,13 @@ def clear_cache(disk: bool = False) -> None:
 def cache_info() -> dict:
     """Each level of the compile cache: ``memory`` (``hits``, ``misses``, ``size``), ``disk``
     and ``shared`` (``path``, ``entries``, ``bytes``, ``hits``, ``misses``, ``writes``,
-    ``bad_entries``, ``last_error``; None when off). The memory level's counts stay at the
-    top level too."""
+    ``bad_entries``, ``last_error``; None when off), and ``not_stored``: imported models built
+    but kept off the disk (how many, and the last reason). The memory level's counts stay at
+    the top level too."""
     LEVELS.ready()
     info = CACHE.info()
     info["memory"] = CACHE.info()
     info["disk"] = LEVELS.user.info() if LEVELS.user else None
     info["shared"] = LEVELS.shared.info() if LEVELS.shared else None
+    info["not_stored"] = dict(NOT_STORED)
     return info

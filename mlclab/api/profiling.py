@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..runtime import give_back_memory
 from . import displays
 from .errors import boundary
 from .drawn_inputs import fits_of, function_input_ranges, random_inputs
@@ -46,11 +47,16 @@ def profile(fn, args: tuple, repeat: int = 5):
                          f"every kernel once more; the median needs few), got {repeat!r}")
     if not args:
         args, _ = random_inputs(fn.params, 0, fits_of(fn), function_input_ranges(fn))
-    arrays = fn.check_args(tuple(args), f"{fn.name}.profile")
+    arrays = list(fn.check_args(tuple(args), f"{fn.name}.profile"))
+    del args
     built = fn.program.built
     # Own aligned copies: the profiled run must not depend on (or touch) the caller's arrays.
-    # (np.asarray, not np.ascontiguousarray, which makes a 0-d input 1-d.)
-    tensors = [tvm.runtime.tensor(np.asarray(a, order="C"), device=built.device) for a in arrays]
+    # (np.asarray, not np.ascontiguousarray, which makes a 0-d input 1-d.) Drawn inputs are
+    # let go one by one as they are copied: only the tensors are alive while it runs.
+    tensors = []
+    while arrays:
+        tensors.append(tvm.runtime.tensor(np.asarray(arrays.pop(0), order="C"),
+                                          device=built.device))
     # The build's record: the kernels' TIR as FuseTIR left it, the fused view whose nodes say
     # where each kernel came from, and the schedule rule of each kernel.
     steps = pipeline(fn)
@@ -63,6 +69,8 @@ def profile(fn, args: tuple, repeat: int = 5):
                           fallbacks=steps.fallbacks, plain_vm=built.vm)
     result.renderer = _render("profile_html")
     result.compare_renderer = _render("profile_compare_html")
+    del tensors
+    give_back_memory()      # the instrumented VM's buffers, the inputs
     return result
 
 

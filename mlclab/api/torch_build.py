@@ -12,6 +12,13 @@ from ..lang.diagnostics import DSLError
 from ..tvm_setup import tvm
 from .build import Built, build_executable
 
+# An imported model is stored on disk only up to this much of weights: TVM's export packs the
+# executable into the library through LLVM, a transient of two to three times the weights
+# (lesson 13's GPT-2-shaped model, 366 MB: a student's server and kernel reached 3.6 GB by their
+# high-water marks, the kernel 1.9 GB without), and the entry would be most of the cache's
+# 512 MB. ResNet-18 (45 MB) and smaller are stored.
+MAX_STORED_WEIGHTS = 64 * 2**20
+
 # Bisection steps at most (each compiles a prefix of the model; a failure is the only time
 # this runs).
 _MAX_TRIES = 40
@@ -19,10 +26,12 @@ _MAX_TRIES = 40
 
 def build_imported(mod, name: str, bindings: dict, target, trace,
                    fast_math: bool = False) -> Built:
-    """``Built`` for the imported function ``name``, or an :class:`UnsupportedModel` naming
-    the operator TVM could not compile."""
+    """``Built`` for the imported function ``name`` -- loaded from the disk cache when this
+    module (its IR and its weights' bytes) was built before for ``target`` -- or an
+    :class:`UnsupportedModel` naming the operator TVM could not compile."""
     try:
-        return Built(mod, {name: bindings}, target, trace, fast_math)
+        return Built(mod, {name: bindings}, target, trace, fast_math, _stored(mod, target,
+                                                                             fast_math))
     except DSLError as exc:
         reason = str(exc).partition("TVM could not compile this program: ")[2] or str(exc)
         reason = reason.split("\n")[0]
@@ -33,6 +42,39 @@ def build_imported(mod, name: str, bindings: dict, target, trace,
         "in the model's own forward"
     raise UnsupportedModel(f"TVM could not compile PyTorch operator {culprit.origin or 'a step'} "
                            f"{where}: {reason}") from None
+
+
+def _stored(mod, target, fast_math: bool):
+    """The model's place in the disk cache (``api.cache``), or None when the build may not
+    be shared: user passes in the pipeline, or a student's own operator in the table (as for
+    ``mlclab.compile``)."""
+    from .. import ops
+    from ..backend import extra_passes
+    from . import cache
+
+    if extra_passes.active() or any(not op.built_in for op in ops.OPS.values()):
+        return None
+    if not cache.LEVELS.ready().user and not cache.LEVELS.shared:
+        return None                   # off: not even the key's hashing is spent
+    options = {"from": "torch", **({"fast_math": True} if fast_math else {})}
+    try:
+        constants = cache.module_constants(mod)
+    except Exception as exc:     # a constant numpy cannot hold: built, just not kept on disk
+        return _not_stored(f"a constant numpy cannot hold ({type(exc).__name__}: {exc})")
+    weights = sum(item[1].nbytes for item in constants if not isinstance(item, str))
+    if weights > MAX_STORED_WEIGHTS:
+        return _not_stored(f"{weights / 2**20:.0f} MB of weights, over the "
+                           f"{MAX_STORED_WEIGHTS / 2**20:.0f} MB stored")
+    text = cache.module_text(mod, constants)
+    return cache.Stored(cache.key(text, target, options, ops.generation()))
+
+
+def _not_stored(reason: str) -> None:
+    from . import cache
+
+    cache.NOT_STORED["models"] += 1
+    cache.NOT_STORED["reason"] = reason
+    return None
 
 
 def traced_failure(exc: DSLError, traced_mod, name: str, bindings: dict, target):

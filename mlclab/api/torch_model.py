@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..runtime import give_back_memory
 from ..tvm_setup import holding_ir_lock
 from .build import Built, check_target
 from .errors import boundary, from_user_code
@@ -76,7 +77,9 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
     mod = imported.mod
     built = build_imported(mod, imported.name, imported.bindings, target,
                            lambda name: _Traced(traced_module(mod, name)), fast_math)
-    return TorchProgram(imported, module, target, built)[imported.name]
+    program = TorchProgram(imported, module, target, built)
+    give_back_memory()      # torch.export's and the build's intermediates
+    return program[imported.name]
 
 
 def _torch():

@@ -14,6 +14,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from ..runtime import give_back_memory
 from .arguments import detached
 from .comparison import Comparison, compare
 from .drawn_inputs import fits_of, function_input_ranges, random_inputs
@@ -165,6 +166,7 @@ def validate(f, *args, reference: Optional[Callable] = None, rtol: Optional[floa
              else [f"arg{i}" for i in range(len(args))])
     ref_name = getattr(f, "reference_name", None) if reference is None else \
         f"{getattr(reference, '__name__', 'reference')} (numpy)"
+    give_back_memory()      # the traced run's and the comparisons' temporaries
     return ValidationReport(function=f.name, inputs=list(zip(names, args)), outputs=outputs,
                             bindings=bindings, reference_name=ref_name,
                             compiled_time_s=compiled_time, reference_time_s=reference_time,

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..runtime import give_back_memory
+
 NOISE_FLOOR = 0.05     # two medians closer than this are "within noise" even on a quiet machine
 MIN_PAIRS, MAX_PAIRS = 9, 200
 PAIR_BUDGET_S = 1.5    # a claim's interleaved pairs stop here (after MIN_PAIRS)
@@ -67,6 +69,7 @@ def measure(call: Callable[[], Any], min_repeats: int = 7, max_repeats: int = 60
             continue
         if Timing(times).spread < settled or time.perf_counter() > deadline:
             break
+    give_back_memory()     # what the timed calls' temporaries left in the heap
     return Timing(times, call)
 
 
@@ -154,7 +157,8 @@ def compare(new: Callable[[], Any], old: Callable[[], Any], min_pairs: int = MIN
                                 statistics.mean(busy) if busy else None)
             low, high = result.interval
             if time.perf_counter() > deadline or high / low < 1 + NOISE_FLOOR:
-                return result
+                break
+    give_back_memory()
     return result
 
 
