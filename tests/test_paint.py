@@ -128,3 +128,13 @@ def test_a_new_overlay_is_one_registration_and_its_layer():
         assert attrs["stroke"] == "#7c3aed" and attrs["stroke-width"] == "2.5"
     finally:
         unregister_overlay("memory")
+
+
+def test_a_painted_picture_is_fitted_to_its_column_like_any_other():
+    """The painted SVG (ElementTree writes xmlns before width) is measured and sized as
+    Graphviz's own: a pipeline diff's picture in a notebook."""
+    g, layers = every_look()
+    view = GraphView(g, overlays=layers)
+    bundle = view._repr_mimebundle_()
+    assert "mlclab-added" in bundle["text/html"] and "max-width:100%" in bundle["text/html"]
+    assert re.search(r'<svg\b[^>]* width="[\d.]+px" height="[\d.]+px"', bundle["image/svg+xml"])

@@ -26,7 +26,8 @@ NARROW_COLUMN_PX = 600
 # further (mlclab.viz.views).
 MIN_TEXT_PX = 8.0
 _PX_PER_PT = 4 / 3          # Graphviz draws in points; CSS px are 3/4 pt
-_SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+# Graphviz writes width first; a painted copy (viz.paint, ElementTree) puts xmlns before it.
+_SVG_SIZE = re.compile(r'<svg\b([^>]*?) width="([\d.]+)pt" height="([\d.]+)pt"')
 _FONT_SIZE = re.compile(r'font-size="([\d.]+)"')
 
 
@@ -38,8 +39,8 @@ class Fit:
         size = _SVG_SIZE.search(svg)
         if size is None:
             raise ValueError("not an SVG Graphviz wrote (no width/height in points)")
-        self.width = float(size.group(1)) * _PX_PER_PT
-        self.height = float(size.group(2)) * _PX_PER_PT
+        self.width = float(size.group(2)) * _PX_PER_PT
+        self.height = float(size.group(3)) * _PX_PER_PT
         fonts = [float(f) for f in _FONT_SIZE.findall(svg)]
         self.smallest_text = min(fonts) * _PX_PER_PT if fonts else MIN_TEXT_PX
         self.column = column
@@ -99,7 +100,8 @@ def choose(rungs, measure):
 
 
 def _sized(svg: str, width: str, height: str, style: str) -> str:
-    return _SVG_SIZE.sub(f'<svg width="{width}" height="{height}" style="{style}"', svg, count=1)
+    return _SVG_SIZE.sub(lambda m: f'<svg{m.group(1)} width="{width}" height="{height}" '
+                         f'style="{style}"', svg, count=1)
 
 
 def fit_svg(svg: str, column: float = COLUMN_PX) -> str:
