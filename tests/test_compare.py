@@ -92,11 +92,13 @@ def test_a_student_program_against_a_reference_matches_by_structure_and_marks_di
     assert c.left["overlays"]["diff"][by_name["h"]]["change"] == "changed"
     assert c.right["overlays"]["diff"][c.matches[by_name["h"]]]["change"] == "changed"
     assert "changed" in c.summary
-    # The student's extra exp has no match in the reference: only left, drawn outlined.
+    # The student's extra exp has no match in the reference: only left, outlined by the diff
+    # layer's registered look (every display paints it; the drawing stays layout).
     extra = next(k for k, v in c.left["nodes"].items() if v["label"].endswith("exp"))
     assert extra not in c.matches
     assert c.left["overlays"]["diff"][extra]["change"] == "removed"
-    assert "mlclab-removed" in c.left["geometry"]["svg"]
+    assert c.left["styles"]["diff"]["looks"]["removed"]["dashed"] is True
+    assert "mlclab-removed" not in c.left["geometry"]["svg"]
 
 
 def test_the_payload_round_trips_through_the_view_models_check(mlp):

@@ -4,7 +4,6 @@ both, and the selection stays synced across the new drawings. Each side's fold s
 out once and shared by the pairs that draw it (notebook/compare_pairs.py), a pair's marks are
 written into the SVG's text as marking the parsed drawing writes them, and the pairs one click
 away are laid out ahead, the likely clicks first."""
-import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -12,8 +11,9 @@ torch = pytest.importorskip("torch")
 
 import mlclab  # noqa: E402
 from mlclab.notebook.compare import CompareViewer, counterpart_module  # noqa: E402
-from mlclab.notebook.compare_pairs import MARKS, mark_svg_text  # noqa: E402
-from mlclab.notebook.viewer import sanitize_svg  # noqa: E402
+from mlclab.notebook.compare_pairs import side_layout  # noqa: E402
+from mlclab.notebook.compare_sides import side_of  # noqa: E402
+from mlclab.notebook.fold_layouts import Fold  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -189,45 +189,18 @@ def test_the_next_clicks_inside_the_module_just_opened_are_laid_out_first(stack)
     assert order == sorted(order, reverse=True)          # all of those inside layers.1 first
 
 
-def mark_svg(svg, changes):
-    """What mark_svg_text must write: the same marks made on the parsed drawing."""
-    root = ET.fromstring(svg)
-    for g in root.iter():
-        change = changes.get(g.get("id", ""))
-        if change is None:
-            continue
-        colour, dash = MARKS[change]
-        g.set("class", f"{g.get('class', '')} mlclab-{change}".strip())
-        for shape in g:
-            if shape.tag.rsplit("}", 1)[-1] in {"polygon", "ellipse", "path", "rect"}:
-                shape.set("stroke", colour)
-                shape.set("stroke-width", "3")
-                if dash:
-                    shape.set("stroke-dasharray", dash)
-    return ET.tostring(root, encoding="unicode")
-
-
-def test_marking_the_text_writes_what_marking_the_parsed_drawing_writes(layer):
+def test_a_pair_marks_only_its_diff_layer_and_never_edits_the_shared_drawing(layer):
+    """What has no match is painted by every display from the ``diff`` layer and its
+    registered look (static/paint.js); the side's SVG stays the layout, the same for every
+    pair that draws it."""
     c = mlclab.compare(layer, (layer, "FuseOps"), full=True)
-    svg = sanitize_svg(c.right["geometry"]["svg"])
-    ids = [nid for nid in c.right["nodes"] if f'id="{nid}"' in svg]
-    changes = {nid: ("added", "removed", "changed")[k % 3] for k, nid in enumerate(ids[::4])}
-    assert len(changes) > 5
-    assert mark_svg_text(svg, changes) == mark_svg(svg, changes)
-    assert mark_svg_text(svg, {}) == svg and mark_svg_text("", changes) == ""
-
-
-def test_marking_the_text_finds_escaped_ids_and_leaves_inner_groups_alone():
-    svg = sanitize_svg(
-        '<svg xmlns="http://www.w3.org/2000/svg"><g id="a&amp;&quot;b" class="node">'
-        '<title>x</title><g id="a_inner"><path d="M0,0" stroke="black"/></g>'
-        '<polygon fill="white" stroke="black" points="0,0 1,1"/></g>'
-        '<g class="node" id="other"><ellipse rx="1"/></g><rect width="1" id="lone"/></svg>')
-    changes = {'a&"b': "removed", "other": "added", "lone": "changed", "missing": "added"}
-    marked = mark_svg_text(svg, changes)
-    assert marked == mark_svg(svg, changes)
-    assert 'class="node mlclab-removed"' in marked and 'stroke-dasharray="6,3"' in marked
-    assert '<path d="M0,0" stroke="black" />' in marked       # not a direct child: as drawn
+    drawn = c.right["geometry"]["svg"]
+    unmatched = {nid: e["change"] for nid, e in c.right["overlays"]["diff"].items()
+                 if e.get("change") in ("added", "changed")}
+    assert unmatched and c.right["styles"]["diff"]["looks"]["added"]["stroke"]
+    assert "mlclab-added" not in drawn and "mlclab-changed" not in drawn
+    alone = side_layout(side_of((layer, "FuseOps"), pipelined=True), Fold(True))
+    assert alone["vm"]["geometry"]["svg"] == drawn
 
 
 def test_a_pair_that_keeps_one_side_as_it_was_lays_out_only_the_other(layer, monkeypatch):

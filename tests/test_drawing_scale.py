@@ -331,3 +331,48 @@ def test_the_picture_of_a_big_program_is_its_overview_the_model_stays_whole():
     assert note.startswith("Drawn as an overview") and "collapse=None" in note
     assert 'id="main:lv998"' in svg and fit.readable             # the result is kept
     assert graph(sum_module(1000), collapse=None).picture()[2] == ""      # as asked: all of it
+
+
+def fanout(n):
+    """``x`` read by ``n`` relus side by side: about 96 px of width each."""
+    from mlclab.viz.model import Cluster, Graph, Node
+
+    g = Graph("main")
+    g.add_cluster(Cluster("fn:main", "fn main", "function"))
+    g.add_node(Node("main:x", "param", "x", name="x", value="main:x", group="fn:main"))
+    for k in range(n):
+        nid = f"main:v{k}"
+        g.add_node(Node(nid, "op", "relu", name=f"v{k}", value=nid, group="fn:main"))
+        g.add_edge("main:x", nid)
+    g.outputs = [f"main:v{n - 1}"]
+    return g
+
+
+def laptop_view():
+    """16 side by side, refolded to 12 (readable at 940 px, not at 600) then 6."""
+    from mlclab.viz.views import GraphView
+
+    return GraphView(fanout(16), refold=[("twelve", lambda: fanout(12)),
+                                         ("six", lambda: fanout(6))])
+
+
+def test_a_static_picture_carries_a_further_folded_rung_for_a_laptops_column():
+    """Issue 30: at a 648 px column a static picture folds further instead of scrolling; its
+    HTML holds both rungs and the column picks one with a container query (no script)."""
+    from mlclab.viz.fit import COLUMN_PX, NARROW_COLUMN_PX, MIN_TEXT_PX, Fit
+
+    view = laptop_view()
+    svg, fit, note = view.picture()
+    assert "twelve" in note and fit.readable and fit.min_width > NARROW_COLUMN_PX
+    narrow, narrow_fit, narrow_note = view.narrow_picture()
+    assert "six" in narrow_note and narrow_fit.min_width <= NARROW_COLUMN_PX
+    assert Fit(narrow, NARROW_COLUMN_PX).text_px() >= MIN_TEXT_PX
+    html = view._repr_mimebundle_()["text/html"]
+    assert html.count("<svg ") == 2 and "container-type:inline-size" in html
+    assert f"@container (max-width:{round(fit.min_width) - 1}px)" in html
+    assert 'class="mlclab-rung-1" hidden style="display:none"' in html
+    # a picture that fits the laptop's column already carries one rung
+    small = type(view)(fanout(6))
+    assert small.narrow_picture() is None and small._repr_mimebundle_()["text/html"] \
+        .count("<svg ") == 1
+    assert COLUMN_PX == 940

@@ -275,11 +275,14 @@ def test_the_profile_coloured_fused_view_shares_the_time_out_by_layer(encoder):
     # third of the time each (layer 0 took 71 % when it held the later calls' kernels).
     import re
 
-    g = encoder.graph("fused", profile=encoder.profile(repeat=3)).graph
+    view = encoder.graph("fused", profile=encoder.profile(repeat=3))
+    g = view.graph
     layers = folded(g)
+    heat = view.layers(g)["profile"]
     assert sorted(layers) == ["layers.0", "layers.1", "layers.2"]
     shares = [int(re.search(r"(\d+)% of kernel time", n.tooltip).group(1)) for n in layers.values()]
-    assert all(n.fill for n in layers.values()) and all(20 <= s <= 47 for s in shares), shares
+    assert all(heat[n.id]["fill"] for n in layers.values())
+    assert all(20 <= s <= 47 for s in shares), shares
     assert 97 <= sum(shares) <= 102
 
 
@@ -287,7 +290,7 @@ def test_the_scrubbers_passes_after_fuseops_keep_the_layers(encoder):
     # After CallTIRRewrite a kernel writes into its destination (``_ = k(x, w, out)``) and
     # nothing reads ``_``: it goes with its buffer, so the layers hold together; a removed
     # value's module, drawn as a ghost, keeps its path.
-    from mlclab.notebook.graphs import marked_graph
+    from mlclab.notebook.sources import marked_graph
 
     pipe = encoder.pipeline()
     for name in ("FuseOps", "FuseTIR", "CallTIRRewrite", "StaticPlanBlockMemory",

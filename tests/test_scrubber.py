@@ -155,7 +155,7 @@ def test_a_small_torch_model_marks_the_folded_batch_norm_and_the_fused_kernels()
 
 def test_phases_split_where_a_pass_replaces_most_of_the_program(mlp):
     pipe = mlp.pipeline()
-    from mlclab.notebook.graphs import marked_graph
+    from mlclab.notebook.sources import marked_graph
 
     graphs = [marked_graph(pipe, i) for i in range(-1, len(pipe.steps))]
     runs = phases(graphs)

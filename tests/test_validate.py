@@ -179,15 +179,18 @@ def test_report_html_escapes_everything():
 
 
 def test_heatmap_marks_mismatches_and_block_reduces_big_outputs():
+    from mlclab.viz.overlays import overlay
+
+    bad = overlay("validation").style.looks["diverged"].stroke     # the graph's look too
     ratio = np.zeros((3, 4))
     ratio[1, 2] = 5.0
     svg = heatmap_svg(ratio, "output")
     assert svg.count("<rect") == 12
-    assert svg.count('fill="#d1242f"') == 1 and "[1, 2]" in svg
+    assert svg.count(f'fill="{bad}"') == 1 and "[1, 2]" in svg
     big = np.zeros((200, 100))
     big[150, 7] = 2.0
     svg = heatmap_svg(big)
-    assert svg.count("<rect") == 40 * 20 and svg.count('fill="#d1242f"') == 1
+    assert svg.count("<rect") == 40 * 20 and svg.count(f'fill="{bad}"') == 1
     assert "5×5 blocks" in svg
     with pytest.raises(ValueError):
         heatmap_svg(np.zeros(3))

@@ -266,12 +266,12 @@ class CompiledFunction(HoldsCompiledIR):
         from ..viz.views import graph
 
         kind = view_kind(view)
+        if after is None and profile is None:     # a step's view ("fused") too: viz.views
+            return graph(self, view, **opts)
         step = after if after is not None else kind.after
         if step is None:
-            if profile is not None:
-                raise ValueError(f"profile= overlays the \"fused\" view (the graph after "
-                                 f"FuseOps), not {view!r}")
-            return graph(self, view, **opts)
+            raise ValueError(f"profile= overlays the \"fused\" view (the graph after "
+                             f"FuseOps), not {view!r}")
         from .profiling import step_graph
 
         if not isinstance(step, str):

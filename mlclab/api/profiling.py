@@ -79,7 +79,7 @@ def step_graph(fn, view: str, after: str, profile=None, **opts):
     name: a ValueError lists them otherwise), coloured by ``profile`` if given (which places
     its kernels on the graph after ``PROFILED_STEP``)."""
     from ..inspect.pipeline import pipeline
-    from ..inspect.profile import Profile, overlay, overlay_folded
+    from ..inspect.profile import Profile, overlay, overlay_entries, overlay_folded
     from ..viz.views import check_shape_options, fitted_view
 
     if profile is not None:
@@ -103,7 +103,8 @@ def step_graph(fn, view: str, after: str, profile=None, **opts):
     # every kernel inside it.
     whole = overlay(step.graph(view, collapse=None, **opts).graph.copy(), profile)
     return fitted_view(whole, collapse, depth,
-                       finish=lambda shown: overlay_folded(shown, profile))
+                       finish=lambda shown: overlay_folded(shown, profile),
+                       overlays={"profile": overlay_entries(profile)})
 
 
 @boundary(lambda a, b: "comparing profiles")

@@ -293,6 +293,13 @@ def _fused_group(graph, node) -> Optional[str]:
     return c.label if c is not None and c.kind == "fused" else None
 
 
+def diff_layer(graph, step_name: str) -> dict:
+    """The ``diff`` overlay of a graph :attr:`Diff.graph` marked: node id -> ``{"change",
+    "text"}`` (its look is the overlay's registered style, ``viz.overlays``)."""
+    return {nid: {"change": n.status, "text": f"{n.status} by {step_name}"}
+            for nid, n in graph.nodes.items() if n.status}
+
+
 class Diff(HoldsPipelineIR):
     """What one pass changed: ``text`` (a unified diff) and ``graph`` (nodes marked by status).
 
@@ -389,7 +396,7 @@ class Diff(HoldsPipelineIR):
             if src in by_value and dst in by_value and \
                     (by_value[src].id in ghost_ids or by_value[dst].id in ghost_ids):
                 g.add_edge(by_value[src].id, by_value[dst].id, e.index, e.kind, e.label)
-        return GraphView(g)
+        return GraphView(g, overlays={"diff": diff_layer(g, self.after_name)})
 
     def effect(self) -> str:
         """One line: what happened to the program's values (empty when only the text moved)."""

@@ -390,14 +390,15 @@ def measure(executable, function: str, tensors: list, tir: dict, origins: dict,
 
 # ---------------------------------------------------------------------- graph overlay
 def overlay(graph, profile: Profile):
-    """Colour the nodes of a fused-view graph model by their kernel's share of the time and
-    put the numbers in each node's attributes and tooltip (the plotters draw both)."""
+    """Put each kernel's numbers in its nodes' attributes and tooltip (the plotters draw both;
+    the colour is the ``profile`` overlay's look, :func:`overlay_entries`, painted by
+    ``viz.paint``)."""
     entries = overlay_entries(profile)
     for nid, node in graph.nodes.items():
         e = entries.get(nid)
         if e is None:
             continue
-        node.fill, node.tooltip = e["fill"], e["text"]
+        node.tooltip = e["text"]
         if not e.get("member"):        # a fused kernel's time is drawn once, on its output
             node.attrs = {**node.attrs, "time": f"{seconds_text(e['seconds'])} "
                                                 f"({100 * e['share']:.0f}%)"}
@@ -429,7 +430,7 @@ def overlay_entries(profile: Profile) -> dict:
 
 
 def overlay_folded(shown, profile: Profile):
-    """Colour each folded node of ``shown`` (a folded copy of the fused view, whose ``members``
+    """Say on each folded node of ``shown`` (a folded copy of the fused view, whose ``members``
     say which of its nodes each folded node stands for) by the time of all the kernels folded
     into it, and say it: ``share`` ("41 %", drawn as "layer3 · 41 % of time"), ``time`` and
     ``hottest`` (its slowest kernel) in its attributes, the sums in its tooltip. The sums are
@@ -446,7 +447,6 @@ def overlay_folded(shown, profile: Profile):
         share = float(e["share"])
         seconds = share * profile.total_seconds
         hottest = entries[e["hottest"]]
-        node.fill = e["fill"]
         node.attrs = {**node.attrs, "share": f"{100 * share:.0f} %",
                       "time": f"{seconds_text(seconds)} ({100 * share:.0f}%)",
                       "hottest": hottest["kernel"]}

@@ -62,9 +62,9 @@ def dot_geometry(view) -> dict:
     saying where it is laid out. Without the vendored module there is no DOT, only the text."""
     if not available():
         return {"svg": "", "text": view.text, "note": f"{INSTALL_HINT} {MISSING}"}
-    out = {"svg": "", "dot": view.source, "text": view.text,
+    ladder = view.ladder()             # the DOT unpainted: the page paints the overlays
+    out = {"svg": "", "dot": ladder[0]["dot"], "text": view.text,
            "note": f"{IN_BROWSER} {WITHOUT_SCRIPT}"}
-    ladder = view.ladder()
     if len(ladder) > 1:         # the folded drawings a column picture may need (picture_html)
         out["ladder"] = ladder[1:]
     return out

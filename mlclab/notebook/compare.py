@@ -37,19 +37,22 @@ import anywidget
 import traitlets
 
 from ..viz.matching import METHODS
+from ..viz.overlays import styles
 from .browser_layout import graphviz_module, needs_module
 from .bundle import STATIC, bundle
 from .compare_pairs import checked, pair_payload, side_layout
 from .compare_sides import is_step, side_of
 from .fold_layouts import Fold, FoldLayouts, fold_of, next_folds, with_ancestors
 from .graphs import open_module_paths
-from .viewer import TwinDisplay, message_names
+from .viewer import TwinDisplay, message_names, static_drawing
 
-def _drawing(geometry: Mapping) -> str:
-    """A pane's drawing without script: dot's SVG, or the graph as text and why (laid out by
-    the browser where no dot exists)."""
+def _drawing(vm: Mapping) -> str:
+    """A pane's drawing without script: dot's SVG, unmatched nodes painted by the ``diff``
+    layer's look (``viewer.static_drawing``), or the graph as text and why (laid out by the
+    browser where no dot exists)."""
+    geometry = vm.get("geometry") or {}
     if geometry.get("svg") or not geometry.get("text"):
-        return geometry.get("svg", "")
+        return static_drawing(vm)
     return (f'<div style="font:12px sans-serif">{html.escape(geometry.get("note", ""))}</div>'
             f'<pre>{html.escape(geometry["text"])}</pre>')
 
@@ -290,15 +293,19 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
         panes = "".join(
             f'<div style="flex:1 1 420px;min-width:0"><div style="font:600 12px sans-serif">'
             f'{side}: {html.escape(name)}</div><div style="overflow:auto;max-height:600px">'
-            f'{_drawing(vm.get("geometry", {}))}</div></div>'
+            f'{_drawing(vm)}</div></div>'
             # without script nothing knows whether the panes are stacked: say both
             for side, name, vm in (("left (top when stacked)", self.left_name, self.left),
                                    ("right (bottom when stacked)", self.right_name, self.right)))
+        looks = styles()["diff"]["looks"]
+        legend = ", ".join(
+            f'<span style="color:{looks[change]["stroke"]}">{word}</span>: {meaning}'
+            for change, word, meaning in (("removed", "dashed red", "only left"),
+                                          ("added", "green", "only right"),
+                                          ("changed", "dashed amber", "changed")))
         return (f'<div class="mlclab-static-compare"><div style="font:12px sans-serif">'
                 f'{html.escape(self.summary)} (matched by {html.escape(self.method)}; '
-                f'<span style="color:#cf222e">red dashed</span>: only left, '
-                f'<span style="color:#1a7f37">green</span>: only right, '
-                f'<span style="color:#bf8700">amber dotted</span>: changed)</div>'
+                f'{legend})</div>'
                 f'<div style="display:flex;flex-wrap:wrap;gap:8px">{panes}</div></div>')
 
     def fragment(self) -> str:

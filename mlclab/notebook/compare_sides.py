@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, NamedTuple, Optional
 
-from .graphs import draw_view, step_source, view_source
+from .graphs import draw_view
+from .sources import step_source, view_source
 
 
 class Side(NamedTuple):

@@ -16,15 +16,14 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ..viz.dot import DotPlotter, LayoutTimeout, dot_available, xml_text
 from ..viz.overview import overview
-from ..viz.registry import view_kind, view_names
+from ..viz.paint import with_badges
+from ..viz.registry import view_names
 from ..viz.view_model import build
 from ..viz.views import GraphView, refolds
 from .browser_layout import dot_geometry
 from .fold_layouts import Fold, FoldLayouts, checkpoint
+from .sources import view_source
 from .viewer import PENDING, GraphViewer, clean_view, svg_of
-
-# The texts a view model anchors its nodes in: the let pane and the details' TVMScript line.
-TEXT_STYLES = ("let", "relax")
 
 # Parsing a view and printing its texts happen once per viewer, from the kernel's thread or a
 # viewer's background layouts (notebook/fold_layouts.py): one at a time.
@@ -47,45 +46,6 @@ def clean_json(value):
     if isinstance(value, (list, tuple)):
         return [clean_json(v) for v in value]
     return value
-
-
-def view_source(fn, view: str):
-    """The whole graph of ``view`` and the texts (``IRText``, with their line maps) of the IR it
-    draws: the fused view has its own module, after FuseOps."""
-    from ..inspect.text import render_text
-
-    after = view_kind(view).after
-    if after is not None:        # a step of the build ("fused"), read from its record
-        step = fn.pipeline().step(after)
-        return step.graph(view, collapse=None), {s: step.render_text(s) for s in TEXT_STYLES}
-    return fn.graph(view, collapse=None), {s: render_text(fn, s) for s in TEXT_STYLES}
-
-
-def marked_graph(pipe, index: int):
-    """The whole graph after step ``index`` (-1: the input), what that step did marked."""
-    if index < 0:
-        return pipe._graph(-1, collapse=None).graph
-    return pipe.diff(index).graph.graph
-
-
-def diff_layer(graph, step_name: str) -> dict:
-    """The ``diff`` overlay of a marked graph: node id -> ``{"change", "text"}``."""
-    return {nid: {"change": n.status, "text": f"{n.status} by {step_name}"}
-            for nid, n in graph.nodes.items() if n.status}
-
-
-def step_source(pipe, index: int) -> tuple:
-    """What a view of the program after step ``index`` (-1: the input) is drawn from, made
-    once for any number of foldings: ``(whole marked graph, texts, overlay layers)``. A pass
-    scrubber's steps and a comparison's step sides both read it, as ``view_source`` is read
-    for a function's view."""
-    from ..inspect.text import render_text
-
-    graph = marked_graph(pipe, index)
-    if index < 0:
-        return graph, {s: render_text(pipe._subject(pipe.input), s) for s in TEXT_STYLES}, {}
-    texts = {s: pipe.steps[index].render_text(s) for s in TEXT_STYLES}
-    return graph, texts, {"diff": diff_layer(graph, pipe.steps[index].name)}
 
 
 def validation_entries(graph, annotations: Mapping[str, Mapping]) -> dict:
@@ -148,7 +108,9 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
     checkpoint()
     vm = build(shown, whole, texts, layers)
     checkpoint()
-    drawing = _painted(shown, vm["overlays"])
+    # Geometry is layout only: the overlays' looks are painted by every display from the
+    # view model's style table (static/paint.js); a badge is label text, laid out.
+    drawing = with_badges(shown, vm["overlays"])
     plotter = DotPlotter()
     copies = plotter.copies(drawing)
     vm["geometry"]["copies"] = {svg_id: {"node": drawing.edges[k].src,
@@ -157,9 +119,11 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
     if not dot_available():
         # The browser lays it out; a column picture of it (a %%tinynn tab's static form) may
         # need it folded further, which the kernel cannot measure: the rungs go along.
-        rungs = ([(what, (lambda make=make: _painted(make(), vm["overlays"])))
+        # Those rungs are pictures without a view model to paint from: painted in their DOT.
+        rungs = ([(what, (lambda make=make: with_badges(make(), vm["overlays"])))
                   for what, make in refolds(shown)] if ladder else [])
-        vm["geometry"].update(dot_geometry(GraphView(drawing, plotter, refold=rungs)))
+        vm["geometry"].update(dot_geometry(GraphView(drawing, plotter, refold=rungs,
+                                                     overlays=layers)))
         return clean_json(vm)
     try:
         vm["geometry"]["svg"] = draw(drawing) if draw else svg_of(GraphView(drawing, plotter))
@@ -168,24 +132,6 @@ def draw_view(whole, texts: Optional[Mapping] = None, layers: Optional[Mapping] 
                               note=f"{err}; the graph is shown as text instead.")
     checkpoint()
     return clean_json(vm)
-
-
-def _painted(graph, overlays: Mapping[str, Mapping]):
-    """``graph`` with the overlays drawn into its nodes (a copy when there are any), so the
-    static SVG shows them too: each ``fill`` and its ``text``, and each ``badge`` after the
-    node's name ("layer3 · 41 % of time")."""
-    marks = [(nid, e) for layer in overlays.values() for nid, e in layer.items()
-             if "fill" in e or "badge" in e]
-    if not marks:
-        return graph
-    out = graph.copy()
-    for nid, e in marks:
-        node = out.nodes[nid]
-        if "fill" in e:
-            node.fill, node.tooltip = e["fill"], e.get("text", "")
-        if "badge" in e:
-            node.op = f"{node.op} · {e['badge']}"
-    return out
 
 
 def function_viewer(fn, view: str = "dataflow", views: Optional[Iterable[str]] = None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 from typing import Mapping, Optional
 
+from ..viz.overlays import styles
 from .browser_layout import IN_BROWSER, WITHOUT_SCRIPT, available, graphviz_module
 from .page import graphviz_element, standalone_fragment
 
@@ -36,7 +37,8 @@ def picture_html(vm: Mapping, module: bool = True) -> Optional[str]:
     g = (vm or {}).get("geometry") or {}
     if not g.get("dot") or not available():
         return None
-    first = {"dot": g["dot"], "note": "", "nodes": len(vm.get("nodes") or {})}
+    first = {"dot": g["dot"], "note": "", "nodes": len(vm.get("nodes") or {}),
+             "overlays": vm.get("overlays") or {}}
     return _picture([first, *g.get("ladder", ())], g.get("text", ""), module)
 
 
@@ -51,6 +53,6 @@ def _picture(ladder: list, text: str, module: bool = True) -> str:
     static = (f'<div class="mlclab-fit-note" style="font-size:12px;opacity:0.8">'
               f"{html.escape(f'{note} {IN_BROWSER} {WITHOUT_SCRIPT}'.strip())}</div>"
               f"<pre>{html.escape(text)}</pre>")
-    state = {"ladder": ladder, "where": IN_BROWSER, "text": text,
+    state = {"ladder": ladder, "where": IN_BROWSER, "text": text, "styles": styles(),
              "graphviz_wasm": graphviz_module() if module else ""}
     return standalone_fragment(state, static, entry="layout.js")

@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 
 from ..viz.dot import xml_text
+from ..viz.overlays import overlay
 
 _FONT = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:12px"
 _MONO = "font-family:var(--jp-code-font-family,monospace);font-size:11px"
@@ -20,7 +21,9 @@ _MONO = "font-family:var(--jp-code-font-family,monospace);font-size:11px"
 _CELL = ("padding:2px 8px;border-bottom:1px solid #d0d7de;text-align:left;vertical-align:top;"
          "white-space:nowrap")
 _HEAD = _CELL + ";color:#57606a;font-weight:600"
-_GOOD, _BAD = "#1a7f37", "#d1242f"
+# A check's colours are the validation overlay's looks (viz.overlays), as its graph paints them.
+_GOOD, _BAD = (overlay("validation").style.looks[s].stroke for s in ("ok", "diverged"))
+_BAD_ROW = overlay("validation").style.looks["diverged"].fill
 _HEATMAP_MAX = 48         # cells per side; bigger outputs are shown block-reduced (max)
 
 
@@ -202,7 +205,7 @@ def _bindings_html(report) -> str:
         rows.append([esc(b.name), esc(b.dsl_name or ""), f'<code style="{_MONO}">{esc(where)}</code>',
                      esc(fmt_err(c.max_abs_err)),
                      f'<span style="color:{_GOOD if b.ok else _BAD}">{status}</span>'])
-        styles.append("background:#ffebe9" if b is bad else "")
+        styles.append(f"background:{_BAD_ROW}" if b is bad else "")
     return (f'<details{" open" if bad else ""}><summary><b>bindings</b>: {_divergence_html(bad)}</summary>'
             + _table(["binding", "DSL name", "line", "max abs err", "check"], rows, styles)
             + "</details>")

@@ -29,7 +29,9 @@ import traitlets
 from ..viz.overview import overview
 from ..viz.stable_layout import lay_out, new_run, node_keys
 from ..viz.views import GraphView
-from .graphs import TEXT_STYLES, diff_layer, draw_view, marked_graph, step_source
+from ..inspect.pipeline import diff_layer
+from .graphs import draw_view
+from .sources import TEXT_STYLES, marked_graph, step_source
 from .viewer import PENDING, GraphViewer, clean_view, svg_of
 
 INPUT = "0 · input"

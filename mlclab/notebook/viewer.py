@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Optional
 import anywidget
 import traitlets
 
+from ..viz.paint import paint_svg
 from ..viz.view_model import check
 from .browser_layout import graphviz_module, needs_module
 from .bundle import bundle
@@ -69,6 +70,19 @@ def sanitize_svg(svg: str) -> str:
             elif local == "href" and not value.startswith("#"):
                 del parent.attrib[name]
     return ET.tostring(root, encoding="unicode")
+
+
+def static_drawing(vm: Mapping, annotations: Optional[Mapping] = None) -> str:
+    """The drawing of view model ``vm`` for a renderer without script: its SVG with the overlays
+    painted by the view model's style table (``viz.paint.paint_svg``, what ``static/paint.js``
+    does where scripts run); ``annotations`` (node id -> entry) join its validation layer."""
+    svg = ((vm or {}).get("geometry") or {}).get("svg") or ""
+    layers = dict(vm.get("overlays") or {}) if svg else {}
+    nodes = vm.get("nodes") or {}
+    extra = {nid: e for nid, e in (annotations or {}).items() if nid in nodes}
+    if extra:
+        layers["validation"] = {**layers.get("validation", {}), **extra}
+    return paint_svg(svg, layers, vm.get("styles") or {}) if layers else svg
 
 
 def svg_of(graph: Any) -> str:
@@ -409,7 +423,7 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
     def static_html(self) -> str:
         """Self-contained HTML (no script) of the current view, for renderers without widgets."""
         geometry = self.current.get("geometry") or {}
-        drawing = geometry.get("svg") or ""
+        drawing = static_drawing(self.current, self.annotations)
         if not drawing and geometry.get("text"):
             drawing = (f'<div style="font:12px sans-serif">{html.escape(geometry.get("note", ""))}</div>'
                        f'<pre>{html.escape(geometry["text"])}</pre>')

@@ -29,6 +29,7 @@ from .dot_layout import order_params, short_signature, stack_functions
 from .dot_quote import attr_list as _attr_list
 from .model import Graph, Node
 from .namespaces import namespace_kind
+from .paint import dot_attrs
 
 INSTALL_HINT = (
     "Graphviz's `dot` program was not found, so the graph is shown as text instead. "
@@ -107,13 +108,6 @@ NODE_STYLE = {
     "collapsed": dict(shape="box3d", style="filled", fillcolor="#fde68a"),
     "elided": dict(shape="plaintext"),
 }
-STATUS_STYLE = {
-    "added": dict(color="#15803d", penwidth="2.5", fillcolor="#dcfce7"),
-    "removed": dict(color="#b91c1c", style="dashed,filled", fillcolor="#fee2e2"),
-    "merged": dict(color="#c2410c", penwidth="2.5", fillcolor="#ffedd5"),
-    "rewritten": dict(color="#1d4ed8", penwidth="2"),
-    "grouped": dict(color="#d97706", penwidth="2"),
-}
 # A folded module: blue where a folded fused group is amber.
 FOLDED_MODULE_STYLE = dict(shape="box3d", style="filled", fillcolor="#dbeafe", margin="0.14,0.08")
 EDGE_STYLE = {
@@ -168,14 +162,18 @@ class DotPlotter:
         self.max_label = max_label
         self.shared_uses = shared_uses
 
-    def render(self, graph: Graph, filename: Optional[str] = None, format: Optional[str] = None):
-        dot = self.digraph(graph)
+    def render(self, graph: Graph, filename: Optional[str] = None, format: Optional[str] = None,
+               paint: Optional[dict] = None):
+        dot = self.digraph(graph, paint)
         if filename is None:
             return dot
         return write(dot, graph, filename, format)
 
     # ------------------------------------------------------------------ building
-    def digraph(self, graph: Graph):
+    def digraph(self, graph: Graph, paint: Optional[dict] = None):
+        """The ``graphviz.Digraph`` of ``graph``; ``paint`` (node id -> ``viz.paint``'s
+        ``node_paints`` value) draws overlay marks into it, for a picture without JavaScript.
+        A view model's drawing has none: its displays paint it (``static/paint.js``)."""
         import graphviz
 
         # Escaped as text: a name such as "<b>x</b>" was written as an HTML-like string (a DOT
@@ -195,7 +193,7 @@ class DotPlotter:
         names = {nid: f"n{i}" for i, nid in enumerate(graph.nodes)}
         # Positional cluster names keep DOT free of user text; the model id travels in ``id``.
         clusters = {cid: f"cluster_{i}" for i, cid in enumerate(graph.clusters)}
-        nodes, edges = self._statements(graph, names, clusters)
+        nodes, edges = self._statements(graph, names, clusters, paint or {})
         if sum(map(len, nodes.values())) >= self.BIG_GRAPH:
             dot.graph_attr.update(self.BIG_GRAPH_ATTRS)
         # The statements are written straight into the Digraph's body: going through
@@ -205,13 +203,14 @@ class DotPlotter:
         dot.body.extend(edges)
         return dot
 
-    def _statements(self, graph: Graph, names: dict, clusters: dict) -> tuple[dict, list]:
+    def _statements(self, graph: Graph, names: dict, clusters: dict,
+                    paint: dict) -> tuple[dict, list]:
         """``({cluster id or None: [node statement]}, [edge statement])``, with the copies of
         widely shared values placed in their readers' clusters."""
         nodes: dict = {}
         for node in graph.nodes.values():
             nodes.setdefault(node.group, []).append(
-                f"{names[node.id]} {_attr_list(self.node_attrs(node))}\n")
+                f"{names[node.id]} {_attr_list(self.node_attrs(node, paint.get(node.id)))}\n")
         copies = self.copies(graph)
         let_view = graph.layout == "sequence"
         edges = []
@@ -303,7 +302,7 @@ class DotPlotter:
             attrs["tooltip"] = dot_string(_shorten(c.label, 4 * self.max_label))
         return attrs
 
-    def node_attrs(self, node: Node) -> dict:
+    def node_attrs(self, node: Node, paint: Optional[dict] = None) -> dict:
         folded_module = node.folded is not None and node.folded.kind == "module"
         attrs = dict(FOLDED_MODULE_STYLE if folded_module
                      else NODE_STYLE.get(node.kind, NODE_STYLE["op"]))
@@ -311,8 +310,6 @@ class DotPlotter:
         attrs["label"] = "<" + self.label(node) + ">"
         if node.recomputed:
             attrs.update(style="rounded,filled,dashed", fillcolor="#fce7f3", color="#be185d")
-        if node.status in STATUS_STYLE:
-            attrs.update(STATUS_STYLE[node.status])
         if node.is_output:
             attrs["peripheries"] = "2"
         if folded_module:
@@ -334,11 +331,9 @@ class DotPlotter:
             # Capped: a 1,000-term line would otherwise be copied into every node's tooltip.
             attrs["tooltip"] = dot_string(_shorten(
                 f"line {node.line}: {node.source.source_line.strip()}", 4 * self.max_label))
-        if node.fill:
-            attrs["fillcolor"] = node.fill
         if node.tooltip:
             attrs["tooltip"] = dot_string(node.tooltip)
-        return attrs
+        return dot_attrs(attrs, paint)
 
     def copy_attrs(self, node: Node, svg_id: str) -> dict:
         """A small dashed stand-in for a widely shared ``node`` at one of its readers."""

@@ -10,17 +10,24 @@ shrink its text (``Fit.readable`` is the test).
 from __future__ import annotations
 
 import html
+import math
 import re
+import uuid
 
 # The width a static picture is fitted to: a JupyterLab notebook's output area in a 1,100 px
 # window is 953 px wide (measured in Chromium); narrower columns scale the HTML form further.
 COLUMN_PX = 940
+# A laptop's: with the file browser open a 1,100 px window's notebook column is about 648 px,
+# its output area about 600. A picture that could fit there only with text under the minimum
+# carries a further-folded rung for it, which its column picks (fit_html).
+NARROW_COLUMN_PX = 600
 # The smallest text a student can read: a picture is never shrunk below the scale that draws
 # its smallest label this tall (it scrolls instead); views fold more rather than shrink
 # further (mlclab.viz.views).
 MIN_TEXT_PX = 8.0
 _PX_PER_PT = 4 / 3          # Graphviz draws in points; CSS px are 3/4 pt
-_SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+# Graphviz writes width first; a painted copy (viz.paint, ElementTree) puts xmlns before it.
+_SVG_SIZE = re.compile(r'<svg\b([^>]*?) width="([\d.]+)pt" height="([\d.]+)pt"')
 _FONT_SIZE = re.compile(r'font-size="([\d.]+)"')
 
 
@@ -32,8 +39,8 @@ class Fit:
         size = _SVG_SIZE.search(svg)
         if size is None:
             raise ValueError("not an SVG Graphviz wrote (no width/height in points)")
-        self.width = float(size.group(1)) * _PX_PER_PT
-        self.height = float(size.group(2)) * _PX_PER_PT
+        self.width = float(size.group(2)) * _PX_PER_PT
+        self.height = float(size.group(3)) * _PX_PER_PT
         fonts = [float(f) for f in _FONT_SIZE.findall(svg)]
         self.smallest_text = min(fonts) * _PX_PER_PT if fonts else MIN_TEXT_PX
         self.column = column
@@ -93,7 +100,8 @@ def choose(rungs, measure):
 
 
 def _sized(svg: str, width: str, height: str, style: str) -> str:
-    return _SVG_SIZE.sub(f'<svg width="{width}" height="{height}" style="{style}"', svg, count=1)
+    return _SVG_SIZE.sub(lambda m: f'<svg{m.group(1)} width="{width}" height="{height}" '
+                         f'style="{style}"', svg, count=1)
 
 
 def fit_svg(svg: str, column: float = COLUMN_PX) -> str:
@@ -105,19 +113,41 @@ def fit_svg(svg: str, column: float = COLUMN_PX) -> str:
                   "max-width:100%;height:auto")
 
 
-def fit_html(svg: str, note: str = "", column: float = COLUMN_PX) -> str:
-    """The SVG inline in HTML, scaled to its output area's width (``max-width:100%``, height
-    from the viewBox) but never below the readable minimum (``min-width``; a narrower area
-    scrolls). ``note`` (escaped here) says what was folded to make it fit."""
-    fit = Fit(svg, column)
+def _sized_html(svg: str, fit: Fit) -> str:
     body = svg[svg.find("<svg"):] if "<svg" in svg else svg
     # The width and height attributes are the column fit (what a renderer that drops styles,
     # as GitHub's does, shows); the style makes it follow the output area, up to the natural
     # size and down to the readable minimum.
-    body = _sized(body, f"{fit.width * fit.scale:.0f}px", f"{fit.height * fit.scale:.0f}px",
+    return _sized(body, f"{fit.width * fit.scale:.0f}px", f"{fit.height * fit.scale:.0f}px",
                   f"width:100%;max-width:{fit.width:.0f}px;height:auto;"
                   f"min-width:{min(fit.width, fit.min_width):.0f}px")
-    caption = (f'<div class="mlclab-fit-note" style="font-size:12px;opacity:0.8;'
-               f'margin:2px 0">{html.escape(note)}</div>' if note else "")
-    return (f'<div class="mlclab-graph" style="max-width:100%;overflow-x:auto">{caption}'
-            f"{body}</div>")
+
+
+def _caption(note: str) -> str:
+    return (f'<div class="mlclab-fit-note" style="font-size:12px;opacity:0.8;'
+            f'margin:2px 0">{html.escape(note)}</div>' if note else "")
+
+
+def fit_html(svg: str, note: str = "", column: float = COLUMN_PX,
+             narrow: "tuple | None" = None) -> str:
+    """The SVG inline in HTML, scaled to its output area's width (``max-width:100%``, height
+    from the viewBox) but never below the readable minimum (``min-width``; a narrower area
+    scrolls inside its own box, never widening the page). ``note`` (escaped here) says what
+    was folded to make it fit. ``narrow``: ``(svg, fit, note)`` of a further-folded drawing
+    shown instead where the area is narrower than this one's readable minimum (a CSS
+    container query: no script; a renderer that drops styles shows the first)."""
+    fit = Fit(svg, column)
+    first = f"{_caption(note)}{_sized_html(svg, fit)}"
+    if narrow is None or min(fit.width, fit.min_width) <= narrow[1].min_width:
+        return (f'<div class="mlclab-graph" style="max-width:100%;overflow-x:auto">'
+                f"{first}</div>")
+    other, other_fit, other_note = narrow
+    key = f"mlclab-fit-{uuid.uuid4().hex[:12]}"
+    below = math.ceil(min(fit.width, fit.min_width)) - 1
+    rules = (f"@container (max-width:{below}px){{.{key}>.mlclab-rung-0{{display:none}}"
+             f".{key}>.mlclab-rung-1{{display:block!important}}}}")
+    return (f'<div class="mlclab-graph {key}" style="max-width:100%;overflow-x:auto;'
+            f'container-type:inline-size"><style>{rules}</style>'
+            f'<div class="mlclab-rung-0">{first}</div>'
+            f'<div class="mlclab-rung-1" hidden style="display:none">{_caption(other_note)}'
+            f"{_sized_html(other, Fit(other, column))}</div></div>")

@@ -40,8 +40,7 @@ class Node:
     is_output: bool = False          # the value a function returns
     status: Optional[str] = None     # pipeline diffs: "added", "removed", "merged"
     text: str = ""                   # one-line IR text of the binding (``lv = log(x)``)
-    fill: Optional[str] = None       # an overlay's colour (#rrggbb), e.g. a profile's time share
-    tooltip: str = ""                # an overlay's details, shown on hover
+    tooltip: str = ""                # an overlay's details, shown on hover (colours: viz.paint)
     folded: Optional["Folded"] = None   # kind "collapsed": the namespace it stands for
 
     def __post_init__(self):
@@ -59,8 +58,7 @@ class Node:
                 "value": self.value, "type": self.type, "attrs": dict(self.attrs),
                 "source": self.source.to_dict() if self.source else None, "line": self.line,
                 "group": self.group, "recomputed": self.recomputed, "is_output": self.is_output,
-                "status": self.status, "text": self.text, "fill": self.fill,
-                "tooltip": self.tooltip,
+                "status": self.status, "text": self.text, "tooltip": self.tooltip,
                 "folded": self.folded.to_dict() if self.folded else None}
 
 

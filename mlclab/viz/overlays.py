@@ -5,11 +5,16 @@ As Model Explorer's node data providers: a layer is ``{node id: entry}`` for the
 nodes, never inside them. A folded node (a module, a fused group, a function) gets its layer
 entry by summing up the entries of the nodes it stands for, with the layer's own ``aggregate``.
 
-Adding an overlay is one registration::
+Adding an overlay is one registration, its look (:class:`Style`) given there once::
 
     register_overlay("memory", aggregate=lambda entries, members: {
         "text": f"{sum(e['value'] for e in entries.values()):,} bytes inside",
-        "value": sum(e["value"] for e in entries.values())})
+        "value": sum(e["value"] for e in entries.values())},
+        style=Style(key="size", looks={"big": Look(stroke="#7c3aed", width=2.5)}))
+
+A style is data: the view model carries the table (``styles()``), ``static/paint.js`` paints
+every display's drawing from it and ``viz.paint.dot_attrs`` the picture made without
+JavaScript, so both draw the same look from one registration.
 
 An entry is a JSON object; the keys every display reads are ``text`` (shown in the details
 pane and on hover), and optionally ``status`` (``"ok"`` / ``"diverged"``: a mark on the node),
@@ -20,8 +25,8 @@ layer may add keys of its own (``share``, ``seconds``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Optional
 
 from ..registry import Registry
 
@@ -34,21 +39,62 @@ STATUSES = ("ok", "diverged")
 
 
 @dataclass(frozen=True)
+class Look:
+    """How a marked node is painted: its outline colour (``#rrggbb``), width (px) and whether
+    dashed (Graphviz's dash, ``5,2``), its fill, and ``legend``: the words a display's legend
+    gives it. Every field is optional."""
+    stroke: Optional[str] = None
+    width: Optional[float] = None
+    dashed: bool = False
+    fill: Optional[str] = None
+    legend: str = ""
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in (("stroke", self.stroke), ("width", self.width),
+                                  ("dashed", self.dashed), ("fill", self.fill),
+                                  ("legend", self.legend)) if v}
+
+
+@dataclass(frozen=True)
+class Style:
+    """An overlay's look: entry ``key``'s value picks a :class:`Look` of ``looks`` (the node's
+    SVG group also gets the class ``mlclab-<value>``); ``fill_key`` names an entry key holding
+    the node's own fill colour (the profile's heat)."""
+    key: Optional[str] = None
+    looks: Mapping[str, Look] = field(default_factory=dict)
+    fill_key: Optional[str] = None
+
+    def __post_init__(self):
+        for value, look in self.looks.items():
+            for colour in (look.stroke, look.fill):
+                if colour is not None and not _COLOUR.fullmatch(colour):
+                    raise ValueError(f"style: look {value!r}: colour {colour!r} is not #rrggbb")
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "fill_key": self.fill_key,
+                "looks": {v: look.to_dict() for v, look in self.looks.items()}}
+
+
+@dataclass(frozen=True)
 class Overlay:
     name: str
     aggregate: Aggregate
     description: str = ""
+    style: Optional[Style] = None
 
 
 _OVERLAYS = Registry("overlay", "overlay")
 
 
-def register_overlay(name: str, aggregate: Aggregate, description: str = "") -> Overlay:
-    """Add an overlay layer; ``aggregate`` sums a folded node's members up (see the module
-    docstring). Registering a name twice is a mistake."""
+def register_overlay(name: str, aggregate: Aggregate, description: str = "",
+                     style: Optional[Style] = None) -> Overlay:
+    """Add an overlay layer; ``aggregate`` sums a folded node's members up, ``style`` says how
+    its marks look (see the module docstring). Registering a name twice is a mistake."""
     if not callable(aggregate):
         raise TypeError(f"aggregate of overlay {name!r} must be callable, got {aggregate!r}")
-    return _OVERLAYS.add(name, Overlay(name, aggregate, description))
+    if style is not None and not isinstance(style, Style):
+        raise TypeError(f"style of overlay {name!r} must be an overlays.Style, got {style!r}")
+    return _OVERLAYS.add(name, Overlay(name, aggregate, description, style))
 
 
 def unregister_overlay(name: str) -> None:
@@ -61,6 +107,13 @@ def overlay_names() -> tuple:
 
 def overlay(name) -> Overlay:
     return _OVERLAYS.get(name)
+
+
+def styles() -> dict:
+    """The style table: overlay name -> :meth:`Style.to_dict`, for every overlay with a look,
+    in registration order (a later layer's look wins on a node two layers mark)."""
+    return {name: kind.style.to_dict() for name in overlay_names()
+            if (kind := overlay(name)).style is not None}
 
 
 def check_entry(layer: str, node_id: str, entry) -> dict:
@@ -138,9 +191,25 @@ def heat_colour(share: float) -> str:
 
 
 register_overlay("validation", _validation,
-                 "each checked value ok or diverged against the reference")
-register_overlay("profile", _profile, "each kernel's share of the measured time")
-register_overlay("diff", _diff, "what the last pass added, removed or merged")
+                 "each checked value ok or diverged against the reference",
+                 Style(key="status", looks={
+                     "ok": Look(stroke="#1a7f37", width=2, legend="matches the reference"),
+                     "diverged": Look(stroke="#cf222e", width=3, fill="#ffebe9",
+                                      legend="diverges from the reference")}))
+register_overlay("profile", _profile, "each kernel's share of the measured time",
+                 Style(fill_key="fill"))
+# A pass's marks (inspect.pipeline.Diff) and a comparison's unmatched nodes (viz.matching).
+register_overlay("diff", _diff, "what the last pass added, removed or merged",
+                 Style(key="change", looks={
+                     "added": Look(stroke="#15803d", width=2.5, fill="#dcfce7", legend="added"),
+                     "removed": Look(stroke="#b91c1c", width=2.5, dashed=True, fill="#fee2e2",
+                                     legend="removed (ghost)"),
+                     "merged": Look(stroke="#c2410c", width=2.5, fill="#ffedd5",
+                                    legend="fused into one kernel"),
+                     "rewritten": Look(stroke="#1d4ed8", width=2, legend="rewritten"),
+                     "grouped": Look(stroke="#d97706", width=2, legend="put in a fused group"),
+                     "changed": Look(stroke="#bf8700", width=2.5, dashed=True,
+                                     legend="changed")}))
 
 
 def _search(entries: Mapping[str, dict], members: list) -> dict:

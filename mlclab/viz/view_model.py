@@ -12,8 +12,10 @@ nodes link to and the overlay layers laid over it:
   module are all namespaces with a ``kind``), of the *whole* graph, each saying whether this
   drawing shows it ``folded``;
 - ``overlays``: layer name -> node id -> entry (``mlclab.viz.overlays``);
-- ``geometry``: the Graphviz SVG (layout only: every element is found by the id the model
-  gives it) and the copies of widely shared values drawn at their readers.
+- ``styles``: layer name -> its registered look (``overlays.styles()``), from which every
+  display paints the drawing (``static/paint.js``);
+- ``geometry``: the layout only, unpainted: the Graphviz SVG (every element found by the id
+  the model gives it) and the copies of widely shared values drawn at their readers.
 
 Every display reads this and nothing else: the widget (notebook/static), its static twin, the
 saved HTML file. A pass scrubber is a list of view models over the same value ids.
@@ -25,7 +27,7 @@ from typing import Mapping, Optional
 
 from .model import COMPUTING, Graph
 from .namespaces import namespace_kind
-from .overlays import layer_for, overlay_names
+from .overlays import layer_for, overlay_names, styles
 
 SCHEMA = "mlclab.view-model"
 VERSION = 1
@@ -116,6 +118,7 @@ def build(shown: Graph, full: Optional[Graph] = None, texts: Optional[Mapping] =
           "texts": {style: str(t) for style, t in texts.items()},
           "overlays": {name: _with_reveal(full, layer_for(shown, name, entries))
                        for name, entries in layers.items()},
+          "styles": styles(),
           "geometry": {"svg": svg, "copies": dict(copies or {})}}
     if shown is not full:
         vm["overview"] = {"shown": len(shown), "total": len(full)}

@@ -9,13 +9,18 @@ from __future__ import annotations
 import functools
 import html
 import importlib
-from typing import Callable, Optional
+import itertools
+from pathlib import Path
+from typing import Callable, Mapping, Optional
 
-from .dot import INSTALL_HINT, DotPlotter, LayoutTimeout, dot_available, svg_text, write
-from .fit import Fit, choose, fit_html, fit_svg
+from .dot import (INSTALL_HINT, DotPlotter, LayoutTimeout, dot_available, run_dot, svg_text,
+                  write)
+from .fit import COLUMN_PX, NARROW_COLUMN_PX, Fit, choose, fit_html, fit_svg
 from .model import Graph
 from .modules import group_modules, has_modules
+from .overlays import layer_for
 from .overview import MODULE_FOLD_NODES, OVERVIEW_NODES, fold_modules, overview
+from .paint import node_paints, paint_svg
 from .registry import view_kind
 from .term import TermPlotter
 
@@ -63,10 +68,12 @@ def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
     - ``max_nodes``: where the tree view stops expanding (it can grow exponentially).
     """
     kind = view_kind(view)
-    if kind.after is not None:   # drawn from the build record, which the api layer reads
-        raise ValueError(f"view: {view!r} is the graph after the build's {kind.after} pass: "
-                         f"draw it with fn.graph({view!r}) or, for plain IR, "
-                         f"mlclab.inspect.pipeline.pipeline(mod).step({kind.after!r}).graph()")
+    step = step_of(fn, view)
+    if step is not None:
+        if max_nodes is not None or params is not None or function is not None:
+            raise ValueError(f"view: {view!r} draws a step of the build; function=, params= "
+                             "and max_nodes= are not options of it")
+        return step.graph(view, collapse=collapse, depth=depth)
     check_shape_options(collapse, depth)
     if max_nodes is not None:
         if view != "tree":
@@ -80,6 +87,21 @@ def graph(fn, view: str = "dataflow", *, function: Optional[str] = None,
     parser = kind.parser() if max_nodes is None else kind.parser(max_nodes=max_nodes)
     g = parser.parse(fn, function=function, params=params)
     return fitted_view(g, collapse=collapse, depth=depth)
+
+
+def step_of(fn, view: str):
+    """The build step a view of ``fn`` is drawn from, or None for a view of ``fn`` itself: a
+    view registered with ``after=`` ("fused": after FuseOps) draws the module as ``fn``'s
+    build record has it after that pass (``fn.pipeline().step(after)``). The one place that
+    asks (``fn.graph``, the viewer, a comparison's sides and the cell's tabs read it)."""
+    after = view_kind(view).after
+    if after is None:
+        return None
+    if not callable(getattr(fn, "pipeline", None)):
+        raise ValueError(f"view: {view!r} is the graph after the build's {after} pass: draw "
+                         f"it with fn.graph({view!r}) or, for plain IR, "
+                         f"mlclab.inspect.pipeline.pipeline(mod).step({after!r}).graph()")
+    return fn.pipeline().step(after)
 
 
 def check_shape_options(collapse, depth) -> None:
@@ -133,11 +155,12 @@ def refolds(g: Graph, depth: Optional[int] = None) -> list:
 
 
 def fitted_view(g: Graph, collapse: Optional[str] = "auto", depth: Optional[int] = None,
-                finish: Optional[Callable[[Graph], Graph]] = None) -> "GraphView":
+                finish: Optional[Callable[[Graph], Graph]] = None,
+                overlays: Optional[Mapping[str, Mapping[str, dict]]] = None) -> "GraphView":
     """The ``GraphView`` of a parsed graph shaped by ``collapse``/``depth`` (:func:`shape`);
     with ``collapse="auto"`` its picture folds further (:func:`refolds`) when that is what
     it takes to fit a column with readable text. ``finish`` is applied to every graph drawn
-    (a profile's overlay on folded nodes)."""
+    (a profile's overlay on folded nodes); ``overlays``: as :class:`GraphView` takes them."""
     finish = finish or (lambda graph: graph)
     shown = finish(shape(g, collapse=collapse, depth=depth))
     more, start = [], None
@@ -151,7 +174,7 @@ def fitted_view(g: Graph, collapse: Optional[str] = "auto", depth: Optional[int]
             first = finish(overview(shown))
             start = (f"an overview, groups and functions folded and the start cut "
                      f"({len(first)} of {len(shown)} nodes)", first)
-    return GraphView(shown, refold=more, start=start)
+    return GraphView(shown, refold=more, start=start, overlays=overlays)
 
 
 def _made(graph: Graph) -> Graph:
@@ -166,11 +189,16 @@ class GraphView:
     ``(what, make graph)`` pairs, folded more and more, drawn instead of ``graph`` when its
     picture could only fit by shrinking text below the readable minimum; the picture then says
     what was folded, and ``drawn`` is the graph it shows (``graph`` stays what was asked for).
+    ``overlays`` (layer name -> {node id: entry}, keyed by the unfolded graph's ids; a folded
+    node sums its members' up) are painted into every drawing by the style table
+    (``viz.paint``): a pass's marks, a profile's heat.
     """
 
     def __init__(self, graph: Graph, plotter: Optional[DotPlotter] = None, refold=(),
-                 start: Optional[tuple] = None):
+                 start: Optional[tuple] = None,
+                 overlays: Optional[Mapping[str, Mapping[str, dict]]] = None):
         self.graph = graph
+        self.overlays = {name: dict(entries) for name, entries in (overlays or {}).items()}
         self.plotter = plotter or DotPlotter()
         self._dot = None
         self._refold = list(refold)
@@ -185,16 +213,35 @@ class GraphView:
         # A refold is a closure over the graph it folds, which pickle refuses: a copy carries
         # the folded graphs themselves, made now.
         state = dict(self.__dict__)
+        state.pop("_made", None)
+        state.pop("_svgs", None)
         state["_refold"] = [(what, functools.partial(_made, make()))
                             for what, make in self._refold]
         return state
 
     @property
     def dot(self):
-        """The ``graphviz.Digraph`` (building it needs no ``dot`` binary; drawing does)."""
+        """The ``graphviz.Digraph``, unpainted (building it needs no ``dot`` binary; drawing
+        does): :meth:`svg` paints the overlays into its drawing."""
         if self._dot is None:
-            self._dot = self.plotter.digraph(self.graph)
+            self._dot = self.digraph(self.graph, painted=False)
         return self._dot
+
+    def layers(self, graph: Graph) -> dict:
+        """The overlays on ``graph`` (this view's, or a rung of it): folded nodes summed up."""
+        return {name: layer_for(graph, name, entries) for name, entries in self.overlays.items()}
+
+    def digraph(self, graph: Graph, painted: bool = False):
+        """The ``graphviz.Digraph`` of ``graph`` (this view's, or a rung of it); ``painted``:
+        the overlays drawn into the DOT, for formats nothing edits after (``viz.paint``)."""
+        layers = self.layers(graph) if painted else {}
+        return self.plotter.digraph(graph, node_paints(layers) if layers else None)
+
+    def drawing(self, graph: Graph) -> str:
+        """The SVG of ``graph`` (this view's, or a rung of it) with the overlays painted in
+        by their registered looks (``viz.paint.paint_svg``)."""
+        dot = self.dot if graph is self.graph else self.digraph(graph)
+        return paint_svg(svg_text(dot), self.layers(graph))
 
     @property
     def source(self) -> str:
@@ -205,9 +252,9 @@ class GraphView:
         return TermPlotter().render(self.graph)
 
     def svg(self) -> str:
-        """The SVG text; raises ``graphviz.ExecutableNotFound`` without Graphviz and
-        ``LayoutTimeout`` when the layout takes too long."""
-        return svg_text(self.dot)
+        """The SVG text, overlays painted; raises ``graphviz.ExecutableNotFound`` without
+        Graphviz and ``LayoutTimeout`` when the layout takes too long."""
+        return self.drawing(self.graph)
 
     def rungs(self):
         """The drawings a column may show, folded more and more, as ``(graph, note)``, made
@@ -224,27 +271,50 @@ class GraphView:
             yield candidate, (f"Folded to fit the column: {what} ({len(candidate)} of "
                               f"{len(self.graph)} nodes). collapse=None draws everything.")
 
+    def _choose(self, column: float) -> tuple:
+        """``(rung index, Fit)`` of the rung a ``column`` px wide shows (``fit.choose``); the
+        rungs are made and laid out once, for every column asked about."""
+        made = self.__dict__.setdefault("_made", [])            # [(graph, note)]
+        svgs = self.__dict__.setdefault("_svgs", {})            # rung index -> SVG
+
+        def lazily():
+            rungs = None
+            for k in range(1 << 30):
+                if k == len(made):
+                    rungs = rungs or itertools.islice(self.rungs(), k, None)
+                    nxt = next(rungs, None)
+                    if nxt is None:
+                        return
+                    made.append(nxt)
+                yield len(made[k][0]), k
+
+        def measure(k):
+            if k not in svgs:
+                svgs[k] = self.drawing(made[k][0])
+            return Fit(svgs[k], column)
+
+        return choose(lazily(), measure)
+
     def picture(self) -> tuple:
-        """``(svg, fit, note)``: the SVG shown in a column, how it fits, and what was folded
-        to make it fit ("" when nothing was). Laid out once."""
+        """``(svg, fit, note)``: the SVG shown in a column (``fit.COLUMN_PX``), how it fits,
+        and what was folded to make it fit ("" when nothing was). Laid out once."""
         if self._picture is None:
-            made = []
-
-            def measure(k):
-                graph, note = made[k]
-                svg = self.svg() if graph is self.graph else svg_text(self.plotter.digraph(graph))
-                return svg, Fit(svg)
-
-            def lazily():
-                for graph, note in self.rungs():
-                    made.append((graph, note))
-                    yield len(graph), len(made) - 1
-
-            svgs = {}
-            k, fit = choose(lazily(), lambda k: svgs.setdefault(k, measure(k))[1])
-            graph, note = made[k]
-            self._picture = (svgs[k][0], fit, note, graph)
+            k, fit = self._choose(COLUMN_PX)
+            graph, note = self._made[k]
+            self._picture = (self._svgs[k], fit, note, graph)
         return self._picture[:3]
+
+    def narrow_picture(self) -> Optional[tuple]:
+        """``(svg, fit, note)`` a laptop's column (``fit.NARROW_COLUMN_PX``) shows instead of
+        :meth:`picture`, which it could show only with text under the readable minimum, or
+        None when it shows the same. The HTML holds both and its column picks (``fit_html``)."""
+        svg, fit, _ = self.picture()
+        if fit.min_width <= NARROW_COLUMN_PX:
+            return None
+        k, narrow = self._choose(NARROW_COLUMN_PX)
+        if self._svgs[k] is svg or narrow.min_width >= fit.min_width:
+            return None
+        return self._svgs[k], narrow, self._made[k][1]
 
     @property
     def drawn(self) -> Graph:
@@ -253,20 +323,32 @@ class GraphView:
         return self._picture[3]
 
     def render(self, filename: str, format: Optional[str] = None) -> str:
-        """Write svg/pdf/png/dot/txt; without ``dot`` writes the text next to it and warns."""
-        return write(self.dot, self.graph, filename, format)
+        """Write svg/pdf/png/dot/txt; without ``dot`` writes the text next to it and warns.
+        The overlays are painted in (the DOT of a ``.dot`` file is the layout alone)."""
+        fmt = format or (Path(filename).suffix[1:] or "svg")
+        if self.overlays and fmt == "svg" and dot_available():
+            Path(filename).write_text(paint_svg(run_dot(self.dot.source, "svg", None)
+                                                .decode("utf-8"), self.layers(self.graph)),
+                                      encoding="utf-8")
+            return str(filename)
+        dot = self.digraph(self.graph, painted=True) if self.overlays else self.dot
+        return write(dot, self.graph, filename, format)
 
     def ladder(self) -> list:
         """Where no ``dot`` program exists: :meth:`rungs` as the browser gets them, each
-        ``{"dot", "note", "nodes"}``. The page lays out the first and walks down the ladder
-        by :func:`mlclab.viz.fit.choose`'s rule, measured in its real column
+        ``{"dot", "note", "nodes"}`` and the rung's ``overlays`` if any (the page paints them
+        by the style table: ``static/paint.js``). The page lays out the first and walks down
+        the ladder by :func:`mlclab.viz.fit.choose`'s rule, measured in its real column
         (``static/fit.js``). A rung no smaller than the first is left out (never chosen)."""
         out = []
         for graph, note in self.rungs():
             if out and len(graph) >= out[0]["nodes"]:
                 continue
-            source = self.source if graph is self.graph else self.plotter.digraph(graph).source
-            out.append({"dot": source, "note": note, "nodes": len(graph)})
+            rung = {"dot": self.digraph(graph, painted=False).source, "note": note,
+                    "nodes": len(graph)}
+            if self.overlays:
+                rung["overlays"] = self.layers(graph)
+            out.append(rung)
         return out
 
     def to_dict(self) -> dict:
@@ -286,7 +368,8 @@ class GraphView:
                         "text/plain": (note + "\n\n" if note else "") + self.text}
         try:
             svg, _, note = self.picture()
-            return {"text/html": fit_html(svg, note), "image/svg+xml": fit_svg(svg),
+            return {"text/html": fit_html(svg, note, narrow=self.narrow_picture()),
+                    "image/svg+xml": fit_svg(svg),
                     "text/plain": (note + "\n\n" if note else "") + self.text}
         except (graphviz.ExecutableNotFound, LayoutTimeout) as err:
             why = INSTALL_HINT if isinstance(err, graphviz.ExecutableNotFound) else \

@@ -12,6 +12,7 @@
 
 import { h, parseSvg } from "./dom.js";
 import { measureSvg, columnFit, chooseRung } from "./fit.js";
+import { paintSvg } from "./paint.js";
 
 // The width a picture fits when its column cannot be measured (hidden): fit.py's COLUMN_PX.
 export const COLUMN_PX = 940;
@@ -83,25 +84,6 @@ export async function layOutDot(dot, source) {
   return svg;
 }
 
-// `svg` with the nodes `marks` names (id -> {change, colour, dash}: a comparison's unmatched
-// nodes, mlclab.notebook.compare) outlined, as the kernel outlines those of dot's drawings.
-export function outline(svg, marks) {
-  if (!marks || !Object.keys(marks).length) return svg;
-  const doc = new DOMParser().parseFromString(svg, "image/svg+xml");
-  for (const g of doc.querySelectorAll("g[id]")) {
-    const mark = Object.prototype.hasOwnProperty.call(marks, g.id) ? marks[g.id] : null;
-    if (!mark) continue;
-    g.classList.add(`mlclab-${mark.change}`);
-    for (const shape of g.children) {
-      if (!["polygon", "ellipse", "path", "rect"].includes(shape.localName)) continue;
-      shape.setAttribute("stroke", mark.colour);
-      shape.setAttribute("stroke-width", "3");
-      if (mark.dash) shape.setAttribute("stroke-dasharray", mark.dash);
-    }
-  }
-  return new XMLSerializer().serializeToString(doc.documentElement);
-}
-
 // A view model whose drawing is still DOT to lay out here.
 export function awaitingLayout(view) {
   const g = (view && view.geometry) || {};
@@ -119,9 +101,9 @@ function failure(err, text) {
 // canvas says why and shows the graph as text.
 export function layOutView(view, source, canvas, then) {
   const g = view.geometry;
-  if (laidOut().has(g.dot)) { g.svg = outline(laidOut().get(g.dot), g.marks); then(); return; }
+  if (laidOut().has(g.dot)) { g.svg = laidOut().get(g.dot); then(); return; }
   canvas.replaceChildren(h("div", { class: "mlclab-hint", text: "laying the graph out in the browser (WebAssembly Graphviz)…" }));
-  layOutDot(g.dot, source).then((svg) => { g.svg = outline(svg, g.marks); then(); },
+  layOutDot(g.dot, source).then((svg) => { g.svg = svg; then(); },
     (err) => canvas.replaceChildren(...failure(err, g.text)));
 }
 
@@ -150,9 +132,9 @@ function columnOf(el) {
   return width > 0 ? width : COLUMN_PX;
 }
 
-// A column picture where scripts run: `model` holds `ladder` ([{dot, note, nodes}], folded
-// more and more; mlclab.viz.views.GraphView.ladder), `where` (that the browser laid it out)
-// and `text`; the module is on the page (mlclab.notebook.browser_layout.graph_html). The
+// A column picture where scripts run: `model` holds `ladder` ([{dot, note, nodes, overlays}], folded
+// more and more; mlclab.viz.views.GraphView.ladder), `styles` (the overlays' looks), `where`
+// (that the browser laid it out) and `text`; the module is on the page (mlclab.notebook.browser_layout.graph_html). The
 // rungs are laid out in turn until one fits the column readably (chooseRung).
 export function renderPicture({ model, el }) {
   const ladder = model.get("ladder") || [];
@@ -169,6 +151,8 @@ export function renderPicture({ model, el }) {
     const svg = parseSvg(svgs[index]);
     if (!svg) throw new Error("Graphviz's SVG could not be read");
     svg.classList.add("mlclab-browser-layout");
+    // The rung's overlays by the style table, as every display paints them (paint.js).
+    paintSvg(svg, { overlays: ladder[index].overlays || {}, styles: model.get("styles") || {} });
     el.dataset.rung = String(index);
     el.replaceChildren(...caption(ladder[index].note), h("div", { class: "mlclab-graph", style: "max-width:100%;overflow-x:auto" }, fitColumn(svg, fit)));
   }).catch((err) => el.replaceChildren(...caption(""), ...failure(err, model.get("text"))));

@@ -7,6 +7,7 @@
 
 import { h, boxOf, parseSvg } from "./dom.js";
 import { keepInPlace } from "./vm.js";
+import { looksOf } from "./paint.js";
 
 // The passes, in order: the model's `passes` ({view, name, changed, seconds}), or one
 // per view when a viewer gives none.
@@ -182,14 +183,13 @@ export function takeParsed(state, name, view) {
   return parseSvg((view.geometry || {}).svg);
 }
 
-// The marks a pass can make, as the drawing colours them (mlclab.viz.dot STATUS_STYLE).
-export const MARKS = [
-  { change: "added", text: "added", color: "#15803d", fill: "#dcfce7" },
-  { change: "removed", text: "removed (ghost)", color: "#b91c1c", fill: "#fee2e2", dashed: true },
-  { change: "merged", text: "fused into one kernel", color: "#c2410c", fill: "#ffedd5" },
-  { change: "rewritten", text: "rewritten", color: "#1d4ed8", fill: "#ffffff" },
-  { change: "grouped", text: "put in a fused group", color: "#d97706", fill: "#ffffff" },
-];
+// The marks a pass can make, as the drawing paints them: the `diff` overlay's looks, from the
+// view model's style table (mlclab.viz.overlays; paint.js paints them). A comparison's
+// "changed" is not a pass's.
+export function marksOf(view) {
+  return looksOf(view, "diff").filter((m) => m.value !== "changed")
+    .map((m) => ({ change: m.value, text: m.legend || m.value, color: m.stroke, fill: m.fill || "#ffffff", dashed: !!m.dashed }));
+}
 
 // How many nodes of `view` each mark holds (its `diff` layer): a node's own mark, and what a
 // folded node holds inside (its entry's `counts`, mlclab.viz.overlays).
@@ -210,14 +210,17 @@ export function passSummary(pass, view) {
   if (!pass || pass.name === "input") return "the program as it came in";
   if (!pass.changed) return "changed nothing";
   const counts = markCounts(view);
-  const marks = MARKS.filter((m) => counts[m.change]).map((m) => `${counts[m.change]} ${m.text}`);
+  const known = marksOf(view), named = new Set(known.map((m) => m.change));
+  // In the table's order; a mark the view has no look for is still counted, by its name.
+  const all = [...known, ...Object.keys(counts).filter((c) => !named.has(c)).map((c) => ({ change: c, text: c }))];
+  const marks = all.filter((m) => counts[m.change]).map((m) => `${counts[m.change]} ${m.text}`);
   if (marks.length) return marks.join(", ");
   return pass.form ? `${pass.form}; no value added, removed or recomputed` : "changed the program's text only";
 }
 
 function legend(view, stable) {
   const counts = markCounts(view);
-  const items = MARKS.map((m) => {
+  const items = marksOf(view).map((m) => {
     const swatch = h("span", { class: "mlclab-swatch" });
     swatch.style.borderColor = m.color; swatch.style.background = m.fill;
     if (m.dashed) swatch.style.borderStyle = "dashed";

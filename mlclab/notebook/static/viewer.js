@@ -19,6 +19,7 @@ import { hideTwin } from "./twin.js";
 import { isViewModel, nodesOf, namespacesOf, layerOf, searchHits, anchorOf,
   clickFold, collapsible, revealFolds, foldSummary, keepInPlace } from "./vm.js";
 import { awaitingLayout, layOutView, layoutBadge, graphvizSource } from "./layout.js";
+import { paintNodes } from "./paint.js";
 
 // ------------------------------------------------------------------- width
 // Below this width (the viewer's own, px) the side panel goes under the graph (viewer.css):
@@ -70,18 +71,20 @@ function refreshMarks(state) {
   const view = currentView(model);
   const selected = model.get("selected_node");
   const highlight = new Set(model.get("highlight") || []);
-  const checks = layerOf(view, "validation", model.get("annotations"));
+  const annotations = model.get("annotations");
+  // The overlays' looks (paint.js), painted again only when the view or its annotations change.
+  if (state.painted.index !== state.index || state.painted.annotations !== annotations) {
+    paintNodes(state.index.elements, view, annotations);
+    state.painted = { index: state.index, annotations };
+  }
   const query = (model.get("search") || "").trim();
   const hits = new Set(searchHits(view, query));
   for (const [id, els] of state.index.elements) {
-    const status = (checks[id] || {}).status;
     for (const g of els) {
       g.classList.toggle("mlclab-selected", id === selected);
       g.classList.toggle("mlclab-highlight", highlight.has(id));
       g.classList.toggle("mlclab-match", hits.has(id));
       g.classList.toggle("mlclab-dim", query !== "" && !hits.has(id));
-      g.classList.toggle("mlclab-ok", status === "ok");
-      g.classList.toggle("mlclab-diverged", status === "diverged");
     }
   }
   ui.matches.textContent = query ? `${hits.size} match${hits.size === 1 ? "" : "es"}` : "";
@@ -458,6 +461,7 @@ export function render({ model, el }) {
     lastView: null,                                // the view model drawn last
     letText: null,                                 // the let text the pane holds
     parsed: null,                                  // drawings parsed ahead (scrubber.js)
+    painted: {},                                   // the drawing and annotations painted
     viewOf: (name) => viewNamed(model, name),
   };
   bindPointer(state);
