@@ -9,6 +9,7 @@ exactly the code a student's program runs.
 from __future__ import annotations
 
 import os
+import re
 
 os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
 
@@ -559,3 +560,30 @@ def test_softmax_with_a_vectorizable_exp_matches_numpy(shape, axis):
     (func,) = _primfuncs(_scheduled(mod)).values()
     assert "T.exp" not in func.script()  # no libm call per element
 
+
+
+# ---------------------------------------------------------------------------------------
+# a row of the register tile is whole vectors, or at most one vector: never 24 floats
+
+
+@pytest.mark.parametrize("n", [19, 20, 24, 30, 36, 40])
+def test_attention_head_widths_match_numpy(n):
+    # MobileViT's heads are 24, 30 and 36 wide: attention's P @ V has that many columns.
+    _check([("p", (4, 33, 64)), ("v", (4, 64, n))], lambda bb, p, v: R.matmul(p, v),
+           lambda p, v: p @ v, terms=64)
+
+
+@pytest.mark.parametrize("n,lanes,width", [(24, 16, 12), (30, 16, 15), (36, 16, 12),
+                                           (20, 16, 10), (40, 16, 10), (12, 8, 6),
+                                           (32, 16, 32), (10, 16, 10), (19, 16, 19)])
+def test_tile_rows_are_never_between_one_and_two_vectors(n, lanes, width):
+    # A 24-float vector on AVX-512 is split by LLVM into pieces it keeps in memory: P @ V
+    # with 24 columns ran 100x slower than with 32.  Only a prime (19) keeps its whole row.
+    mod = _legalized(_module([("p", (4, 64, 64)), ("v", (4, 64, n))],
+                             lambda bb, p, v: R.matmul(p, v)))
+    (func,) = _primfuncs(mod).values()
+    text = schedule_primfunc(func, lanes=lanes, strict=True).script()
+    widths = {int(w) for w in re.findall(r"T\.vectorized\(T\.int64\((\d+)\)\)", text)}
+    assert width in widths, (widths, text)
+    update = text[text.index("for k in"):]
+    assert f"T.vectorized(T.int64({width}))" in update
