@@ -69,7 +69,7 @@ def awkward_extents(func) -> bool:
         if columns == 1:
             # One value per row (the safe softmax's "is any score finite" check in
             # scaled_dot_product_attention): no columns to tile, and padding the rows
-            # copied the whole input (DeiT's 3 x 197 x 197: 90 us for a 12 us reduction).
+            # copied the whole input first (DeiT's 3 x 197 x 197: 90 us, 6 us unpadded).
             return False
         return (rows > ROWS and rows % 2 == 1) or (columns > 32 and columns % 4 != 0)
     return False
