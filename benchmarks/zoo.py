@@ -284,6 +284,27 @@ def row(result: dict) -> str:
             f"| {check} | {result['load']:.1f} |")
 
 
+ORT_GOAL = 1.0  # issue 32: every zoo model at most ONNX Runtime's time, at 1 and 2 threads
+
+
+def ort_summary(results: list) -> str:
+    """Which models meet ``ORT_GOAL`` at every thread count measured, and where the others
+    miss it (ratio, threads and the load it was measured at: under load the ratio moves)."""
+    met, missed, models = [], [], dict.fromkeys(r["model"] for r in results)
+    for model in models:
+        rows = [r for r in results if r["model"] == model and "onnxruntime" in r.get("ms", {})]
+        if not rows:
+            continue
+        over = [r for r in rows if r["ms"]["mlclab"] / r["ms"]["onnxruntime"] > ORT_GOAL]
+        if not over:
+            met.append(model)
+        for r in over:
+            missed.append(f"{model} {_ratio(r, 'onnxruntime')} at {r['threads']} "
+                          f"thread{'s' if r['threads'] > 1 else ''} (load {r['load']:.1f})")
+    return (f"at most {ORT_GOAL:.1f}x ONNX Runtime at every thread count: "
+            f"{', '.join(met) or 'none'}\nabove it: {'; '.join(missed) or 'none'}")
+
+
 HEADER = ("| model | threads | mlclab ms | / eager | / torch.compile | / ONNX Runtime | "
           "compile s | pipeline | vs PyTorch | load |\n"
           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -348,6 +369,7 @@ def main(argv=None) -> int:
             results.append(result)
             print(row(result), flush=True)
             failed |= "error" in result or result["error_rel"] > TOLERANCE
+    print("\n" + ort_summary(results))
     notes = sorted({f"{r['model']}: {k}: {v}" for r in results
                     for k, v in r.get("missing", {}).items()})
     if notes:

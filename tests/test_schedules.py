@@ -9,6 +9,7 @@ exactly the code a student's program runs.
 from __future__ import annotations
 
 import os
+import re
 
 os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
 
@@ -559,3 +560,67 @@ def test_softmax_with_a_vectorizable_exp_matches_numpy(shape, axis):
     (func,) = _primfuncs(_scheduled(mod)).values()
     assert "T.exp" not in func.script()  # no libm call per element
 
+
+
+# ---------------------------------------------------------------------------------------
+# a row of the register tile is whole vectors, or at most one vector: never 24 floats
+
+
+@pytest.mark.parametrize("n", [19, 20, 24, 30, 36, 40])
+def test_attention_head_widths_match_numpy(n):
+    # MobileViT's heads are 24, 30 and 36 wide: attention's P @ V has that many columns.
+    _check([("p", (4, 33, 64)), ("v", (4, 64, n))], lambda bb, p, v: R.matmul(p, v),
+           lambda p, v: p @ v, terms=64)
+
+
+@pytest.mark.parametrize("n,lanes,width", [(24, 16, 12), (30, 16, 15), (36, 16, 12),
+                                           (20, 16, 10), (40, 16, 10), (12, 8, 6),
+                                           (32, 16, 32), (10, 16, 10), (19, 16, 19)])
+def test_tile_rows_are_never_between_one_and_two_vectors(n, lanes, width):
+    # A 24-float vector on AVX-512 is split by LLVM into pieces it keeps in memory: P @ V
+    # with 24 columns ran 100x slower than with 32.  Only a prime (19) keeps its whole row.
+    mod = _legalized(_module([("p", (4, 64, 64)), ("v", (4, 64, n))],
+                             lambda bb, p, v: R.matmul(p, v)))
+    (func,) = _primfuncs(mod).values()
+    text = schedule_primfunc(func, lanes=lanes, strict=True).script()
+    widths = {int(w) for w in re.findall(r"T\.vectorized\(T\.int64\((\d+)\)\)", text)}
+    assert width in widths, (widths, text)
+    update = text[text.index("for k in"):]
+    assert f"T.vectorized(T.int64({width}))" in update
+
+
+# ---------------------------------------------------------------------------------------
+# copies whose input position is a division of the output's: vectors along the row
+
+
+def _qkv_split(bb, x, n, heads, width):
+    """timm's attention: (n, 3 * heads * width) -> (3, heads, n, width), q k v apart."""
+    shaped = bb.emit(R.reshape(x, (n, 3, heads, width)))
+    return R.permute_dims(shaped, [1, 2, 0, 3])
+
+
+@pytest.mark.parametrize("n,heads,width", [(256, 4, 24), (64, 4, 30), (16, 4, 36), (7, 3, 5),
+                                           (33, 2, 17), (8, 1, 4)])
+def test_head_split_copies_match_numpy(n, heads, width):
+    _check([("x", (n, 3 * heads * width))], lambda bb, x: _qkv_split(bb, x, n, heads, width),
+           lambda x: x.reshape(n, 3, heads, width).transpose(1, 2, 0, 3))
+
+
+def test_head_split_is_vectorized_along_its_rows():
+    # Vectors of 32 across rows of 24 indexed the input with a division per lane: MobileViT's
+    # qkv split ran at 11 GB/s; along the rows, in vectors of 12, at 78.
+    mod = _legalized(_module([("x", (256, 288))], lambda bb, x: _qkv_split(bb, x, 256, 4, 24)))
+    (func,) = _primfuncs(mod).values()
+    text = schedule_primfunc(func, lanes=16, strict=True).script()
+    widths = {int(w) for w in re.findall(r"T\.vectorized\(T\.int64\((\d+)\)\)", text)}
+    assert widths == {12}, text
+
+
+@pytest.mark.parametrize("shape", [(3, 197, 197), (2, 7, 5)])
+def test_a_row_reduction_over_a_prime_row_count_is_not_padded(shape):
+    # SDPA's safe softmax asks, per row of scores, whether any is finite: one value per row.
+    # Padding 197 rows to whole tiles only copied the whole input first (90 us -> 6 us).
+    mod = _check([("x", shape)], lambda bb, x: R.max(x, axis=-1, keepdims=True),
+                 lambda x: x.max(axis=-1, keepdims=True))
+    ((name, (rule, declined)),) = _decisions(mod).items()
+    assert rule != "register_tile_padded", (name, declined)
