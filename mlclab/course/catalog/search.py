@@ -70,7 +70,8 @@ def space_size(space=tile_space) -> int:
 def _judge_size(answer, namespace):
     if isinstance(answer, bool) or not isinstance(answer, int):
         shown = f'the text "{answer}"' if isinstance(answer, str) else f"a {type(answer).__name__}"
-        raise Unanswered(f"`predicted_size` should be a whole number (like 12), not {shown}.", FAILED)
+        raise Unanswered(f"`predicted_size` should be a whole number (like 12), not {shown}.",
+                         FAILED)
     actual = space_size(exercise_space)
     if answer != actual:
         direction = "more" if answer < actual else "fewer"
@@ -82,8 +83,8 @@ def _judge_size(answer, namespace):
 SPACE_SIZE = Exercise(
     key="16-space-size", title="Lesson 16: how big is the design space?", answer="predicted_size",
     reference=None, judge=_judge_size,
-    hints=["A 2-way perfect tile of a loop of 256 iterations is a pair (outer, inner) with outer x inner = 256: "
-           "choosing the inner factor decides the outer one.",
+    hints=["A 2-way perfect tile of a loop of 256 iterations is a pair (outer, inner) with "
+           "outer x inner = 256: choosing the inner factor decides the outer one.",
            "The inner factor must divide 256 and be at most max_innermost_factor: which powers of "
            "two are those?",
            "The draws are independent: the space's size is the product of their counts."],
