@@ -37,10 +37,6 @@ BINDER = ROOT / "binder"
 NUMBERED = sorted(LESSONS_DIR.glob("[0-9][0-9]-*.ipynb"))
 APPENDICES = sorted(LESSONS_DIR.glob("A[0-9]-*.ipynb"))
 LESSONS = NUMBERED + APPENDICES
-# Numbers the arc keeps for a lesson that is written on another branch: lesson 10, "Let the machine
-# schedule" (MetaSchedule), goes between bring-your-own-model (9) and write-your-own-pass (11).
-# When lessons/10-*.ipynb lands, the numbering test below says to empty this set.
-RESERVED = {10}
 ARTIFACTS = ROOT / "test-artifacts" / "lessons"
 TIME_LIMIT_S = 120
 # On this machine PyTorch's CPU index is unreachable (only PyPI is), so the install below drops
@@ -63,10 +59,7 @@ def lesson_ids():
 # ------------------------------------------------------------------------------ static checks
 def test_lessons_numbered_in_order():
     numbers = [int(p.name[:2]) for p in NUMBERED]
-    arrived = RESERVED & set(numbers)
-    assert not arrived, f"lesson(s) {sorted(arrived)} arrived: remove them from RESERVED"
-    expected = [n for n in range(1, len(numbers) + len(RESERVED) + 1) if n not in RESERVED]
-    assert numbers == expected, [p.name for p in NUMBERED]
+    assert numbers == list(range(1, len(numbers) + 1)), [p.name for p in NUMBERED]
     assert len(numbers) >= 12, [p.name for p in NUMBERED]
     appendices = [p.name[:2] for p in APPENDICES]
     assert appendices == [f"A{i}" for i in range(1, len(appendices) + 1)], appendices
