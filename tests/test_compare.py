@@ -35,7 +35,8 @@ def node(nid, kind, label, name=None, value=None):
 
 
 def test_matching_by_value_follows_value_ids_not_node_ids():
-    a = {"f:x": node("f:x", "param", "x", "x", "f:x"), "f:lv": node("f:lv", "op", "matmul", "lv", "f:lv"),
+    a = {"f:x": node("f:x", "param", "x", "x", "f:x"),
+         "f:lv": node("f:lv", "op", "matmul", "lv", "f:lv"),
          "f:gone": node("f:gone", "op", "add", "g", "f:gone")}
     b = {"f:x": node("f:x", "param", "x", "x", "f:x"),
          "f:fused/lv": node("f:fused/lv", "op", "NT_matmul", "lv", "f:lv"),
@@ -57,7 +58,8 @@ def test_matching_by_structure_pairs_inputs_in_order_and_operators_as_a_common_s
     a["a:w"] = node("a:w", "param", "w")
     b["b:c"] = node("b:c", "const", "const")
     assert by_structure(a, b)["a:w"] == "b:c"
-    assert summary({"nodes": a}, {"nodes": b}, by_structure(a, b), "structure")["changed"] == ["a:w"]
+    said = summary({"nodes": a}, {"nodes": b}, by_structure(a, b), "structure")
+    assert said["changed"] == ["a:w"]
     assert match({"nodes": a}, {"nodes": b}, "structure")["a:2"] == "b:2"
     with pytest.raises(ValueError, match="by must be one of value, structure"):
         match({"nodes": a}, {"nodes": b}, "names")
@@ -82,7 +84,8 @@ def test_before_and_after_a_pass_match_by_value_and_the_fused_nodes_keep_their_m
     assert same.matches == c.matches and same.summary == c.summary
 
 
-def test_a_student_program_against_a_reference_matches_by_structure_and_marks_differences(mlp, student):
+def test_a_student_program_against_a_reference_matches_by_structure_and_marks_differences(
+        mlp, student):
     c = mlclab.compare(student, mlp)
     assert c.method == "structure"
     by_name = {v["name"]: k for k, v in c.left["nodes"].items()}
@@ -177,7 +180,8 @@ def test_a_dsl_program_against_the_pytorch_model_it_mirrors(mlp):
     c = mlclab.compare(mlp, model)
     assert c.method == "structure"
     assert c.summary.startswith("8 matched, 0 only left, 0 only right")
-    labels = {c.left["nodes"][l]["label"]: c.right["nodes"][r]["label"] for l, r in c.matches.items()}
+    labels = {c.left["nodes"][left]["label"]: c.right["nodes"][right]["label"]
+              for left, right in c.matches.items()}
     assert labels["nn.relu"] == "nn.relu" and labels["matmul"] == "matmul"
     # The DSL's weight parameters are the model's constants: matched, marked changed.
     weights = [n for n, v in c.left["nodes"].items() if v["name"] in ("w", "b")]

@@ -28,7 +28,8 @@ def folded_paths(viewer):
 def test_ancestors_open_with_a_module_and_the_first_look_is_one_state():
     assert with_ancestors(["layer2.1", "layer2"]) == ["layer2", "layer2.1"]
     assert fold_of(False, ["a"], [], ["a"]) == Fold()              # the first look's choice
-    assert fold_of(False, ["a", "b"], ["fused:x"], ["a"]) == Fold(False, frozenset("ab"), frozenset(["fused:x"]))
+    assert (fold_of(False, ["a", "b"], ["fused:x"], ["a"])
+            == Fold(False, frozenset("ab"), frozenset(["fused:x"])))
     assert fold_of(True, ["a"], ["x"], []) == Fold(True)           # drawn whole: nothing folds
 
 
@@ -36,7 +37,8 @@ def test_the_next_states_are_each_folded_module_opened_and_each_open_one_closed(
     v = function_viewer(resnet)
     first = next_folds(v.current, Fold(), v.open_modules)
     # The likely clicks first: the biggest module (most operators), equals in drawing order.
-    ops = {ns["path"]: ns["ops"] for ns in v.current["namespaces"].values() if ns["kind"] == "module"}
+    ops = {ns["path"]: ns["ops"] for ns in v.current["namespaces"].values()
+           if ns["kind"] == "module"}
     biggest_first = sorted(folded_paths(v), key=lambda p: -ops[p])
     assert [sorted(f.open_modules) for f in first] == [[p] for p in biggest_first]
     # layer2-4 hold a downsample more than layer1; the stem's maxpool is the smallest.
@@ -161,7 +163,8 @@ def test_the_module_under_the_pointer_is_laid_out_next(resnet):
     # Messages the page should not send change nothing.
     for junk in ({"event": "hover", "view": "nope", "open_modules": ["maxpool"], "folded": []},
                  {"event": "hover", "view": "dataflow", "open_modules": "maxpool", "folded": []},
-                 {"event": "hover", "view": "dataflow", "open_modules": [3], "folded": []}, "hover"):
+                 {"event": "hover", "view": "dataflow", "open_modules": [3], "folded": []},
+                 "hover"):
         v._on_front_end(v, junk, [])
     # What the front end sends when the pointer enters the folded maxpool (the smallest: last).
     v._on_front_end(v, {"event": "hover", "view": "dataflow", "open_modules": ["maxpool"],

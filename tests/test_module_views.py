@@ -317,8 +317,9 @@ def test_a_later_call_of_a_fused_function_takes_no_source_from_the_first_calls_v
     subject = resolve(encoder)
     mod = encoder.pipeline()["FuseOps"].mod
     g = DataflowParser().parse(Subject(mod, subject.name, subject.bindings, subject.source))
-    first = [n for n in g.nodes.values() if n.group and n.group.endswith("/fused_packed_matmul_add")]
-    later = [n for n in g.nodes.values() if n.group and n.group.endswith("/fused_packed_matmul_add#2")]
+    grouped = [n for n in g.nodes.values() if n.group]
+    first = [n for n in grouped if n.group.endswith("/fused_packed_matmul_add")]
+    later = [n for n in grouped if n.group.endswith("/fused_packed_matmul_add#2")]
     assert first and later
     assert any(n.source is not None and n.source.module == "layers.0.self_attn" for n in first)
     assert all(n.source is None for n in later)

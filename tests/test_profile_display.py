@@ -84,7 +84,8 @@ def test_a_dot_above_the_compute_roof_is_explained_by_the_compute_roof():
 
 def test_dots_are_labelled_and_colours_follow_the_theme():
     peaks = Peaks(100.0, 10.0)
-    kernels = [kernel(f"fused_k{i}", 0.001 * (i + 1), int(1e6 * (i + 1)), int(1e5)) for i in range(12)]
+    kernels = [kernel(f"fused_k{i}", 0.001 * (i + 1), int(1e6 * (i + 1)), int(1e5))
+               for i in range(12)]
     prof = Profile("f", kernels, peaks, 1, 1.0)
     svg = roofline_svg(prof)
     labels = re.findall(r'class="mlclab-kernel-label"[^>]*>([^<]*)<', svg)

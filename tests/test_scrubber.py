@@ -63,14 +63,16 @@ def test_each_pass_marks_what_it_did(scrubber):
     # FuseTransposeMatmul: permute_dims + matmul become one NT_matmul: the removed value is a ghost.
     ftm = view_of(scrubber, "FuseTransposeMatmul")
     removed = marks(ftm, "removed")
-    assert removed and all(ftm["nodes"][n]["status"] == "removed" and n.startswith("removed:") for n in removed)
+    assert removed and all(ftm["nodes"][n]["status"] == "removed" and n.startswith("removed:")
+                           for n in removed)
     # LegalizeOps rewrites every operator into a call_tir of a PrimFunc (same value, new op).
     legal = view_of(scrubber, "LegalizeOps")
     assert {legal["nodes"][n]["name"] for n in marks(legal, "rewritten")} >= {"h", "gv"}
     # FuseOps puts values in a fused group, outlined as a namespace of kind "fused".
     fuse = view_of(scrubber, "FuseOps")
     grouped = marks(fuse, "grouped")
-    assert grouped and all(fuse["overlays"]["diff"][n]["text"] == "grouped by FuseOps" for n in grouped)
+    diff = fuse["overlays"]["diff"]
+    assert grouped and all(diff[n]["text"] == "grouped by FuseOps" for n in grouped)
     assert any(ns["kind"] == "fused" for ns in fuse["namespaces"].values())
     # FuseTIR merges the group into one kernel; the absorbed values are shown as merged ghosts.
     tir = view_of(scrubber, "FuseTIR")
@@ -105,7 +107,8 @@ def test_nodes_are_matched_by_value_and_keep_their_place_across_passes(scrubber)
     first, fuse = check(scrubber.views[INPUT]), view_of(scrubber, "FuseOps")
     assert first["geometry"]["frame"] and first["geometry"]["frame"] == fuse["geometry"]["frame"]
     by_value = {n["value"]: nid for nid, n in fuse["nodes"].items() if n["value"]}
-    shared = [(nid, by_value[n["value"]]) for nid, n in first["nodes"].items() if n["value"] in by_value]
+    shared = [(nid, by_value[n["value"]]) for nid, n in first["nodes"].items()
+              if n["value"] in by_value]
     assert len(shared) >= 5
     # Each drawing is cropped to what it holds: the offsets between shared nodes are the same.
     (a0, a1), rest = shared[0], shared[1:]
@@ -129,7 +132,8 @@ def test_a_folding_lays_every_pass_out_again_in_one_layout(scrubber):
 def test_the_twin_and_a_saved_file_carry_every_pass(mlp, tmp_path):
     v = pass_scrubber(mlp)
     state = unpacked_state(v._twin())
-    assert list(state["views"]) == list(v.views) and all("nodes" in x for x in state["views"].values())
+    assert list(state["views"]) == list(v.views)
+    assert all("nodes" in x for x in state["views"].values())
     assert state["passes"] == v.passes and state["skip_unchanged"] is True and state["scrub"]
     page = (tmp_path / "passes.html")
     v.save(page)
@@ -150,7 +154,8 @@ def test_a_small_torch_model_marks_the_folded_batch_norm_and_the_fused_kernels()
     assert any("batch_norm" in label for label in gone)
     assert marks(view_of(v, "FuseOps"), "grouped") and marks(view_of(v, "FuseTIR"), "merged")
     # The module of each value is kept across the passes (the search layer finds it).
-    assert any("1" in e["text"] or "0" in e["text"] for e in view_of(v, "FuseOps")["overlays"]["search"].values())
+    search = view_of(v, "FuseOps")["overlays"]["search"]
+    assert any("1" in e["text"] or "0" in e["text"] for e in search.values())
 
 
 def test_phases_split_where_a_pass_replaces_most_of_the_program(mlp):
@@ -218,7 +223,8 @@ def made_up_build():
         def texts(self, k):
             return {}
 
-    return Steps([chain(list("abcdef")), chain(list("abcd")), chain(list("ab") + [f"vm{j}" for j in range(6)]),
+    return Steps([chain(list("abcdef")), chain(list("abcd")),
+                  chain(list("ab") + [f"vm{j}" for j in range(6)]),
                   chain(list("ab") + [f"vm{j}" for j in range(7)])])
 
 

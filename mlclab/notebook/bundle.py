@@ -37,7 +37,7 @@ def _order(name: str, seen: list) -> list:
     return seen
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bundle(standalone: bool = False, entry: str = ENTRY) -> str:
     """The viewer as one ES module (``export default { render }``), or with ``standalone``
     a classic script for a saved HTML page that defines ``mlclabViewer`` and ``bootPage``

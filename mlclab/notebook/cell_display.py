@@ -187,7 +187,8 @@ class FunctionViews:
         for i, view in enumerate(shows):
             parts.append(f'<details{" open" if i == 0 else ""} class="mlclab-static-view">'
                          f"<summary><b>{html.escape(_tab(view).title)}</b></summary>"
-                         f'<div style="overflow:auto;max-height:640px">{self.static_view(view)}</div></details>')
+                         f'<div style="overflow:auto;max-height:640px">{self.static_view(view)}'
+                         "</div></details>")
         return "".join(parts)
 
 
@@ -213,8 +214,9 @@ class CellDisplay:
         for name, fv in self.functions.items():
             if fv.report is not None:
                 badges += f" {badge(fv.report.ok)} <code>{html.escape(name)}</code> vs numpy"
-        return (f'<div class="mlclab-cell-header" style="font-family:var(--jp-ui-font-family,sans-serif);'
-                f'font-size:12px;margin:2px 0 4px">tinynn: compiled {names}{where}{badges}</div>')
+        return ('<div class="mlclab-cell-header" '
+                'style="font-family:var(--jp-ui-font-family,sans-serif);font-size:12px;'
+                f'margin:2px 0 4px">tinynn: compiled {names}{where}{badges}</div>')
 
     def widget(self) -> W.Widget:
         header = W.HTML(self.header_html())
@@ -232,7 +234,8 @@ class CellDisplay:
             if len(self.functions) > 1:
                 parts.append(f"<h4 style=\"margin:6px 0 2px\">{html.escape(name)}</h4>")
             parts.append(fv.static_html())
-        return _carrying(self.functions.values(), f'<div class="mlclab-cell">{"".join(parts)}</div>')
+        return _carrying(self.functions.values(),
+                         f'<div class="mlclab-cell">{"".join(parts)}</div>')
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return widget_bundle(self.widget(), self.static_html())
@@ -297,8 +300,6 @@ class FunctionDisplay:
         tabs are made (a ResNet-18's validation against PyTorch took 14.5 s with nothing on
         screen), then the badge. The output is finally replaced by the same widget with its
         complete static twin, so a saved or exported notebook has the verdict too."""
-        from IPython.display import display
-
         show = self.views.show
         header = W.HTML(self.header_html(progress="drawing…"))
         first = self.views.widget(show[0])

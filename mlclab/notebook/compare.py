@@ -246,7 +246,7 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
 
     @property
     def reverse(self) -> dict:
-        return {r: l for l, r in self.matches.items()}
+        return {right: left for left, right in self.matches.items()}
 
     @traitlets.validate("selected_left", "selected_right")
     def _check_selected(self, proposal):
@@ -280,8 +280,9 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
 
     # ----------------------------------------------------------------- without a kernel
     def state(self) -> dict:
-        names = ("left", "right", "left_name", "right_name", "left_source", "right_source", "matches", "summary", "method",
-                 "selected_left", "selected_right", "uid", "fold_left", "fold_right")
+        names = ("left", "right", "left_name", "right_name", "left_source", "right_source",
+                 "matches", "summary", "method", "selected_left", "selected_right", "uid",
+                 "fold_left", "fold_right")
         state = {n: getattr(self, n) for n in names}
         # A page has no kernel to ask: it carries the module when a side needs it.
         if needs_module(self._sides()):
@@ -319,7 +320,8 @@ class CompareViewer(TwinDisplay, anywidget.AnyWidget):
 
         target = pathlib.Path(path)
         if target.suffix.lower() not in (".html", ".htm"):
-            raise ValueError(f"path: save writes HTML, so the file should end in .html, got {str(path)!r}")
+            raise ValueError("path: save writes HTML, so the file should end in .html, "
+                             f"got {str(path)!r}")
         title = title or f"mlclab · {self.left_name} vs {self.right_name}"
         target.write_text(document(self.fragment(), title), encoding="utf-8")
         return str(target)
@@ -401,8 +403,8 @@ def counterpart_module(here: Mapping, there: Mapping, matches: Mapping, path: st
     def modules(vm):
         spaces = {ns.get("path") for ns in (vm.get("namespaces") or {}).values()
                   if ns.get("kind") == "module"}
-        return spaces | {(n.get("folded") or {}).get("path") for n in (vm.get("nodes") or {}).values()
-                         if (n.get("folded") or {}).get("kind") == "module"}
+        folds = [n.get("folded") or {} for n in (vm.get("nodes") or {}).values()]
+        return spaces | {fold.get("path") for fold in folds if fold.get("kind") == "module"}
     if path in modules(there):
         return path
     node = next((nid for nid, n in (here.get("nodes") or {}).items()

@@ -42,7 +42,8 @@ def _check(validation, fn, seed):
     try:
         return validation.validate(fn, seed=seed)
     except USER_ERRORS as err:
-        kind = next(k for k in (MemoryError, TypeError, ValueError, Exception) if isinstance(err, k))
+        kind = next(k for k in (MemoryError, TypeError, ValueError, Exception)
+                    if isinstance(err, k))
         raise _suppress_traceback(kind(f"--check cannot check {fn.name}: {err}"),
                                   kind.__name__) from None
 
@@ -118,8 +119,10 @@ class TinyNNMagics(Magics):
     @argument("-q", "--quiet", action="store_true", help="bind the functions, show nothing")
     @argument("-f", "--force", action="store_true", help="recompile, bypassing the cache")
     @argument("--check", action="store_true",
-              help="validate every function against numpy on random inputs; fail the cell if one disagrees")
-    @argument("--seed", type=int, default=None, help="seed of the random inputs of --check and the validate view")
+              help="validate every function against numpy on random inputs; fail the cell if "
+                   "one disagrees")
+    @argument("--seed", type=int, default=None,
+              help="seed of the random inputs of --check and the validate view")
     @cell_magic
     def tinynn(self, line, cell):
         """Compile the DSL functions in this cell and bind each under its own name.

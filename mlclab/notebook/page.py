@@ -57,7 +57,8 @@ def unpacked_state(html: str) -> dict:
 def state_of(viewer) -> dict:
     """The viewer's traits a page draws from; views not drawn yet are left out."""
     # A viewer kind's own traits (the scrubber's passes) travel too: ``page_state``.
-    state = {name: getattr(viewer, name) for name in STATE + tuple(getattr(viewer, "page_state", ()))}
+    names = STATE + tuple(getattr(viewer, "page_state", ()))
+    state = {name: getattr(viewer, name) for name in names}
     state["views"] = {name: v for name, v in viewer.views.items() if not v.get("pending")}
     if state["view"] not in state["views"]:
         state["view"] = next(iter(state["views"]), "")
@@ -92,8 +93,8 @@ def standalone_fragment(state: dict, static: str, entry: str = ENTRY) -> str:
     return (f'<div class="mlclab-fallback" data-mlclab-for="{uid}">'
             f"<style>{css}</style>"
             f'<div class="mlclab-mount">{static}</div>'
-            f'<script type="application/octet-stream" class="mlclab-state" data-encoding="zlib+base64">'
-            f"{packed(state)}</script>"
+            '<script type="application/octet-stream" class="mlclab-state" '
+            f'data-encoding="zlib+base64">{packed(state)}</script>'
             f"{graphviz_element(module)}"
             f"<script>{boot}</script></div>")
 

@@ -84,7 +84,8 @@ def _where(k, imported: bool) -> tuple[str, str]:
 
 def _table(prof, kernels, imported: bool) -> str:
     header = [("kernel", "under its name, the schedule rule that scheduled it (hover the rule "
-                         "for the rules that declined the kernel first)"), ("time", f"median of {prof.repeat} runs"),
+                         "for the rules that declined the kernel first)"),
+              ("time", f"median of {prof.repeat} runs"),
               ("spread", "fastest–slowest run"), ("share", "of the time in kernels"),
               ("module" if imported else "DSL line", ""),
               ("FLOP/byte", "arithmetic intensity: FLOPs over bytes moved (hover a value for "

@@ -75,7 +75,8 @@ def _table(header: list[str], rows: list[list[str]], row_styles: Optional[list[s
     body = []
     for i, row in enumerate(rows):
         style = (row_styles or [""] * len(rows))[i]
-        body.append(f'<tr style="{style}">' + "".join(f'<td style="{_CELL}">{c}</td>' for c in row) + "</tr>")
+        cells = "".join(f'<td style="{_CELL}">{c}</td>' for c in row)
+        body.append(f'<tr style="{style}">{cells}</tr>')
     return (f'<div style="max-width:100%;overflow-x:auto"><table style="border-collapse:collapse;'
             f'margin:4px 0 8px">{"<tr>" + head + "</tr>"}{"".join(body)}</table></div>')
 
@@ -120,14 +121,18 @@ def heatmap_svg(ratio: np.ndarray, title: str = "") -> str:
     for i in range(rows):
         for j in range(cols):
             v = float(cells[i, j])
-            where = f"[{i}, {j}]" if block == 1 else f"[{i * block}:{(i + 1) * block}, {j * block}:{(j + 1) * block}]"
+            if block == 1:
+                where = f"[{i}, {j}]"
+            else:
+                where = f"[{i * block}:{(i + 1) * block}, {j * block}:{(j + 1) * block}]"
             parts.append(f'<rect x="{j * size}" y="{i * size}" width="{size}" height="{size}" '
                          f'fill="{_color(v)}" stroke="#d0d7de" stroke-width="0.5">'
                          f'<title>{esc(where)}: error/tolerance = {esc(fmt_err(v))}</title></rect>')
     parts.append("</svg>")
     note = f" ({block}×{block} blocks, max)" if block > 1 else ""
     caption = (f'<div style="{_FONT};color:#57606a">{esc(title)} mismatch map{esc(note)}: '
-               f'<span style="color:{_BAD}">■</span> outside tolerance, amber near it, white exact</div>')
+               f'<span style="color:{_BAD}">■</span> outside tolerance, amber near it, '
+               "white exact</div>")
     return f'<div class="mlclab-heatmap-box" style="margin:4px 0">{caption}{"".join(parts)}</div>'
 
 
@@ -135,8 +140,9 @@ def report_html(report) -> str:
     """The whole report as one static HTML fragment."""
     parts = (_summary_html(report), _inputs_html(report), _outputs_html(report),
              _timing_html(report), _bindings_html(report), _notes_html(report))
-    return (f'<div class="mlclab-validation" style="{_FONT};border:1px solid #d0d7de;border-radius:6px;'
-            f'padding:8px 10px;max-width:100%;overflow:auto">{"".join(parts)}</div>')
+    return (f'<div class="mlclab-validation" style="{_FONT};border:1px solid #d0d7de;'
+            'border-radius:6px;padding:8px 10px;max-width:100%;overflow:auto">'
+            f'{"".join(parts)}</div>')
 
 
 def _summary_html(report) -> str:
@@ -187,7 +193,8 @@ def _timing_html(report) -> str:
     else:
         # Usual for tiny tensors: the VM's per-call overhead outweighs the arithmetic.
         verdict = f"numpy is {1 / ratio:.2g}× faster at this size"
-    return (f'<div style="margin:4px 0"><b>time per call</b>: compiled {esc(fmt_time(report.compiled_time_s))}'
+    return ('<div style="margin:4px 0"><b>time per call</b>: '
+            f"compiled {esc(fmt_time(report.compiled_time_s))}"
             f' · reference {esc(fmt_time(report.reference_time_s))}'
             f' <span style="color:#57606a">({esc(verdict)})</span></div>')
 
@@ -202,11 +209,13 @@ def _bindings_html(report) -> str:
         c = b.comparison
         where = f"{b.line}: {b.source_line.strip()}" if b.line else ""
         status = ("ok" if b.ok else (esc(c.note) or f"{c.mismatches} of {c.size} differ"))
-        rows.append([esc(b.name), esc(b.dsl_name or ""), f'<code style="{_MONO}">{esc(where)}</code>',
+        rows.append([esc(b.name), esc(b.dsl_name or ""),
+                     f'<code style="{_MONO}">{esc(where)}</code>',
                      esc(fmt_err(c.max_abs_err)),
                      f'<span style="color:{_GOOD if b.ok else _BAD}">{status}</span>'])
         styles.append(f"background:{_BAD_ROW}" if b is bad else "")
-    return (f'<details{" open" if bad else ""}><summary><b>bindings</b>: {_divergence_html(bad)}</summary>'
+    return (f'<details{" open" if bad else ""}>'
+            f"<summary><b>bindings</b>: {_divergence_html(bad)}</summary>"
             + _table(["binding", "DSL name", "line", "max abs err", "check"], rows, styles)
             + "</details>")
 

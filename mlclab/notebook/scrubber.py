@@ -86,9 +86,12 @@ class ScrubSteps:
             from ..inspect.text import render_text
 
             index = self.steps[k][1]
-            self._texts[k] = ({s: render_text(self.pipe._subject(self.pipe.input), s) for s in TEXT_STYLES}
-                              if index < 0 else
-                              {s: self.pipe.steps[index].render_text(s) for s in TEXT_STYLES})
+            if index < 0:
+                subject = self.pipe._subject(self.pipe.input)
+                self._texts[k] = {s: render_text(subject, s) for s in TEXT_STYLES}
+            else:
+                step = self.pipe.steps[index]
+                self._texts[k] = {s: step.render_text(s) for s in TEXT_STYLES}
         return self._texts[k]
 
     def passes(self) -> list:
@@ -171,7 +174,8 @@ class PassScrubber(GraphViewer):
         if change["new"] and set(change["new"]) != set(self.views):
             self.unfolded = list(self.views)
             return
-        self.views = {name: v if name == self.view else dict(PENDING) for name, v in self.views.items()}
+        self.views = {name: v if name == self.view else dict(PENDING)
+                      for name, v in self.views.items()}
         self._load(self.view)
 
     def draw_all(self) -> None:
@@ -193,7 +197,8 @@ class PassScrubber(GraphViewer):
         return super()._twin()
 
     def _plain(self) -> str:
-        return f"<PassScrubber {self.view}: {len(self.views)} steps; its picture is in the output above>"
+        return (f"<PassScrubber {self.view}: {len(self.views)} steps; "
+                "its picture is in the output above>")
 
 
 def pass_scrubber(fn, changed_only: bool = True, full: Optional[bool] = None) -> PassScrubber:
@@ -211,15 +216,16 @@ def pass_scrubber(fn, changed_only: bool = True, full: Optional[bool] = None) ->
     index = {name: k for k, (name, _) in enumerate(steps.steps)}
 
     def load(name: str, full: bool = False) -> dict:
-        vm = steps.view(index[name], full=full or full_all or bool(viewer.unfolded), folded=viewer.folded,
-                        open_modules=viewer.open_modules or None)
+        vm = steps.view(index[name], full=full or full_all or bool(viewer.unfolded),
+                        folded=viewer.folded, open_modules=viewer.open_modules or None)
         viewer.stable = steps.stable
         return vm
 
     full_all = bool(full)
     viewer = None
     first = steps.view(0, full=full_all)
-    viewer = PassScrubber({name: first if k == 0 else PENDING for k, (name, _) in enumerate(steps.steps)},
+    views = {name: first if k == 0 else PENDING for k, (name, _) in enumerate(steps.steps)}
+    viewer = PassScrubber(views,
                           loader=load, scrub=True, passes=steps.passes(), stable=steps.stable,
                           skip_unchanged=bool(changed_only), source=getattr(fn, "source", "") or "")
     return viewer

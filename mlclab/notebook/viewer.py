@@ -57,7 +57,8 @@ def sanitize_svg(svg: str) -> str:
     except ET.ParseError as err:
         return f'<pre class="mlclab-error">unreadable SVG: {html.escape(str(err))}</pre>'
     if _local(root.tag) != "svg":
-        return f'<pre class="mlclab-error">not an SVG document: {html.escape(_local(root.tag))}</pre>'
+        tag = html.escape(_local(root.tag))
+        return f'<pre class="mlclab-error">not an SVG document: {tag}</pre>'
     for parent in list(root.iter()):
         for child in list(parent):
             if _local(child.tag) in _ACTIVE_ELEMENTS:
@@ -289,8 +290,8 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         """Draw module ``path`` (``"layer1"``, ``"layer2.1"``) unfolded, and its ancestors."""
         if not isinstance(path, str) or not path:
             raise TypeError(f"path must be a module path such as 'layer1', got {path!r}")
-        known = {ns.get("path") for ns in (self.views.get(self.view) or {}).get("namespaces", {}).values()
-                 if ns.get("kind") == "module"}
+        namespaces = (self.views.get(self.view) or {}).get("namespaces", {})
+        known = {ns.get("path") for ns in namespaces.values() if ns.get("kind") == "module"}
         if path not in known:
             raise ValueError(f"the {self.view!r} view has no module {path!r}")
         self.open_modules = [*self.open_modules, path]
@@ -425,12 +426,14 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         geometry = self.current.get("geometry") or {}
         drawing = static_drawing(self.current, self.annotations)
         if not drawing and geometry.get("text"):
-            drawing = (f'<div style="font:12px sans-serif">{html.escape(geometry.get("note", ""))}</div>'
+            note = html.escape(geometry.get("note", ""))
+            drawing = (f'<div style="font:12px sans-serif">{note}</div>'
                        f'<pre>{html.escape(geometry["text"])}</pre>')
         names = " · ".join(html.escape(v) for v in self.views)
         return (f'<div class="mlclab-static-graph">{self._static_marks()}'
                 f'<div style="font:12px sans-serif;color:#57606a">graph view: '
-                f'<b>{html.escape(self.view)}</b> (views: {names}){_overview_note(self.current)}</div>'
+                f"<b>{html.escape(self.view)}</b> (views: {names})"
+                f"{_overview_note(self.current)}</div>"
                 f'<div style="overflow:auto;max-height:600px">{drawing}</div></div>')
 
     def _static_marks(self) -> str:
@@ -449,7 +452,8 @@ class GraphViewer(TwinDisplay, anywidget.AnyWidget):
         self.draw_all()
         target = pathlib.Path(path)
         if target.suffix.lower() not in (".html", ".htm"):
-            raise ValueError(f"path: save writes HTML, so the file should end in .html, got {str(path)!r}")
+            raise ValueError("path: save writes HTML, so the file should end in .html, "
+                             f"got {str(path)!r}")
         target.write_text(page(self, title or f"mlclab · {self.view}"), encoding="utf-8")
         return str(target)
 

@@ -95,10 +95,12 @@ def _validation(report, draw=None):
         viewer = function_viewer(fn, annotations=marks, highlight_bindings=[bad] if bad else [],
                                  draw=draw)
     except graphviz.ExecutableNotFound:
-        return W.VBox([html, W.HTML("<i>graph unavailable: Graphviz's <code>dot</code> is not installed</i>")]), None
-    except Exception as err:  # noqa: BLE001 - the report stands on its own; say why the graph is missing
-        return W.VBox([html, W.HTML(f'<div style="color:#d1242f">graph unavailable: '
-                                    f"{escape(type(err).__name__)}: {escape(str(err))}</div>")]), None
+        missing = "<i>graph unavailable: Graphviz's <code>dot</code> is not installed</i>"
+        return W.VBox([html, W.HTML(missing)]), None
+    except Exception as err:  # noqa: BLE001 - the report stands alone; say why the graph is missing
+        why = W.HTML('<div style="color:#d1242f">graph unavailable: '
+                     f"{escape(type(err).__name__)}: {escape(str(err))}</div>")
+        return W.VBox([html, why]), None
     if bad:
         first = [nid for nid in viewer.highlight if nid in viewer.nodes]
         if first:

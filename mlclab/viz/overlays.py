@@ -126,7 +126,8 @@ def check_entry(layer: str, node_id: str, entry) -> dict:
     if "status" in entry and entry["status"] not in STATUSES:
         raise ValueError(f"{where}: status must be one of {', '.join(STATUSES)}, "
                          f"got {entry['status']!r}")
-    if "fill" in entry and not (isinstance(entry["fill"], str) and _COLOUR.fullmatch(entry["fill"])):
+    fill = entry.get("fill")
+    if "fill" in entry and not (isinstance(fill, str) and _COLOUR.fullmatch(fill)):
         raise ValueError(f"{where}: fill must be a #rrggbb colour, got {entry['fill']!r}")
     return dict(entry)
 

@@ -100,7 +100,8 @@ def _serve(base: pathlib.Path, module: str, app: str, tree: str, *options: str):
         except (urllib.error.URLError, ConnectionError, OSError):
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                pytest.fail(f"{module} did not start:\n" + (base / "server.log").read_text()[-3000:])
+                log = (base / "server.log").read_text()
+                pytest.fail(f"{module} did not start:\n{log[-3000:]}")
             time.sleep(0.25)
     yield server
     try:
@@ -118,7 +119,8 @@ def _serve(base: pathlib.Path, module: str, app: str, tree: str, *options: str):
 
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
-    yield from _serve(tmp_path_factory.mktemp("lab"), "jupyterlab", "LabApp", "lab/tree", "--LabApp.news_url=None",
+    yield from _serve(tmp_path_factory.mktemp("lab"), "jupyterlab", "LabApp", "lab/tree",
+                      "--LabApp.news_url=None",
                       "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
 
 
@@ -184,7 +186,8 @@ def _run_all(page, lab: Lab, notebook: str, timeout_s: float = 180, stops: bool 
     page.wait_for_function(
         """() => {
             const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-            const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+            const k = w && w.sessionContext && w.sessionContext.session
+                      && w.sessionContext.session.kernel;
             return k && k.status === 'idle';
         }""", timeout=timeout_s * 1000)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
@@ -197,11 +200,13 @@ def _run_all(page, lab: Lab, notebook: str, timeout_s: float = 180, stops: bool 
                 const prompt = c.querySelector('.jp-InputPrompt').textContent;
                 return src === '' || (/\\[\\d+\\]/.test(prompt) && !prompt.includes('*'));
             });
-            const running = cells.some((c) => c.querySelector('.jp-InputPrompt').textContent.includes('*'));
+            const running = cells.some(
+                (c) => c.querySelector('.jp-InputPrompt').textContent.includes('*'));
             return (stops ? !running : done) && w.sessionContext.session.kernel.status === 'idle';
         }""", arg=stops, timeout=timeout_s * 1000)
     page.wait_for_function(
-        "() => ![...document.querySelectorAll('.jp-OutputArea-output')].some(o => o.textContent.includes('Loading widget'))",
+        "() => ![...document.querySelectorAll('.jp-OutputArea-output')]"
+        ".some(o => o.textContent.includes('Loading widget'))",
         timeout=60_000)
     assert page.locator(".jupyter-widgets-error-widget").count() == 0, "a widget failed to load"
 

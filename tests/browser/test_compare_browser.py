@@ -66,7 +66,8 @@ def test_compare_in_jupyterlab_syncs_selection_and_tells_the_kernel(page, run_al
     screenshot("compare-lab")
 
 
-def test_a_saved_comparison_opens_from_disk_offline_and_stacks_when_narrow(page, tmp_path, screenshot):
+def test_a_saved_comparison_opens_from_disk_offline_and_stacks_when_narrow(page, tmp_path,
+                                                                            screenshot):
     fn = mlclab.compile(SOURCE)["mlp"]
     path = mlclab.compare(fn, (fn, "FuseOps")).save(tmp_path / "cmp.html")
     asked = offline(page)

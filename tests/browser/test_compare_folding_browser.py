@@ -10,10 +10,12 @@ pytestmark = pytest.mark.browser
 
 FOLDED = 'g.node[id="collapsed:fn:TransformerEncoderLayer/module:{}"]'
 CLUSTER = 'g.cluster[id="cluster:fn:TransformerEncoderLayer/module:{}"]'
-INSIDE_LEFT, INSIDE_RIGHT = "TransformerEncoderLayer:lv", "TransformerEncoderLayer:fused_transpose_broadcast_to/lv"
+INSIDE_LEFT = "TransformerEncoderLayer:lv"
+INSIDE_RIGHT = "TransformerEncoderLayer:fused_transpose_broadcast_to/lv"
 
 
-def test_opening_a_module_in_one_pane_opens_it_in_both_and_selection_follows(page, run_all, screenshot):
+def test_opening_a_module_in_one_pane_opens_it_in_both_and_selection_follows(page, run_all,
+                                                                             screenshot):
     page.set_viewport_size({"width": 1100, "height": 900})
     run_all("compare_folding.ipynb")
     for side in ("left", "right"):
@@ -29,7 +31,8 @@ def test_opening_a_module_in_one_pane_opens_it_in_both_and_selection_follows(pag
     area = page.locator(".jp-OutputArea-output:has(.mlclab-compare:visible)").first.bounding_box()
     for side in ("left", "right"):
         box = pane(page, side).bounding_box()
-        assert box["x"] >= area["x"] - 1 and box["x"] + box["width"] <= area["x"] + area["width"] + 1
+        assert box["x"] >= area["x"] - 1
+        assert box["x"] + box["width"] <= area["x"] + area["width"] + 1
 
     # A node drawn only now (the attention's first permute_dims), selected on the left: its
     # match on the right, inside a fused group there, follows.
@@ -41,7 +44,9 @@ def test_opening_a_module_in_one_pane_opens_it_in_both_and_selection_follows(pag
 
     # Its label folds it again, on both sides (the label may be panned out of the canvas, so
     # the click goes to it directly).
-    pane(page, "right").locator(f"{CLUSTER.format('self_attn')} .mlclab-cluster-handle").first.dispatch_event("click")
-    page.locator(".widget-label", has_text="right open: ").filter(has_not_text="self_attn").wait_for()
+    handle = pane(page, "right").locator(f"{CLUSTER.format('self_attn')} .mlclab-cluster-handle")
+    handle.first.dispatch_event("click")
+    opened = page.locator(".widget-label", has_text="right open: ")
+    opened.filter(has_not_text="self_attn").wait_for()
     for side in ("left", "right"):
         pane(page, side).locator(FOLDED.format("self_attn")).wait_for()

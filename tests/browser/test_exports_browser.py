@@ -127,23 +127,27 @@ def test_every_display_keeps_a_picture_in_an_offline_export(page, tmp_path, stor
     screenshot(f"export-every-display-{'stored' if store else 'plain'}")
 
 
-LESSONS = sorted((pathlib.Path(__file__).resolve().parents[2] / "lessons").glob("[0-9A][0-9]-*.ipynb"))
+LESSONS_DIR = pathlib.Path(__file__).resolve().parents[2] / "lessons"
+LESSONS = sorted(LESSONS_DIR.glob("[0-9A][0-9]-*.ipynb"))
 
 # Cells whose outputs hold a widget (offline, with stored state: an empty box) and no visible
 # mlclab picture beside it: a graph with nodes, a table or a text, with an area.
-BLANK_WIDGET_CELLS = """() => [...document.querySelectorAll('.jp-Cell.jp-CodeCell')].map((cell, k) => {
+BLANK_WIDGET_CELLS = """() => [...document.querySelectorAll('.jp-Cell.jp-CodeCell')]
+.map((cell, k) => {
   if (!cell.querySelector('script[type="application/vnd.jupyter.widget-view+json"]')) return null;
   const seen = (el) => { const r = el.getBoundingClientRect();
                          return r.width > 0 && r.height > 0 && el.checkVisibility(); };
   const shown = [...cell.querySelectorAll('.mlclab-fallback svg, .mlclab-fallback table, '
                                           + '.mlclab-fallback pre')]
     .some(el => seen(el) && (el.querySelector('g.node') || el.textContent.trim()));
-  return shown ? null : `cell ${k}: ${cell.querySelector('.jp-InputArea').textContent.trim().slice(0, 80)}`;
+  const input = cell.querySelector('.jp-InputArea').textContent.trim();
+  return shown ? null : `cell ${k}: ${input.slice(0, 80)}`;
 }).filter(Boolean)"""
 
 
 # Cells showing a graph whose smallest drawn label is under 8 px: [cell, px].
-SMALL_LABEL_CELLS = """() => [...document.querySelectorAll('.jp-Cell.jp-CodeCell')].map((cell, k) => {
+SMALL_LABEL_CELLS = """() => [...document.querySelectorAll('.jp-Cell.jp-CodeCell')]
+.map((cell, k) => {
   const px = [...cell.querySelectorAll('svg g.node text')].filter(t => t.checkVisibility())
     .map(t => t.getBoundingClientRect().height).filter(h => h > 0);
   return px.length && Math.min(...px) < 8 ? [k, Math.min(...px)] : null;

@@ -13,18 +13,22 @@ CLUSTER = 'g.cluster[id="cluster:fn:TransformerEncoderLayer/module:{}"]'
 
 # Click the folded module's node; resolve with ms until its cluster is drawn in its place.
 OPEN = """async ([node, cluster]) => {
-  const v = [...document.querySelectorAll('.mlclab-viewer')].find((x) => !x.closest('.mlclab-fallback'));
+  const v = [...document.querySelectorAll('.mlclab-viewer')]
+    .find((x) => !x.closest('.mlclab-fallback'));
   const g = v.querySelector(node);
   const t0 = performance.now();
   g.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0}));
   g.dispatchEvent(new PointerEvent('pointerup', {bubbles: true, button: 0}));
-  while (!(v.querySelector(cluster) && !v.querySelector(node))) await new Promise((r) => setTimeout(r, 2));
+  while (!(v.querySelector(cluster) && !v.querySelector(node))) {
+    await new Promise((r) => setTimeout(r, 2));
+  }
   await new Promise((r) => requestAnimationFrame(() => r()));
   return performance.now() - t0;
 }"""
 
 
-def test_a_module_opens_from_the_layout_made_while_the_student_looked(page, run_all, run_cell, screenshot):
+def test_a_module_opens_from_the_layout_made_while_the_student_looked(page, run_all, run_cell,
+                                                                       screenshot):
     page.set_viewport_size({"width": 1100, "height": 900})
     run_all("fold_ahead.ipynb")
     viewer = page.locator(".mlclab-viewer:not(.mlclab-fallback .mlclab-viewer)").first

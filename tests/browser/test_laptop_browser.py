@@ -23,16 +23,20 @@ NOTEBOOKS = pathlib.Path(__file__).parent / "notebooks"
 
 # One viewer pane: its width and its output area's, how many nodes of its drawing show on its
 # canvas, and the smallest label among them in CSS px (font size times the zoom).
-PANE = """v => { const c = v.querySelector('.mlclab-canvas'), svg = v.querySelector('svg.mlclab-graph');
+PANE = """v => {
+  const c = v.querySelector('.mlclab-canvas'), svg = v.querySelector('svg.mlclab-graph');
   const cr = c.getBoundingClientRect(), area = v.closest('.jp-OutputArea-output') || document.body;
   const k = svg ? new DOMMatrix(getComputedStyle(svg).transform).a : 0;
   let shown = 0, total = 0, small = Infinity;
   if (svg) for (const g of svg.querySelectorAll('g.node')) {
     total++;
     const r = g.getBoundingClientRect();
-    if (r.width > 0 && r.right > cr.left && r.left < cr.right && r.bottom > cr.top && r.top < cr.bottom) {
+    if (r.width > 0 && r.right > cr.left && r.left < cr.right
+        && r.bottom > cr.top && r.top < cr.bottom) {
       shown++;
-      for (const t of g.querySelectorAll('text')) small = Math.min(small, parseFloat(t.getAttribute('font-size')) * k);
+      for (const t of g.querySelectorAll('text')) {
+        small = Math.min(small, parseFloat(t.getAttribute('font-size')) * k);
+      }
     }
   }
   const sb = svg ? svg.getBoundingClientRect() : null;
@@ -51,9 +55,14 @@ STICKING_OUT = """(sel) => { const out = [];
       if (r.width === 0 || r.right <= right) continue;
       let held = false;
       for (let a = e.parentElement; a && a !== o; a = a.parentElement) {
-        if (getComputedStyle(a).overflowX !== 'visible' && a.getBoundingClientRect().right <= right) { held = true; break; }
+        if (getComputedStyle(a).overflowX !== 'visible'
+            && a.getBoundingClientRect().right <= right) { held = true; break; }
       }
-      if (!held) { out.push(`${e.tagName}.${e.getAttribute('class') || ''} ${Math.round(r.right - right)} px`); break; }
+      if (!held) {
+        const name = `${e.tagName}.${e.getAttribute('class') || ''}`;
+        out.push(`${name} ${Math.round(r.right - right)} px`);
+        break;
+      }
     }
   }
   return out; }"""
@@ -65,8 +74,9 @@ def viewers(page):
 
 def drawn(page, count):
     page.wait_for_function(
-        """(n) => { const vs = [...document.querySelectorAll('.jp-OutputArea-output .mlclab-viewer')]
-          .filter(v => v.offsetParent !== null);
+        """(n) => {
+          const vs = [...document.querySelectorAll('.jp-OutputArea-output .mlclab-viewer')]
+            .filter(v => v.offsetParent !== null);
           return vs.length >= n && vs.every(v => v.querySelector('svg.mlclab-graph g.node')); }""",
         arg=count, timeout=60_000)
     page.wait_for_timeout(600)          # a first look may fold further: let it redraw
@@ -88,8 +98,10 @@ def check_first_look(page, screenshot, width):
     assert page.evaluate(STICKING_OUT, ".jp-OutputArea-output") == []
     # The comparison names its sides as they are arranged.
     titles = page.locator(".mlclab-compare-title").all_text_contents()
-    stacked = page.evaluate("""() => { const [a, b] = [...document.querySelectorAll('.mlclab-compare-pane')]
-        .map(p => p.getBoundingClientRect()); return b.top >= a.bottom - 1; }""")
+    stacked = page.evaluate("""() => {
+        const [a, b] = [...document.querySelectorAll('.mlclab-compare-pane')]
+          .map(p => p.getBoundingClientRect());
+        return b.top >= a.bottom - 1; }""")
     assert titles[0].startswith("top: " if stacked else "left: "), titles
     assert titles[1].startswith("bottom: " if stacked else "right: "), titles
     vs.nth(0).scroll_into_view_if_needed()
@@ -122,7 +134,8 @@ def check_fit_search_click(page, viewer, screenshot, width):
     # fit: the whole width of the drawing on the canvas, labels readable (folded further if need be)
     viewer.locator(".mlclab-fit").click()
     viewer.evaluate("""v => new Promise(r => setTimeout(r, 300))""")
-    page.wait_for_function("""v => { const c = v.querySelector('.mlclab-canvas'), s = v.querySelector('svg.mlclab-graph');
+    page.wait_for_function("""v => {
+        const c = v.querySelector('.mlclab-canvas'), s = v.querySelector('svg.mlclab-graph');
         return s && s.getBoundingClientRect().width <= c.getBoundingClientRect().width + 1; }""",
                            arg=viewer.element_handle(), timeout=20_000)
     page.wait_for_timeout(400)
@@ -130,9 +143,12 @@ def check_fit_search_click(page, viewer, screenshot, width):
     # search + Enter: the modules holding the matches open, and the pane shows the matches
     viewer.locator(".mlclab-search").fill("layer2.1")
     viewer.locator(".mlclab-search").press("Enter")
-    page.wait_for_function("""v => { const c = v.querySelector('.mlclab-canvas').getBoundingClientRect();
-        return [...v.querySelectorAll('g.node.mlclab-match')].some(g => { const r = g.getBoundingClientRect();
-          return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; }); }""",
+    page.wait_for_function("""v => {
+        const c = v.querySelector('.mlclab-canvas').getBoundingClientRect();
+        return [...v.querySelectorAll('g.node.mlclab-match')].some(g => {
+          const r = g.getBoundingClientRect();
+          return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom;
+        }); }""",
                            arg=viewer.element_handle(), timeout=20_000)
     screenshot(f"laptop-{width}-search")
     viewer.locator(".mlclab-search").fill("")
@@ -142,10 +158,13 @@ def check_fit_search_click(page, viewer, screenshot, width):
     # a click on a folded module opens it where it was: its box stays on the canvas
     card = viewer.locator("svg.mlclab-graph g.node", has_text="layer3").first
     card.click()
-    page.wait_for_function("""v => { const c = v.querySelector('.mlclab-canvas').getBoundingClientRect();
-        return [...v.querySelectorAll('g.cluster')].some(g => g.textContent.includes('layer3') && (() => {
+    page.wait_for_function("""v => {
+        const c = v.querySelector('.mlclab-canvas').getBoundingClientRect();
+        return [...v.querySelectorAll('g.cluster')].some(g => {
           const r = g.getBoundingClientRect();
-          return r.right > c.left && r.left < c.right && r.bottom > c.top && r.top < c.bottom; })()); }""",
+          return g.textContent.includes('layer3') && r.right > c.left && r.left < c.right
+                 && r.bottom > c.top && r.top < c.bottom;
+        }); }""",
                            arg=viewer.element_handle(), timeout=20_000)
     readable(viewer.evaluate(PANE), f"layer3 opened at {width} px")
     screenshot(f"laptop-{width}-opened")
@@ -161,7 +180,8 @@ def check_every_display(page, screenshot, width):
     # The static picture and the profile stay in their column; the roofline's labels do not
     # overlap.
     assert page.evaluate(STICKING_OUT, ".jp-OutputArea-output") == []
-    boxes = page.evaluate("""() => [...document.querySelectorAll('svg.mlclab-roofline text.mlclab-kernel-label')]
+    boxes = page.evaluate("""() => [
+          ...document.querySelectorAll('svg.mlclab-roofline text.mlclab-kernel-label')]
         .map(t => t.getBoundingClientRect()).map(r => [r.left, r.top, r.right, r.bottom])""")
     assert boxes
     for i, a in enumerate(boxes):
@@ -173,7 +193,8 @@ def test_every_display_reads_at_a_laptops_width_and_a_wide_one(page, lab, run_al
     page.set_viewport_size({"width": 1100, "height": 900})
     run_all("laptop.ipynb")
     page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:activate')")
-    page.wait_for_function("() => document.querySelector('.jp-OutputArea-output').clientWidth < 700")
+    page.wait_for_function(
+        "() => document.querySelector('.jp-OutputArea-output').clientWidth < 700")
     check_every_display(page, screenshot, 1100)
     # 1,440 px: the display cells again, in the same kernel.
     page.set_viewport_size({"width": 1440, "height": 900})
@@ -196,7 +217,8 @@ def test_a_course_site_page_never_scrolls_sideways(page, tmp_path, screenshot):
     lesson.write_text((NOTEBOOKS / "wide_lesson.ipynb").read_text())
     # the site's glossary page is read from beside the lessons
     (tmp_path / "glossary.md").write_text((REPO / "lessons" / "glossary.md").read_text())
-    done = subprocess.run([sys.executable, "-m", "mlclab.course", "site", tmp_path / "site", lesson],
+    build_site = [sys.executable, "-m", "mlclab.course", "site", tmp_path / "site", lesson]
+    done = subprocess.run(build_site,
                           cwd=tmp_path, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

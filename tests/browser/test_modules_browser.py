@@ -60,7 +60,8 @@ def test_the_fused_view_of_a_stack_of_layers_folds_and_opens_by_layer(page, run_
     # the fused view first shows the three layers folded and a click opens one layer only.
     viewer, graph = open_viewer(page, run_all, "fused_modules.ipynb")
     for k in range(3):
-        assert "TransformerEncoderLayer" in viewer.locator(LAYER.format(f"layers.{k}")).text_content()
+        layer = viewer.locator(LAYER.format(f"layers.{k}"))
+        assert "TransformerEncoderLayer" in layer.text_content()
     assert graph.locator("g.node").count() <= 6
 
     viewer.locator(LAYER.format("layers.1")).click()

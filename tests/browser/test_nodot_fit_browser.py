@@ -57,7 +57,8 @@ def test_jupyterlab_without_dot_fits_and_folds_like_dot(page, run_all, run_cell,
     assert "module sent to the live viewer: 0" in run_cell(5)
     # The %%tinynn cell: one picture (its text/html twin hidden by the widget's viewer).
     tinynn = cells.nth(2)
-    tinynn.locator(".mlclab-tabs .mlclab-viewer svg.mlclab-graph g.node").first.wait_for(timeout=60_000)
+    nodes = tinynn.locator(".mlclab-tabs .mlclab-viewer svg.mlclab-graph g.node")
+    nodes.first.wait_for(timeout=60_000)
     assert tinynn.locator(".mlclab-fallback").first.is_hidden()
     assert tinynn.locator(".mlclab-viewer:visible").count() == 1
     # A cell whose graph tab is not the first: its viewer is made (hidden) all the same, and
@@ -79,7 +80,8 @@ def test_a_wide_column_shows_the_graph_unfolded(page, tmp_path):
     px page shows all of it (the kernel assumes a 940 px column; the page measures)."""
     env = without_dot_env(tmp_path)
     script = ("import sys, mlclab\nfrom mlclab.notebook.page import document\n"
-              "html = mlclab.compile(sys.argv[1])['main'].graph()._repr_mimebundle_()['text/html']\n"
+              "graph = mlclab.compile(sys.argv[1])['main'].graph()\n"
+              "html = graph._repr_mimebundle_()['text/html']\n"
               "open(sys.argv[2], 'w', encoding='utf-8').write(document(html, 'wide'))\n")
     path = tmp_path / "wide.html"
     subprocess.run([sys.executable, "-c", script, WIDE, str(path)], check=True, env=env,
@@ -100,7 +102,8 @@ TINYNN = {
                "source": "%load_ext mlclab"},
               {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
                "source": "%%tinynn --show graph tree relax\n" + WIDE}],
-    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                "language": "python"}},
     "nbformat": 4, "nbformat_minor": 5}
 
 

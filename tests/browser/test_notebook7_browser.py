@@ -27,6 +27,7 @@ def test_viewer_in_notebook7_click_reaches_details_and_kernel(page, run_all_nb7,
     page.locator(".widget-label", has_text="picked: f:y").wait_for()
 
     # The viewer fits the narrower window: no wider than its output area.
-    box, area = viewer.bounding_box(), page.locator(".jp-OutputArea-output", has=viewer).bounding_box()
+    box = viewer.bounding_box()
+    area = page.locator(".jp-OutputArea-output", has=viewer).bounding_box()
     assert box["width"] <= area["width"] + 1, (box, area)
     screenshot("notebook7-viewer")

@@ -43,7 +43,8 @@ def test_a_saved_file_carries_its_data_packed_and_opens_interactive(page, tmp_pa
 def test_a_static_nbconvert_export_unpacks_in_chromium(page, tmp_path):
     nb = tmp_path / "viewer.ipynb"
     nb.write_text(json.dumps(NOTEBOOK))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+    pythonpath = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": pythonpath}
     subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
                     "--ExecutePreprocessor.store_widget_state=False", str(nb)],
                    check=True, capture_output=True, timeout=300, env=env)
@@ -54,14 +55,16 @@ def test_a_static_nbconvert_export_unpacks_in_chromium(page, tmp_path):
     check_interactive(page)
 
 
-def test_without_decompression_stream_the_static_drawing_stays_with_a_note(page, tmp_path, screenshot):
+def test_without_decompression_stream_the_static_drawing_stays_with_a_note(page, tmp_path,
+                                                                            screenshot):
     path = mlclab.compile(SOURCE)["main"].viewer().save(tmp_path / "model.html")
     page.add_init_script("delete window.DecompressionStream;")
     page.set_viewport_size({"width": 1100, "height": 800})
     page.goto(f"file://{path}")
     note = page.locator(".mlclab-unpack-error")
     note.wait_for()
-    assert "no DecompressionStream" in note.text_content() and "static drawing is shown" in note.text_content()
+    assert "no DecompressionStream" in note.text_content()
+    assert "static drawing is shown" in note.text_content()
     # The drawing without script is still there, and no half-made viewer.
     assert page.locator(".mlclab-mount svg g.node").count() >= 5
     assert page.locator(".mlclab-viewer").count() == 0

@@ -51,8 +51,8 @@ def pages(request, tmp_path_factory):
     if where == "no dot" and not available():
         pytest.skip("the WebAssembly Graphviz is not built (npm missing)")
     out = tmp_path_factory.mktemp(where.replace(" ", ""))
-    env = without_dot_env(out) if where == "no dot" else {
-        **os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    pythonpath = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = without_dot_env(out) if where == "no dot" else {**os.environ, "PYTHONPATH": pythonpath}
     subprocess.run([sys.executable, "-c", MAKE, str(out), SOURCE, WIDE, MLP,
                     "dot" if where == "dot" else "none"],
                    check=True, capture_output=True, timeout=300, env=env, cwd=out)
@@ -95,7 +95,8 @@ def test_a_saved_viewer_draws_selects_and_searches_in_a_sandboxed_frame(page, pa
     viewer.locator("button[data-view='fused']").click()
     viewer.locator("button[data-view='fused'].mlclab-active").wait_for()
     viewer.locator("svg.mlclab-graph g.cluster").first.wait_for(timeout=60_000)
-    assert ("laid out in the browser" in viewer.locator(".mlclab-overview").text_content()) == (where == "no dot")
+    overview = viewer.locator(".mlclab-overview").text_content()
+    assert ("laid out in the browser" in overview) == (where == "no dot")
     assert asked == [] and errors == []
     screenshot(f"sandboxed-viewer-{where.replace(' ', '')}")
 

@@ -50,11 +50,13 @@ def check_viewer(page, at):
     # g:y sits below the fitted top (callee frames stack under their caller): the browser
     # scrolled the canvas to click it, and the viewer turned that scroll into a pan.
     assert viewer.locator(".mlclab-canvas").evaluate("c => [c.scrollLeft, c.scrollTop]") == [0, 0]
-    assert "let %y = multiply(" in viewer.locator(".mlclab-let .mlclab-line-selected").text_content()
+    selected = viewer.locator(".mlclab-let .mlclab-line-selected")
+    assert "let %y = multiply(" in selected.text_content()
     # Search dims the rest and zooms to the hit: it lands in the middle of the canvas.
     viewer.locator(".mlclab-search").fill("relu")
     assert viewer.locator("g.node.mlclab-match").count() == 1
-    hit, canvas = (viewer.locator(s).bounding_box() for s in ("g.node.mlclab-match", ".mlclab-canvas"))
+    hit = viewer.locator("g.node.mlclab-match").bounding_box()
+    canvas = viewer.locator(".mlclab-canvas").bounding_box()
     assert abs(hit["x"] + hit["width"] / 2 - (canvas["x"] + canvas["width"] / 2)) < 3
     assert abs(hit["y"] + hit["height"] / 2 - (canvas["y"] + canvas["height"] / 2)) < 3
     # Folding needs a kernel: the page says so instead of offering buttons that do nothing.
@@ -87,7 +89,8 @@ NOTEBOOK = {
 def test_an_nbconvert_export_keeps_a_working_picture(page, tmp_path, store):
     nb = tmp_path / "viewer.ipynb"
     nb.write_text(json.dumps(NOTEBOOK))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+    pythonpath = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": pythonpath}
     subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
                     f"--ExecutePreprocessor.store_widget_state={store}", str(nb)],
                    check=True, capture_output=True, timeout=300, env=env)
@@ -102,7 +105,8 @@ def test_an_nbconvert_export_keeps_a_working_picture(page, tmp_path, store):
 def test_a_saved_pass_scrubber_keeps_the_selected_value_in_place(page, tmp_path, screenshot):
     from mlclab.notebook.scrubber import pass_scrubber
 
-    fn = mlclab.compile("def mlp(x: Tensor[(2, 8), f32], w: Tensor[(4, 8), f32], b: Tensor[(4,), f32]):\n"
+    fn = mlclab.compile("def mlp(x: Tensor[(2, 8), f32], w: Tensor[(4, 8), f32], "
+                        "b: Tensor[(4,), f32]):\n"
                         "    h = relu(linear(x, w, b))\n"
                         "    return softmax(h, axis=-1)\n")["mlp"]
     scrubber = pass_scrubber(fn)

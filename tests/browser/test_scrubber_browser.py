@@ -31,7 +31,8 @@ POSITIONS = """v => { const out = {}, c = v.querySelector('.mlclab-canvas').getB
 # The smallest label on screen, in CSS px: font size (drawing units) times the zoom.
 SMALLEST_TEXT = """v => { const svg = v.querySelector('svg.mlclab-graph');
   const k = new DOMMatrix(getComputedStyle(svg).transform).a;
-  const sizes = [...svg.querySelectorAll('g.node text')].map(t => parseFloat(t.getAttribute('font-size')));
+  const sizes = [...svg.querySelectorAll('g.node text')]
+    .map(t => parseFloat(t.getAttribute('font-size')));
   return Math.min(...sizes) * k; }"""
 
 
@@ -48,7 +49,8 @@ def scrub_to(page, viewer, name):
             return
         page.keyboard.press("ArrowRight")
         page.wait_for_timeout(60)
-    raise AssertionError(f"never reached {name}: at {viewer.locator('.mlclab-pass').text_content()}")
+    at = viewer.locator('.mlclab-pass').text_content()
+    raise AssertionError(f"never reached {name}: at {at}")
 
 
 def check_scrub(page, viewer):
@@ -60,14 +62,15 @@ def check_scrub(page, viewer):
     viewer.locator("g.node.mlclab-selected").wait_for()
     after_sel = viewer.locator("g.node.mlclab-selected").bounding_box()
     # The value of h is selected in the fused drawing, on the same pixels...
-    assert abs(after_sel["x"] + after_sel["width"] / 2 - selected["x"] - selected["width"] / 2) < 3
-    assert abs(after_sel["y"] + after_sel["height"] / 2 - selected["y"] - selected["height"] / 2) < 3
+    for pos, size in (("x", "width"), ("y", "height")):
+        assert abs(after_sel[pos] + after_sel[size] / 2 - selected[pos] - selected[size] / 2) < 3
     # ...and so is every other node that is still there (the stable layout, not only the selection).
     after = viewer.evaluate(POSITIONS)
     shared = [nid for nid in before if nid in after]
     assert len(shared) >= 3
     for nid in shared:
-        assert max(abs(a - b) for a, b in zip(before[nid], after[nid])) < 3, (nid, before[nid], after[nid])
+        moved = max(abs(a - b) for a, b in zip(before[nid], after[nid]))
+        assert moved < 3, (nid, before[nid], after[nid])
     # What FuseOps did is marked: the fused group outlined, its members in amber, the legend counts.
     assert viewer.locator('g.cluster[id*="fused"]').count() >= 1
     assert viewer.locator('g.node [stroke="#d97706"]').count() >= 1
@@ -117,7 +120,8 @@ def test_scrubbing_across_fuseops_in_jupyterlab_keeps_nodes_in_place(page, run_a
 def test_an_exported_scrubber_scrubs_without_a_kernel(page, tmp_path, store, screenshot):
     nb = tmp_path / "scrubber.ipynb"
     nb.write_text(NOTEBOOK.read_text())
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+    pythonpath = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": pythonpath}
     subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
                     f"--ExecutePreprocessor.store_widget_state={store}", str(nb)],
                    check=True, capture_output=True, timeout=300, env=env)
@@ -132,7 +136,8 @@ def test_an_exported_scrubber_scrubs_without_a_kernel(page, tmp_path, store, scr
     assert len(state["views"]) == len(state["passes"]) > 20
 
 
-def test_a_pass_laid_out_anew_says_so_and_keeps_the_nodes_it_shares_in_place(page, tmp_path, screenshot):
+def test_a_pass_laid_out_anew_says_so_and_keeps_the_nodes_it_shares_in_place(page, tmp_path,
+                                                                              screenshot):
     # A made-up build (tests/test_scrubber.py): its third pass lowers most of the program.
     from test_scrubber import made_up_build
 
@@ -158,7 +163,8 @@ def test_a_pass_laid_out_anew_says_so_and_keeps_the_nodes_it_shares_in_place(pag
                               "(2 of 2 nodes shared with the pass before kept their place)")
     after = viewer.evaluate(POSITIONS)
     for nid in ("f:a", "f:b"):
-        assert max(abs(x - y) for x, y in zip(before[nid], after[nid])) < 3, (nid, before[nid], after[nid])
+        moved = max(abs(x - y) for x, y in zip(before[nid], after[nid]))
+        assert moved < 3, (nid, before[nid], after[nid])
     screenshot("scrubber-new-layout")
     # The next pass shares the new layout: nothing to say; going back across the boundary is.
     scrub_to(page, viewer, "3 · p2")

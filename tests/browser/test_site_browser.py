@@ -31,7 +31,8 @@ def site(tmp_path_factory):
 
 def visit(page, url):
     outside = []
-    page.route(re.compile(r"^(https?|wss?)://"), lambda route: (outside.append(route.request.url), route.abort()))
+    page.route(re.compile(r"^(https?|wss?)://"),
+               lambda route: (outside.append(route.request.url), route.abort()))
     page.goto(url)
     page.wait_for_load_state("load")
     return outside
@@ -47,13 +48,15 @@ def viewers_drawn(page):
 
 def test_every_page_opens_offline_and_links_resolve(site, page):
     pages = sorted(site.glob("*.html"))
-    assert {p.name for p in pages} == {"index.html", "glossary.html", *(f"{p.stem}.html" for p in LESSONS)}
+    lessons = {f"{p.stem}.html" for p in LESSONS}
+    assert {p.name for p in pages} == {"index.html", "glossary.html", *lessons}
     for path in pages:
         outside = visit(page, path.as_uri())
         drawn = viewers_drawn(page)
         assert outside == [], f"{path.name} fetched {outside}"
         assert drawn == (1 if path.name.startswith("03-") else 0), (path.name, drawn)
-        for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))"):
+        hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
+        for href in hrefs:
             if not re.match(r"[a-z]+:|#", href) and href.endswith(".html"):
                 assert (site / href.split("#")[0]).exists() or href.split("#")[0] in {
                     "02-building-an-ast-based-frontend.html",
@@ -69,7 +72,8 @@ def test_a_lesson_page_shows_its_outputs_and_the_exercise_verdict(site, page):
     # The graphs the lesson draws, as SVG inline in the page (their text/html), laid out with nodes.
     drawn = page.eval_on_selector_all(
         "div.mlclab-graph > svg",
-        "els => els.map(e => [e.getBoundingClientRect().width, e.querySelectorAll('g.node').length])")
+        "els => els.map(e => [e.getBoundingClientRect().width, "
+        "e.querySelectorAll('g.node').length])")
     assert len(drawn) >= 3 and all(w > 0 and n > 0 for w, n in drawn), drawn
     visit(page, (site / "index.html").as_uri())
     page.click("text=Lesson 4")
@@ -88,7 +92,8 @@ def test_a_viewer_on_a_lesson_page_answers_a_click(site, page, screenshot):
     assert viewers_drawn(page) == 1
     viewer = page.locator(".mlclab-viewer")
     # The cell that draws it is the one the site shows it under, not a leftover widget repr.
-    assert "cnn.viewer()" in page.locator(".code_cell", has=viewer).locator(".input_area").inner_text()
+    cell = page.locator(".code_cell", has=viewer)
+    assert "cnn.viewer()" in cell.locator(".input_area").inner_text()
     h2 = viewer.locator('g.node[id="cnn:h2"]')
     h2.click()
     details = viewer.locator(".mlclab-details").text_content()

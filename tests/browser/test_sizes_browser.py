@@ -9,11 +9,13 @@ MIN_TEXT_PX = 8.0
 
 # For each fitted graph: its width, its output area's, and its smallest text as drawn (font
 # size in viewBox units times the px each unit is drawn at).
-MEASURE_GRAPHS = """() => [...document.querySelectorAll('.jp-OutputArea-output .mlclab-graph svg')].map(svg => {
+MEASURE_GRAPHS = """() => [...document.querySelectorAll('.jp-OutputArea-output .mlclab-graph svg')]
+  .map(svg => {
     const area = svg.closest('.jp-OutputArea-output');
     const box = svg.getBoundingClientRect();
     const unit = box.width / svg.viewBox.baseVal.width;
-    const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(t.getAttribute('font-size')) * unit);
+    const sizes = [...svg.querySelectorAll('text')]
+      .map(t => parseFloat(t.getAttribute('font-size')) * unit);
     return {width: box.width, area: area.clientWidth, text: Math.min(...sizes),
             labels: [...svg.querySelectorAll('g.node title')].map(t => t.textContent).length};
 })"""
@@ -26,7 +28,8 @@ def test_graphs_and_profile_fit_their_outputs_in_a_1100px_window(page, run_all, 
     page.set_viewport_size({"width": 1100, "height": 900})
     run_all("sizes.ipynb")
     page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
-    page.wait_for_function("() => document.querySelector('.jp-OutputArea-output').clientWidth > 900")
+    page.wait_for_function(
+        "() => document.querySelector('.jp-OutputArea-output').clientWidth > 900")
     graphs = page.evaluate(MEASURE_GRAPHS)
     assert len(graphs) == 4, graphs           # lesson 3's three, lesson 8's coloured fused graph
     for g in graphs:
@@ -65,7 +68,10 @@ def test_graphs_and_profile_fit_their_outputs_in_a_1100px_window(page, run_all, 
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
     page.wait_for_timeout(500)
     luminance = prof.evaluate("""p => {
-        const lum = (c) => { const [r, g, b] = c.match(/\\d+/g).map(Number); return (r + g + b) / 3; };
+        const lum = (c) => {
+          const [r, g, b] = c.match(/\\d+/g).map(Number);
+          return (r + g + b) / 3;
+        };
         const axis = getComputedStyle(p.querySelector('svg.mlclab-roofline text')).fill;
         const cell = getComputedStyle(p.querySelector('td')).color;
         const plot = getComputedStyle(p.querySelector('svg.mlclab-roofline rect')).fill;

@@ -30,7 +30,8 @@ def test_viewer_click_search_views_collapse(page, run_all, screenshot):
     assert "y: R.Tensor((2, 4)) = R.matmul(x, w)" in details.text_content()
     assert "differs from numpy, max abs err 0.5" in details.text_content()
     page.locator(".widget-label", has_text="picked: main.mm").wait_for()
-    assert viewer.locator(".mlclab-source .mlclab-line-selected").text_content().strip().endswith("y = x @ w")
+    source_line = viewer.locator(".mlclab-source .mlclab-line-selected").text_content()
+    assert source_line.strip().endswith("y = x @ w")
     assert "let %y" in viewer.locator(".mlclab-let .mlclab-line-selected").text_content()
 
     # Escape clears the selection (in the kernel too).
@@ -60,7 +61,8 @@ def test_viewer_click_search_views_collapse(page, run_all, screenshot):
     viewer.locator("g#main\\.mm").wait_for()
     # Search zooms to its matches: the scale grows to show the one relu large.
     def scale():
-        return viewer.locator("svg.mlclab-graph").evaluate("el => new DOMMatrix(getComputedStyle(el).transform).a")
+        return viewer.locator("svg.mlclab-graph").evaluate(
+            "el => new DOMMatrix(getComputedStyle(el).transform).a")
     fitted = scale()
     viewer.locator(".mlclab-search").fill("relu")
     page.wait_for_function("() => true")
@@ -71,12 +73,14 @@ def test_viewer_click_search_views_collapse(page, run_all, screenshot):
     viewer.locator("button[data-view='let']").click()
     assert viewer.locator("button[data-view='let']").get_attribute("aria-selected") == "true"
     graph.wait_for()                                  # drawn by the kernel when first shown
-    assert graph.count() == 1 and viewer.locator('g.cluster[id="cluster:fused_matmul_relu"]').count() == 0
+    assert graph.count() == 1
+    assert viewer.locator('g.cluster[id="cluster:fused_matmul_relu"]').count() == 0
 
     # Pan and zoom: a drag moves the drawing without selecting, the wheel and the buttons
     # scale it, "fit" brings it back.
     def transform():
-        return viewer.locator("svg.mlclab-graph").evaluate("el => new DOMMatrix(getComputedStyle(el).transform)")
+        return viewer.locator("svg.mlclab-graph").evaluate(
+            "el => new DOMMatrix(getComputedStyle(el).transform)")
 
     canvas = viewer.locator(".mlclab-canvas")
     box = canvas.bounding_box()
@@ -87,7 +91,8 @@ def test_viewer_click_search_views_collapse(page, run_all, screenshot):
     page.mouse.up()
     moved = transform()
     assert (moved["e"] - start["e"], moved["f"] - start["f"]) == pytest.approx((60, 40), abs=1)
-    page.locator(".widget-label", has_text="picked: main.mm").wait_for()            # the drag did not change the selection
+    # The drag did not change the selection.
+    page.locator(".widget-label", has_text="picked: main.mm").wait_for()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.wheel(0, -300)
     page.wait_for_function("() => true")

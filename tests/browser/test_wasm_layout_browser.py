@@ -125,7 +125,8 @@ def test_jupyterlab_without_dot_draws_the_viewer_and_the_graph(page, run_all, sc
     # A live comparison: both panes laid out here, with the module its twin carries.
     compare = page.locator(".mlclab-compare:visible")
     for side in ("left", "right"):
-        compare.locator(f".mlclab-compare-{side} svg.mlclab-graph g.node").first.wait_for(timeout=60_000)
+        nodes = compare.locator(f".mlclab-compare-{side} svg.mlclab-graph g.node")
+        nodes.first.wait_for(timeout=60_000)
     assert compare.count() == 1, "the comparison and its twin both show"
     screenshot("wasm-jupyterlab")
     compare.scroll_into_view_if_needed()

@@ -17,12 +17,14 @@ def fused_group_count(source: str, name: str) -> int:
     from ...api import compile as compile_program
     mod = compile_program(source)[name].pipeline()["FuseOps"].mod
     return sum(1 for func in mod.functions.values()
-               if isinstance(func, relax.Function) and func.attrs is not None and "Primitive" in func.attrs)
+               if isinstance(func, relax.Function) and func.attrs is not None
+               and "Primitive" in func.attrs)
 
 
 def _judge_groups(predicted, namespace):
     if isinstance(predicted, bool) or not isinstance(predicted, (int, np.integer)):
-        raise Unanswered(f"`predicted_groups` should be a whole number, not {type(predicted).__name__}.")
+        raise Unanswered("`predicted_groups` should be a whole number, "
+                         f"not {type(predicted).__name__}.")
     actual = fused_group_count(NORM, "norm")
     if predicted == actual:
         return None
@@ -31,8 +33,8 @@ def _judge_groups(predicted, namespace):
         return (f"FuseOps makes fewer groups than {predicted}: elementwise and broadcast "
                 "operators after a matmul-like anchor (pattern 4) join its group as an epilogue; "
                 "how is `mean` legalized, and what pattern does that PrimFunc get?")
-    return (f"FuseOps makes more groups than {predicted}: look for an operator that cannot join its "
-            "neighbour's group.")
+    return (f"FuseOps makes more groups than {predicted}: look for an operator that cannot join "
+            "its neighbour's group.")
 
 
 FUSED_GROUPS = Exercise(
@@ -54,17 +56,22 @@ def _gate_callables(gate_fixed, namespace):
         raise Unanswered("`GateFixed` should be an nn.Module class.")
     gate = namespace.get("Gate")
     if gate is None:
-        raise Unanswered("`Gate` is not defined: run the lesson's cells above the exercise first.")
+        raise Unanswered("`Gate` is not defined: run the lesson's cells above the exercise "
+                         "first.")
     original = gate()
     fixed = gate_fixed()
     # A graded run draws the weights itself (the reference is then computed outside the notebook).
     graded = namespace.get(GRADED_EXTRAS)
-    state = {"fc.weight": torch.from_numpy(graded["weight"]), "fc.bias": torch.from_numpy(graded["bias"])} \
-        if graded else original.state_dict()
+    if graded:
+        state = {"fc.weight": torch.from_numpy(graded["weight"]),
+                 "fc.bias": torch.from_numpy(graded["bias"])}
+    else:
+        state = original.state_dict()
     try:
         fixed.load_state_dict(state)
     except Exception as exc:
-        raise Unanswered(f"GateFixed must keep Gate's layers (the check copies Gate's weights): {exc}")
+        raise Unanswered("GateFixed must keep Gate's layers (the check copies Gate's weights): "
+                         f"{exc}")
     compiled = from_torch(fixed, torch.randn(2, 4))
     weight, bias = (fixed.fc.weight.detach().numpy(), fixed.fc.bias.detach().numpy())
     return {"your compiled `GateFixed`": (compiled, lambda x: _gate_reference(x, weight, bias))}

@@ -23,7 +23,8 @@ def mse(pred: Tensor[("n", "m"), f32], target: Tensor[("n", "m"), f32]):
         Misconception(lambda p, t: np.mean(p * p - t * t, dtype=np.float32),
                       "(a - b)² is not a² - b²: square the difference, not each side."),
     ],
-    hints=["The result is one number (a 0-d tensor): which DSL reduction averages over every element?",
+    hints=["The result is one number (a 0-d tensor): which DSL reduction averages over every "
+           "element?",
            "Name the difference first (`diff = pred - target`), then square it elementwise.",
            "`mean(...)` with no axis averages over all elements."],
     stub_fingerprints=frozenset({"36c3a6f71f1e3ac3"}),    # the starter cells, see spec.fingerprint
@@ -36,14 +37,18 @@ def sm(x: Tensor[("n",), f32]):
     return softmax(x)
 """,
     probes=[Probe(lambda rng: [(rng.standard_normal(7) * 3 + 100).astype("float32")],
-                  "your softmax is not shifted by the max: exp overflows float32 for inputs above 88. "
-                  "Subtract max(x) first; softmax(x - c) = softmax(x) for any constant c.")],
+                  "your softmax is not shifted by the max: exp overflows float32 for inputs "
+                  "above 88. Subtract max(x) first; softmax(x - c) = softmax(x) for any "
+                  "constant c.")],
     misconceptions=[Misconception(lambda x: np.exp(x - x.max()).astype("float32"),
-                                  "you return the numerators: divide by their sum so the values add up to 1.")],
+                                  "you return the numerators: divide by their sum so the "
+                                  "values add up to 1.")],
     structure=[lambda fn: _count_exps(fn)],
     hints=["softmax(x) = softmax(x - c) for any constant c: which c keeps every exponent <= 0?",
-           "Bind the exponentials to a name once, then reuse the name in the numerator and the sum.",
-           "Check the let form yourself: `print(my_softmax.text(\"let\"))` and count the exp calls."],
+           "Bind the exponentials to a name once, then reuse the name in the numerator and the "
+           "sum.",
+           "Check the let form yourself: `print(my_softmax.text(\"let\"))` and count the exp "
+           "calls."],
     stub_fingerprints=frozenset({"cf9d8e2ffbe76d32"}),
 )
 
@@ -69,9 +74,12 @@ def numbers_sum(tag: Tensor[(), i32], x: Tensor[(), i32], y: Tensor[(), i32]):
 """,
     ranges={"tag": (0, 3)},
     trials=12,
-    probes=[Probe(lambda rng: [np.int32(0), np.int32(5), np.int32(7)], "EMPTY (tag 0) must give 0."),
-            Probe(lambda rng: [np.int32(1), np.int32(5), np.int32(7)], "SINGLE (tag 1) must give x."),
-            Probe(lambda rng: [np.int32(2), np.int32(5), np.int32(7)], "PAIR (tag 2) must give x + y.")],
+    probes=[Probe(lambda rng: [np.int32(0), np.int32(5), np.int32(7)],
+                  "EMPTY (tag 0) must give 0."),
+            Probe(lambda rng: [np.int32(1), np.int32(5), np.int32(7)],
+                  "SINGLE (tag 1) must give x."),
+            Probe(lambda rng: [np.int32(2), np.int32(5), np.int32(7)],
+                  "PAIR (tag 2) must give x + y.")],
     hints=["There are three constructors: handle each tag value with one `where`.",
            "`where(cond, a, b)` nests: the `b` of one can be another `where`.",
            "An int32 zero of the right type: `x - x`."],

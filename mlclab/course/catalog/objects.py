@@ -4,7 +4,7 @@ classes.
 Each ``adapt`` turns the answer into numpy callables, or says what is missing."""
 import numpy as np
 
-from ..spec import FAILED, UNCHANGED, Exercise, Misconception, Probe, Unanswered
+from ..spec import FAILED, Exercise, Misconception, Unanswered
 
 
 # Lesson 2: the student extends the lesson's MiniFrontend; the check lowers these two programs.
@@ -99,7 +99,8 @@ def _affine_callables(module, namespace):
     if "affine_relu" not in [gv.name_hint for gv in module.get_global_vars()]:
         raise Unanswered("your IRModule has no function named \"affine_relu\".")
     if not relax.analysis.check_well_formed(module):
-        raise Unanswered("your IRModule is not well formed: did you run relax.transform.Normalize()?", FAILED)
+        raise Unanswered("your IRModule is not well formed: did you run "
+                         "relax.transform.Normalize()?", FAILED)
     problem = _relax_params_problem(module["affine_relu"], AFFINE_RELU.params)
     if problem:
         raise Unanswered(problem, FAILED)
@@ -111,7 +112,10 @@ def _affine_callables(module, namespace):
                          "dimension should be a symbolic size (a tirx.Var), so one function takes "
                          "every batch size; the check calls it with several.", FAILED)
     vm = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
-    return {"your `affine_relu`": lambda *a: vm["affine_relu"](*[tvm.runtime.tensor(x) for x in a]).numpy()}
+    def run(*arrays):
+        return vm["affine_relu"](*[tvm.runtime.tensor(x) for x in arrays]).numpy()
+
+    return {"your `affine_relu`": run}
 
 
 def _relax_params_problem(func, params) -> str:
@@ -177,13 +181,15 @@ def affine_relu(x: Tensor[("n", 8), f32], w: Tensor[(8, 3), f32], b: Tensor[(3,)
     return relu(x @ w + b)
 """,
     adapt=_affine_callables, submit="outputs",
-    misconceptions=[Misconception(lambda x, w, b: x @ w + b, "the relu is missing: wrap the add in R.nn.relu."),
+    misconceptions=[Misconception(lambda x, w, b: x @ w + b,
+                                  "the relu is missing: wrap the add in R.nn.relu."),
                     Misconception(lambda x, w, b: np.maximum(x @ w, 0) + b,
                                   "relu comes last: relu(x @ w + b), not relu(x @ w) + b.")],
     hints=["A symbolic size is a `tirx.Var(\"n\", \"int64\")`; use it in the shape of `x` "
            "and of the result type.",
            "Nest the calls: `R.nn.relu(R.add(R.matmul(x, w), b))`.",
-           "`relax.Function(params, body, ret_ty=...)`, then `tvm.IRModule({\"affine_relu\": f})` and Normalize."],
+           "`relax.Function(params, body, ret_ty=...)`, then "
+           "`tvm.IRModule({\"affine_relu\": f})` and Normalize."],
 )
 
 TE_N = 256
@@ -192,7 +198,8 @@ TE_N = 256
 def _scheduled_callables(module, namespace):
     import tvm
     if not isinstance(module, tvm.IRModule):
-        raise Unanswered(f"`scheduled_mod` should be a tvm.IRModule (`sch2.mod`), not {type(module).__name__}.")
+        raise Unanswered("`scheduled_mod` should be a tvm.IRModule (`sch2.mod`), "
+                         f"not {type(module).__name__}.")
     if "mm_bias_relu" not in [gv.name_hint for gv in module.get_global_vars()]:
         raise Unanswered("your module has no PrimFunc named \"mm_bias_relu\".")
     buffers = [(p.name, tuple(p.type.shape), str(p.type.dtype)) for p in MM_BIAS_RELU.params]
@@ -216,25 +223,29 @@ def _scheduled_callables(module, namespace):
 
 def _is_scheduled(text: str):
     if "T.vectorized" not in text:
-        return "the values are right, but no loop is vectorized: apply sch.vectorize to an inner loop."
+        return ("the values are right, but no loop is vectorized: apply sch.vectorize to an "
+                "inner loop.")
     return None
 
 
 MM_BIAS_RELU = Exercise(
-    key="06-mm-bias-relu", title="Lesson 6: a scheduled relu(A @ B + bias) in TE", answer="scheduled_mod",
-    entry="mm_bias_relu",
+    key="06-mm-bias-relu", title="Lesson 6: a scheduled relu(A @ B + bias) in TE",
+    answer="scheduled_mod", entry="mm_bias_relu",
     reference=f"""
-def mm_bias_relu(a: Tensor[({TE_N}, {TE_N}), f32], b: Tensor[({TE_N}, {TE_N}), f32], bias: Tensor[({TE_N},), f32]):
+def mm_bias_relu(a: Tensor[({TE_N}, {TE_N}), f32], b: Tensor[({TE_N}, {TE_N}), f32],
+                 bias: Tensor[({TE_N},), f32]):
     return relu(a @ b + bias)
 """,
     adapt=_scheduled_callables, submit="outputs", trials=2, rtol=1e-4, atol=1e-3,
     misconceptions=[Misconception(lambda a, b, bias: np.maximum(a @ b + bias[:, None], 0),
                                   "bias is added along the wrong axis: bias[j] goes to column j "
                                   "(out[i, j] = max(mm[i, j] + bias[j], 0))."),
-                    Misconception(lambda a, b, bias: a @ b + bias, "the relu is missing: te.max(..., 0).")],
+                    Misconception(lambda a, b, bias: a @ b + bias,
+                                  "the relu is missing: te.max(..., 0).")],
     structure=[_is_scheduled], evidence=lambda module: module.script(),
     hints=["Two te.compute stages: the matmul with a te.reduce_axis, then the bias-add and relu.",
-           "Name the matmul stage, then `sch.get_sblock(name, func_name=\"mm_bias_relu\")` and get its loops.",
+           "Name the matmul stage, then `sch.get_sblock(name, func_name=\"mm_bias_relu\")` and "
+           "get its loops.",
            "split j by 8, reorder so k is outside the 8 lanes, vectorize the innermost loop."],
 )
 
@@ -244,11 +255,12 @@ CLIP_LO, CLIP_HI = -0.5, 0.5
 
 def _clip_tree_callables(nodes, namespace):
     if not isinstance(nodes, dict):
-        raise Unanswered(f"`nodes2` should be what generate_python(ir2) returns, not {type(nodes).__name__}.")
+        raise Unanswered("`nodes2` should be what generate_python(ir2) returns, "
+                         f"not {type(nodes).__name__}.")
     missing = [n for n in ("Var", "Add", "Relu", "Clip") if n not in nodes]
     if missing:
-        raise Unanswered(f"`nodes2` has no {', '.join(missing)}: declare them on ir2 with @ir2.node "
-                         "and regenerate with generate_python(ir2).")
+        raise Unanswered(f"`nodes2` has no {', '.join(missing)}: declare them on ir2 with "
+                         "@ir2.node and regenerate with generate_python(ir2).")
     fields = dict(getattr(nodes["Clip"], "_field_types", {}))
     roots = [name for name, tp in fields.items() if tp == "Expr"]
     attributes = [name for name, tp in fields.items() if tp == "float"]

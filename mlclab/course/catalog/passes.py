@@ -48,7 +48,8 @@ def _compiled_with(my_pass):
                          f"@tvm.transform.module_pass), not {type(my_pass).__name__}.")
     if _BUILT.get("pass") is not my_pass:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")      # a failing pass is said by the check, as the result
+            # A failing pass is said by the check, as the result.
+            warnings.simplefilter("ignore")
             with extra_passes(my_pass):
                 _BUILT.update({"pass": my_pass, "fn": compile_program(TIDY)["tidy"]})
     return _BUILT["fn"]

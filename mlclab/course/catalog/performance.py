@@ -12,6 +12,8 @@ slower at N = 256 (~78 %: the copy runs every call and costs more than the strid
 which stay in L1/L2).  The same tile at 8 lanes, half of AVX-512's width, reached ~0.53x the
 reference and a loop reorder alone ~0.37x, so the bar (PASS_FRACTION of the reference, ~65 % of
 the roof) asks for registers and full vectors."""
+import functools
+
 import numpy as np
 
 from ..spec import Exercise, Misconception, Note, Unanswered
@@ -65,7 +67,8 @@ def build(schedule):
     schedule(sch)
     if not sch.trace.insts:
         raise Unanswered("`my_schedule` applies no schedule step yet: the matmul is still the "
-                         "naive loop nest. Write your steps in the exercise cell and run it.", "unchanged")
+                         "naive loop nest. Write your steps in the exercise cell and run it.",
+                         "unchanged")
     return tvm.compile(sch.mod, target=resolve_target("llvm"))
 
 
@@ -81,14 +84,15 @@ def reference_trace() -> str:
 
 def _student_build(schedule):
     if not callable(schedule):
-        raise Unanswered(f"`my_schedule` should be a function taking a Schedule, not {type(schedule).__name__}.")
+        raise Unanswered("`my_schedule` should be a function taking a Schedule, "
+                         f"not {type(schedule).__name__}.")
     try:
         return build(schedule)
     except Unanswered:
         raise
     except Exception as exc:
-        raise Unanswered(f"your schedule failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}",
-                         "failed")
+        first_line = str(exc).strip().splitlines()[0][:300]
+        raise Unanswered(f"your schedule failed: {type(exc).__name__}: {first_line}", "failed")
 
 
 def _callables(schedule, namespace):
@@ -119,7 +123,8 @@ def _fast_enough(schedule):
     times = {name: [] for name in libs}
     for _ in range(3):
         for name, lib in libs.items():
-            times[name].extend(measure(lambda: lib["main"](a, b, c), min_repeats=5, budget_s=0.5).times)
+            call = functools.partial(lib["main"], a, b, c)
+            times[name].extend(measure(call, min_repeats=5, budget_s=0.5).times)
     from ..timing import Timing
     yours, reference = Timing(times["yours"]), Timing(times["reference"])
     mine, bar = fraction_of_roof(yours.median_ms), fraction_of_roof(reference.median_ms)
@@ -128,8 +133,8 @@ def _fast_enough(schedule):
                 f"schedule timed interleaved with it: {reference} = {bar:.1%} (noise about "
                 f"±{noise:.0%})")
     if mine >= PASS_FRACTION * bar:
-        return Note(f"{measured[0].upper()}{measured[1:]}: {mine / bar:.2f}x the tuned schedule's speed, over the bar of "
-                    f"{PASS_FRACTION:.2f}x")
+        return Note(f"{measured[0].upper()}{measured[1:]}: {mine / bar:.2f}x the tuned "
+                    f"schedule's speed, over the bar of {PASS_FRACTION:.2f}x")
     return (f"right values, but too slow: {measured}; the bar is {PASS_FRACTION:.0%} of the tuned "
             "schedule's. Where does the time go: the loop order's memory access, the missing "
             "vector lanes, values that could stay in registers?")
@@ -141,14 +146,15 @@ MATMUL_SCHEDULE = Exercise(
     signature=f"a: Tensor[({N}, {N}), f32], b: Tensor[({N}, {N}), f32]",
     adapt=_callables, trials=2, rtol=1e-4, atol=1e-3, submit="schedule", time_limit_s=300,
     misconceptions=[Misconception(lambda a, b: np.zeros((N, N), np.float32),
-                                  "the result is all zeros: did a decompose_reduction or compute_at move "
-                                  "the initialisation after the update?")],
+                                  "the result is all zeros: did a decompose_reduction or "
+                                  "compute_at move the initialisation after the update?")],
     structure=[_fast_enough],
-    hints=["Order first: make the innermost loop walk B and C along a row (j innermost, k outside it).",
+    hints=["Order first: make the innermost loop walk B and C along a row (j innermost, k "
+           "outside it).",
            "Tile i and j (split each, then reorder) so a block of C stays in cache while k runs.",
            "Then keep a small tile of C in registers while k runs: 4 rows x 2 vectors, "
-           "sch.cache_write(block, 0, \"local\") placed with reverse_compute_at, the rows unrolled and "
-           "the lanes vectorized at this CPU's full width: "
+           "sch.cache_write(block, 0, \"local\") placed with reverse_compute_at, the rows "
+           "unrolled and the lanes vectorized at this CPU's full width: "
            "mlclab.backend.schedules.vector_lanes(resolve_target(\"llvm\")) float32 lanes "
            "(16 with AVX-512, 8 with AVX2)."],
 )
