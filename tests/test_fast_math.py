@@ -171,3 +171,22 @@ def test_tanh_kernels_are_vector_code_without_a_libm_call(body):
     _, llvm_ir = _compiled(body, 4096)
     assert not re.search(r"call [^\n]*@(expf|tanhf|llvm\.exp\.)", llvm_ir)
     assert re.search(r"<(4|8|16|32) x float>", llvm_ir)
+
+
+def test_each_kernel_holds_one_tanh():
+    """LLVM's time grows exponentially with the vector exps chained in one kernel (3 tanh
+    links: 5.6 s, 5: over 300 s), so FuseOps gives each tanh its own kernel, the
+    element-wise operators after it joining it."""
+    import mlclab
+
+    body = "".join("    h = tanh(h * 0.9 + 0.1)\n" for _ in range(8))
+    prog = mlclab.compile(f"def f(x: Tensor[(64, 64), f32]):\n    h = x\n{body}    return h\n",
+                          force=True)
+    kernels = [gv.name_hint for gv, fn in prog.built.record.final.functions.items()
+               if isinstance(fn, tvm.tirx.PrimFunc)]
+    assert kernels and all(name.count("tanh") <= 1 for name in kernels), kernels
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    want = x
+    for _ in range(8):
+        want = np.tanh(want * np.float32(0.9) + np.float32(0.1))
+    np.testing.assert_allclose(prog["f"](x), want, rtol=8 * ULP, atol=1e-7)
