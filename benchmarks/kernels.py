@@ -208,7 +208,8 @@ def tiny_call(rng, torch, rounds: int, min_seconds: float) -> dict:
     torch_us = f"{medians[3] * 1e3:.2f} us" if torch else "-"
     row = (f"tiny call, 4-element add: mlclab {ours:.2f} us, raw VM on TVM tensors {raw:.2f} us "
            f"-> {ratio:.2f}x (goal <= 1.5x {'ok' if ratio <= 1.5 else 'MISSED'}); "
-           f"numpy {medians[2] * 1e3:.2f} us, torch {torch_us}; {k} rounds")
+           f"numpy {medians[2] * 1e3:.2f} us, torch {torch_us}; {k} rounds, "
+           f"load {os.getloadavg()[0]:.1f}")
     return {"name": "tiny call", "mlclab_us": ours, "raw_vm_us": raw, "ratio": ratio,
             "goal": 1.5, "rounds": k, "row": row}
 

@@ -496,3 +496,80 @@ def test_a_fresh_result_is_handed_over_without_a_copy(thin_prog):
     out = f(a, b)
     assert addresses == [out.ctypes.data]  # numpy's view of the VM's own output
     np.testing.assert_array_equal(out, a + b)
+
+
+# ---------------------------------------------------------------------------------------
+# one kernel: a function that only checks its arguments, allocates its result and runs one
+# kernel is called without the VM (its seven instructions cost more than a tiny kernel)
+
+def test_only_a_one_kernel_function_skips_the_vm(thin_prog):
+    x4, x22 = np.arange(4, dtype="f4"), np.arange(4, dtype="f4").reshape(2, 2)
+    calls = {"plus": _pair(), "ident": (x4,), "flat": (x22,), "const": (x4,), "pair": (x4,),
+             "pick": (x4,)}
+    kernels = {}
+    for name, arrays in calls.items():
+        f = thin_prog[name]
+        f(*arrays)
+        kernels[name] = f._state.kernel_name
+    # (this reshape is a copy kernel;) the argument itself, a constant, a tuple, a branch:
+    # the VM
+    assert kernels.pop("plus") and kernels.pop("flat")
+    assert not any(kernels.values()), kernels
+    out = thin_prog["flat"](x22)
+    assert not np.shares_memory(out, x22) and out.tolist() == [0, 1, 2, 3]
+    symbolic = mlclab.compile('def f(a: Tensor[("n",), f32]):\n    return a * 2.0', force=True)
+    symbolic["f"](x4)
+    assert symbolic["f"]._state.kernel_name is None   # a size read from the argument
+
+
+def test_one_kernel_reads_only_the_plain_bytecode_shape():
+    from mlclab.runtime import one_kernel
+
+    plain = ("@f:\n"
+             "  call  vm.builtin.check_tensor_info in: %0, i1, c[0], c[1] dst: %void\n"
+             "  call  vm.builtin.match_shape in: %0, %void, i1, i0, i4, c[1] dst: %void\n"
+             "  call  vm.builtin.alloc_storage in: %vm, c[3], i0, c[4], c[5] dst: %1\n"
+             "  call  vm.builtin.alloc_tensor in: %1, i0, c[6], c[0] dst: %2\n"
+             "  call  vm.builtin.null_value in:              dst: %1\n"
+             "  call  k                in: %0, %2   dst: %void\n"
+             "  ret   %2\n\n@k packed_func;\n")
+    assert one_kernel(plain, "f", 1) == "k"
+    assert one_kernel(plain, "g", 1) is None and one_kernel(plain, "f", 2) is None
+    for change in [("in: %0, %2", "in: %2, %0"),                  # another argument order
+                   ("ret   %2", "ret   %0"),                      # returns its argument
+                   ("%0, %void, i1", "%0, %3, i1"),               # a size into the heap
+                   ("c[6], c[0] dst", "%3, c[0] dst"),            # a computed shape
+                   ("  ret", "  call  k2 in: %2 dst: %void\n  ret"),  # a second kernel
+                   ("  call  k ", "  call  vm.builtin.copy ")]:  # a builtin, not a kernel
+        assert one_kernel(plain.replace(*change), "f", 1) is None, change
+
+
+def test_one_kernel_calls_in_parallel_threads_are_correct_and_their_own():
+    """No lock around a kernel called without the VM: a parallel kernel (TVM's pool is per
+    calling thread) from four threads at once, each result fresh."""
+    import threading
+
+    f = mlclab.compile("def f(a: Tensor[(256, 512), f32], b: Tensor[(256, 512), f32]):\n"
+                       "    return relu(a * b + 1.0)", force=True)["f"]
+    a, b = (rng.standard_normal((256, 512)).astype("f4") for _ in range(2))
+    f(a, b)
+    assert f._state.kernel_name is not None
+    problems, results = [], []
+
+    def worker(k):
+        local = np.random.default_rng(k)
+        x = local.standard_normal((256, 512)).astype("f4")
+        for _ in range(30):
+            out = f(x, b)
+            results.append(out)
+            if not np.array_equal(out, np.maximum(x * b + np.float32(1), 0)):
+                problems.append(k)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert problems == []
+    addresses = {r.ctypes.data for r in results}
+    assert len(addresses) == len({id(r) for r in results}) == 120   # no two share memory

@@ -111,3 +111,83 @@ def test_float64_sigmoid_keeps_the_exact_lowering():
     run, llvm_ir = _compiled(R.sigmoid, x.size, "float64")
     np.testing.assert_allclose(run(x), _sigmoid64(x), rtol=1e-15, atol=0)
     assert re.search(r"@(exp|llvm\.exp\.f64)\b", llvm_ir)
+
+
+# ----------------------------------------------------------------------------- tanh
+def _ulps(got, want):
+    """Distance in float32 units in the last place (the bit patterns, ordered)."""
+    def ordered(a):
+        i = np.ascontiguousarray(a, np.float32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    return np.abs(ordered(got) - ordered(want))
+
+
+def test_tanh_is_within_an_ulp_of_the_correctly_rounded_value_and_of_numpy():
+    # the inputs above plus a dense sweep of where the two pieces meet (0.625) and where
+    # tanh rounds to 1 (~9.01), and tiny and denormal inputs, which come back as themselves
+    x = np.concatenate([_inputs(), np.linspace(0.6, 0.65, 20001, dtype=np.float32),
+                        np.linspace(8.9, 9.2, 20001, dtype=np.float32),
+                        np.geomspace(1e-44, 1e-3, 2001, dtype=np.float32)])
+    x = np.concatenate([x, -x])
+    run, _ = _compiled(R.tanh, x.size)
+    got = run(x)
+    exact = np.tanh(x.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(x))
+    number = ~np.isnan(x)
+    assert _ulps(got[number], exact[number]).max() <= 1
+    assert _ulps(got[number], np.tanh(x)[number]).max() <= 2
+    # odd, bit for bit: -0.0 stays -0.0, infinities give +-1
+    assert np.array_equal(got[number].view(np.uint32) ^ np.uint32(0x80000000),
+                          run(-x)[number].view(np.uint32))
+    assert np.signbit(run(np.full(x.size, -0.0, np.float32))).all()
+    at = dict(zip(x[:EXTREMES.size].tolist(), got[:EXTREMES.size].tolist()))
+    tiny = float(np.float32(1e-40))
+    assert at[np.inf] == 1.0 and at[-np.inf] == -1.0 and at[tiny] == tiny
+
+
+def _gelu_tanh64(x):
+    x = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * x * (1 + 0.044715 * x * x)))
+
+
+def test_gelu_tanh_matches_float64_and_pytorch():
+    torch = pytest.importorskip("torch")
+    x = _inputs()
+    x = x[np.isfinite(x) & (np.abs(x) < 1e4)]     # where the formula itself stays finite
+    run, _ = _compiled(R.nn.gelu_tanh, x.size)
+    got = run(x).astype(np.float64)
+    eager = torch.nn.functional.gelu(torch.from_numpy(x), approximate="tanh").numpy()
+    # GELU is 0.5x + 0.5x * tanh(...): where the two terms nearly cancel (x < 0), any
+    # float32 evaluation (PyTorch's too) is accurate relative to |x|, not to the result
+    scale = np.maximum(np.abs(x.astype(np.float64)), SMALLEST_NORMAL)
+    for want in (_gelu_tanh64(x), eager.astype(np.float64)):
+        assert np.max(np.abs(got - want) / scale) <= 2 * ULP
+
+
+@pytest.mark.parametrize("body", [R.tanh, R.nn.gelu_tanh,
+                                  lambda x: R.multiply(x, R.tanh(R.add(x, x)))],
+                         ids=["tanh", "gelu_tanh", "x*tanh(x+x)"])
+def test_tanh_kernels_are_vector_code_without_a_libm_call(body):
+    _, llvm_ir = _compiled(body, 4096)
+    assert not re.search(r"call [^\n]*@(expf|tanhf|llvm\.exp\.)", llvm_ir)
+    assert re.search(r"<(4|8|16|32) x float>", llvm_ir)
+
+
+def test_each_kernel_holds_one_tanh():
+    """LLVM's time grows exponentially with the vector exps chained in one kernel (3 tanh
+    links: 5.6 s, 5: over 300 s), so FuseOps gives each tanh its own kernel, the
+    element-wise operators after it joining it."""
+    import mlclab
+
+    body = "".join("    h = tanh(h * 0.9 + 0.1)\n" for _ in range(8))
+    prog = mlclab.compile(f"def f(x: Tensor[(64, 64), f32]):\n    h = x\n{body}    return h\n",
+                          force=True)
+    kernels = [gv.name_hint for gv, fn in prog.built.record.final.functions.items()
+               if isinstance(fn, tvm.tirx.PrimFunc)]
+    assert kernels and all(name.count("tanh") <= 1 for name in kernels), kernels
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    want = x
+    for _ in range(8):
+        want = np.tanh(want * np.float32(0.9) + np.float32(0.1))
+    np.testing.assert_allclose(prog["f"](x), want, rtol=8 * ULP, atol=1e-7)

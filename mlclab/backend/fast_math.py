@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from ..ops.strict import isnan
+from ..ops.strict import fence, isnan
 
 
 def legalize_gelu(bb, call):
@@ -170,3 +170,84 @@ def legalize_silu(bb, call):
         return te.compute(t.shape, at, name="T_silu", tag="elemwise")
 
     return bb.call_te(silu, call.args[0], primfunc_name_hint="silu")
+
+
+# ----------------------------------------------------------------------------- tanh
+# tanh as Cephes' tanhf computes it: below 0.625 in magnitude an odd polynomial, x + x*s*P(s)
+# with s = x*x (no cancellation near 0, so denormal and tiny inputs come back as themselves);
+# above, 1 - 2e/(1 + e) with e = exp(-2|x|) from ``exp_nonpositive``, which never overflows
+# (TVM's own lowering takes exp(2x) and exp(-2x) through libm for every element, and LLVM
+# scalarizes both calls).  Both are computed on |x| and the sign copied back from x, so
+# tanh is exactly odd and tanh(-0.0) is -0.0.
+_TANH_SMALL = 0.625
+_TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
+              -3.33332819422e-1)
+
+
+# FuseOps' pattern for a tanh kernel: "out-element-wise fusable", as a convolution, so the
+# element-wise operators after it join its kernel but a second tanh does not.  LLVM's
+# optimizer takes time exponential in the number of ``exp_nonpositive`` chained in one
+# kernel: 2 links of ``h = tanh(h * 0.9 + 0.1)`` compiled in 0.07 s, 3 in 5.6 s, 5 in over
+# 300 s (the sigmoid family has the same limit).  One tanh a kernel: 60 links in 3 s.
+_ONE_PER_KERNEL = 4
+
+
+def tanh_expr(x):
+    """``tanh(x)`` of a float32 TIR expression, read once, in multiply-adds, one division
+    and ``exp_nonpositive``: vector code.  NaN stays NaN, +-inf give +-1."""
+    from tvm import tirx
+
+    def f32(value):
+        return tirx.const(value, "float32")
+
+    v, a, s, e = (tirx.Var(f"tanh_{n}", "float32") for n in ("x", "a", "s", "e"))
+    poly = f32(_TANH_POLY[0])
+    for p in _TANH_POLY[1:]:
+        poly = poly * s + f32(p)
+    small = poly * s * a + a
+    large = f32(1.0) - f32(2.0) * e / (f32(1.0) + e)
+    magnitude = tirx.Select(a < f32(_TANH_SMALL), small, large)
+    # x's sign bit on the magnitude (TVM's vectorizer refuses ``copysign``, and inside a
+    # strict kernel's fences LLVM's does not vectorize the loop either)
+    sign = tirx.bitwise_and(tirx.reinterpret("int32", v), tirx.const(-2 ** 31, "int32"))
+    signed = tirx.reinterpret("float32", tirx.bitwise_or(
+        tirx.reinterpret("int32", magnitude), sign))
+    body = tirx.Select(isnan(v), v, signed)
+    return tirx.Let(v, fence(x), tirx.Let(a, tirx.abs(v), tirx.Let(s, v * v, tirx.Let(
+        e, exp_nonpositive(f32(-2.0) * a), body))))
+
+
+def legalize_tanh(bb, call):
+    """``relax.tanh`` without a libm call per element (``tanh_expr``) for float32: the tanh
+    of GPT-2's GELU as Hugging Face writes it out, and of Mish."""
+    from tvm import te
+
+    if not _float32(call):
+        return _tvm_legalize("relax.tanh")(bb, call)
+    return bb.call_te(lambda t: te.compute(t.shape, lambda *i: tanh_expr(t(*i)),
+                                           name="T_tanh", tag="elemwise"),
+                      call.args[0], primfunc_name_hint="tir_tanh",
+                      primfunc_attrs={"op_pattern": _ONE_PER_KERNEL})
+
+
+def legalize_gelu_tanh(bb, call):
+    """``relax.nn.gelu_tanh`` (PyTorch's ``F.gelu(x, approximate="tanh")``, GPT-2's MLP) as
+    TVM writes it, ``0.5 * x * (1 + tanh(sqrt(2/pi) * x * (1 + 0.044715 * x * x)))``, with
+    ``tanh_expr`` for float32: TVM's tanh took libm's ``expf`` twice per element."""
+    from tvm import te, tirx
+
+    if not _float32(call):
+        return _tvm_legalize("relax.nn.gelu_tanh")(bb, call)
+
+    def f32(value):
+        return tirx.const(value, "float32")
+
+    def gelu(t):
+        def at(*i):
+            v = tirx.Var("gelu_x", "float32")
+            inner = f32(math.sqrt(2.0 / math.pi)) * v * (f32(1.0) + f32(0.044715) * v * v)
+            return tirx.Let(v, t(*i), f32(0.5) * v * (f32(1.0) + tanh_expr(inner)))
+        return te.compute(t.shape, at, name="T_gelu_tanh", tag="elemwise")
+
+    return bb.call_te(gelu, call.args[0], primfunc_name_hint="gelu_tanh",
+                      primfunc_attrs={"op_pattern": _ONE_PER_KERNEL})

@@ -244,7 +244,8 @@ def _legalize_passes(target, optimized: bool = False, fast_math: bool = False) -
     from .blocked_pool import legalize_max_pool2d
     from .concat import legalize_concat
     from .conv_layout import legalize_conv2d
-    from .fast_math import legalize_gelu, legalize_sigmoid, legalize_silu, legalize_softmax
+    from .fast_math import (legalize_gelu, legalize_sigmoid, legalize_silu, legalize_softmax,
+                            legalize_tanh, legalize_gelu_tanh)
     from .power import legalize_power
 
     first, *rest = cpu_generic.legalize_passes(target)
@@ -253,6 +254,7 @@ def _legalize_passes(target, optimized: bool = False, fast_math: bool = False) -
                # a vectorizable erf and exp (fast_math.py)
                "relax.nn.gelu": legalize_gelu, "relax.nn.softmax": legalize_softmax,
                "relax.sigmoid": legalize_sigmoid, "relax.nn.silu": legalize_silu,
+               "relax.tanh": legalize_tanh, "relax.nn.gelu_tanh": legalize_gelu_tanh,
                # one copy per input, not a choice per element (concat.py)
                "relax.concat": legalize_concat,
                # x ** 2 and x ** 3 as vector multiplications, not powf calls (power.py)

@@ -374,9 +374,10 @@ def guarantees_markdown() -> str:
         "",
         f"- Bit for bit (NaN, inf and the sign of zero included): {EXACT}.",
         f"- Transcendental functions: {bound} of numpy's value; NaN and infinities where "
-        f"numpy has them. GELU, softmax, sigmoid and SiLU use vectorized approximations of "
-        f"erf and exp (backend/fast_math.py) in both modes: they are within this bound, so "
-        f"strict keeps their speed.",
+        f"numpy has them. GELU (both forms), softmax, sigmoid, SiLU and float32 tanh use "
+        f"vectorized approximations of erf, exp and tanh (backend/fast_math.py) in both "
+        f"modes: they are within this bound (tanh within 1 ulp of the correctly rounded value "
+        f"for every float32), so strict keeps their speed.",
         f"- Reductions, matmul and convolutions: within {REDUCTION_BOUND:g} x n x eps x "
         f"sum(|terms|) of numpy (another summation order; fused multiply-adds inside "
         f"dot products, as numpy's BLAS uses).",
