@@ -8,6 +8,7 @@ import pytest
 import mlclab
 from mlclab.inspect.profile import Kernel, Peaks, Profile, heat_colour
 from mlclab.notebook.profile_html import profile_html, roofline_svg
+from mlclab.viz.paint import node_paints
 
 torch = pytest.importorskip("torch")
 
@@ -30,10 +31,11 @@ def test_a_folded_module_carries_the_time_of_its_kernels(model_profile):
     folded = {n.op: n for n in view.graph.nodes.values() if n.kind == "collapsed"}
     assert len(folded) >= 2
     total = prof.total_seconds
+    paints = node_paints(view.layers(view.graph))          # what every painter draws
     for path, node in folded.items():
         inside = [k for k in prof.kernels if k.module == path or k.module.startswith(path + ".")]
         share = sum(k.seconds for k in inside) / total
-        assert inside and node.fill == heat_colour(share)
+        assert inside and paints[node.id]["fill"] == heat_colour(share)
         assert node.attrs["share"] == f"{100 * share:.0f} %"
         assert node.attrs["hottest"] == max(inside, key=lambda k: k.seconds).name
         assert f"{100 * share:.0f}% of kernel time" in node.tooltip
@@ -42,9 +44,11 @@ def test_a_folded_module_carries_the_time_of_its_kernels(model_profile):
     first = next(iter(folded))
     assert re.search(rf"<b>{re.escape(first)} · \d+ % of time</b>", source)
     # The unfolded view keeps colouring each kernel's own nodes.
-    whole = fn.graph("fused", profile=prof, collapse=None).graph
+    unfolded = fn.graph("fused", profile=prof, collapse=None)
+    whole = unfolded.graph
     assert not any(n.kind == "collapsed" for n in whole.nodes.values())
-    assert sum(1 for n in whole.nodes.values() if n.fill) >= len(prof.kernels)
+    filled = node_paints(unfolded.layers(whole))
+    assert sum(1 for nid in whole.nodes if filled.get(nid, {}).get("fill")) >= len(prof.kernels)
 
 
 def test_an_imported_models_table_has_a_module_column(model_profile):

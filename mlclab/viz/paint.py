@@ -113,13 +113,21 @@ def dot_attrs(attrs: Mapping[str, str], paint: Optional[Mapping]) -> dict:
 
 
 def with_badges(graph: Graph, layers: Mapping[str, Mapping[str, dict]]) -> Graph:
-    """``graph`` with each layer entry's ``badge`` written after its node's name ("layer3 ·
-    41 % of time"), a copy when there is any: label text, so the layout makes room for it."""
-    badges = [(nid, e["badge"]) for layer in layers.values() for nid, e in layer.items()
-              if "badge" in e and nid in graph.nodes]
-    if not badges:
+    """``graph`` with what its layers *say* written into its nodes, a copy when there is any:
+    each entry's ``badge`` after its node's name ("layer3 · 41 % of time": label text, so the
+    layout makes room for it), and the ``text`` of a painted entry (a profile's time, GFLOP/s
+    and roof share) as the node's hover text, which Graphviz writes into the SVG, so a picture
+    without JavaScript still answers "how long did this take" on hover."""
+    painted = {name for name, style in styles().items() if style.get("fill_key")}
+    notes = [(nid, e) for name, layer in layers.items() for nid, e in layer.items()
+             if nid in graph.nodes and ("badge" in e or (name in painted and e.get("text")))]
+    if not notes:
         return graph
     out = graph.copy()
-    for nid, badge in badges:
-        out.nodes[nid].op = f"{out.nodes[nid].op} · {badge}"
+    for nid, e in notes:
+        node = out.nodes[nid]
+        if "badge" in e:
+            node.op = f"{node.op} · {e['badge']}"
+        if e.get("text") and not node.tooltip:
+            node.tooltip = e["text"]
     return out
