@@ -246,6 +246,38 @@ class Graph:
             out.nodes[o].is_output = True
         return out
 
+    def fold_constants(self) -> "Graph":
+        """A copy without its constant nodes (weights, a batch norm's statistics, a mask's
+        fill value), each operator that read some saying how many ("folded=4 constants"), so
+        the picture says what it left out. A constant is folded only when every reader
+        computes something; its readers' ``members`` take it in, so overlays keyed by its id
+        still sum up on them."""
+        readers = defaultdict(list)
+        for e in self.edges:
+            readers[e.src].append(e.dst)
+        gone = {nid for nid, n in self.nodes.items()
+                if n.kind == "const" and nid not in self.outputs and readers[nid]
+                and all(self.nodes[r].kind in COMPUTING for r in readers[nid])}
+        if not gone:
+            return self
+        out = self.copy()
+        folded = defaultdict(list)                   # reader -> the constants it read
+        for e in self.edges:
+            if e.src in gone and e.src not in folded[e.dst]:
+                folded[e.dst].append(e.src)
+        for nid in gone:
+            del out.nodes[nid]
+            out.members.pop(nid, None)
+        out.edges = [e for e in out.edges if e.src not in gone]
+        for reader, consts in folded.items():
+            n = len(consts)
+            out.nodes[reader].attrs["folded"] = f"{n} constant{'' if n == 1 else 's'}"
+            out.members[reader] = (self.members.get(reader, [reader])
+                                   + [m for c in consts for m in self.members.get(c, [c])])
+        used = {c for n in out.nodes.values() for c in out.cluster_path(n.group)}
+        out.clusters = {cid: c for cid, c in out.clusters.items() if cid in used}
+        return out
+
     def _predecessors(self) -> dict:
         preds = defaultdict(list)
         for e in self.edges:

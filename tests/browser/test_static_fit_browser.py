@@ -1,5 +1,5 @@
 """Issue 30: a static ``fn.graph()`` picture (no script) fits the column it is in: at a
-laptop's 648 px column it shows its further-folded rung with labels at 8 px or more, at a
+laptop's 648 px column it shows its further-folded rung with labels at 9 px or more, at a
 1,440 px window its first one; neither scrolls nor widens the page."""
 import pathlib
 import sys
