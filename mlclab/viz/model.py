@@ -199,7 +199,7 @@ class Graph:
 
     def fold(self, namespaces: Iterable[str]) -> "Graph":
         """A copy where each cluster id in ``namespaces`` is folded into one node (a folded
-        cluster inside another folded one goes with the outer one). The one folding mechanism:
+        cluster inside another folded one goes with the outer one). The one mechanism for folding namespaces:
         overviews, ``collapse=``, module levels and the viewer's clicks all come here.
 
         Edges into and out of a folded cluster are re-attached to its node; edges inside it
