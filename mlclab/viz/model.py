@@ -199,8 +199,9 @@ class Graph:
 
     def fold(self, namespaces: Iterable[str]) -> "Graph":
         """A copy where each cluster id in ``namespaces`` is folded into one node (a folded
-        cluster inside another folded one goes with the outer one). The one mechanism for folding namespaces:
-        overviews, ``collapse=``, module levels and the viewer's clicks all come here.
+        cluster inside another folded one goes with the outer one). The one mechanism for
+        folding namespaces: overviews, ``collapse=``, module levels and the viewer's clicks all
+        come here.
 
         Edges into and out of a folded cluster are re-attached to its node; edges inside it
         disappear. The copy's ``members`` says which of this graph's nodes each folded node
