@@ -119,7 +119,7 @@ def test_resnet_first_look_is_stem_layers_and_head(resnet, resnet_full):
 
 def test_resnet_static_picture_fits_a_laptops_column_with_its_constants_folded(resnet):
     # Issue 30: at the 9 px floor the stem's open conv1 and bn1, with bn1's four statistics
-    # side by side, made the picture 1,288 px wide (966 px at 9 px text: it scrolled in a
+    # side by side, made the picture 1,276 px wide (957 px at 9 px text: it scrolled in a
     # 600 px output area). The ladder's next rung folds each constant into its reader and says
     # so, in the caption and on the reader's card.
     from mlclab.viz.fit import MIN_TEXT_PX, NARROW_COLUMN_PX, Fit
