@@ -255,7 +255,7 @@ def test_lesson_3_graphs_fit_a_column_with_readable_text(lesson3):
         assert view.picture()[2] == ""               # nothing had to be folded for that
 
 
-def test_a_picture_keeps_its_viewbox_scales_with_its_output_and_never_below_8px():
+def test_a_picture_keeps_its_viewbox_scales_with_its_output_and_never_below_9px():
     from mlclab.viz.fit import MIN_TEXT_PX, Fit, fit_html, fit_svg
 
     svg = svg_text(DotPlotter().digraph(graph(sum_module(40)).graph))
@@ -376,3 +376,32 @@ def test_a_static_picture_carries_a_further_folded_rung_for_a_laptops_column():
     assert small.narrow_picture() is None and small._repr_mimebundle_()["text/html"] \
         .count("<svg ") == 1
     assert COLUMN_PX == 940
+
+
+def test_fold_constants_folds_each_constant_into_its_readers_and_says_so():
+    """The ladder's constants rung (issue 30): a constant read only by operators is dropped,
+    each reader's card says how many it read, overlays keyed by the constant sum up on the
+    reader; a constant a result or a tuple reads stays drawn."""
+    from mlclab.viz.model import Cluster, Graph, Node
+
+    g = Graph("main")
+    g.add_cluster(Cluster("fn:main", "fn main", "function"))
+    g.add_node(Node("x", "param", "x", name="x", group="fn:main"))
+    for c in ("mean", "var", "kept"):
+        g.add_node(Node(c, "const", "const", group="fn:main"))
+    g.add_node(Node("bn", "op", "nn.batch_norm", name="lv", group="fn:main"))
+    g.add_node(Node("t", "tuple", "Tuple", name="gv", group="fn:main"))
+    for src, dst in (("x", "bn"), ("mean", "bn"), ("var", "bn"), ("bn", "t"), ("kept", "t")):
+        g.add_edge(src, dst)
+    g.outputs = ["t"]
+    out = g.fold_constants()
+    assert sorted(out.nodes) == ["bn", "kept", "t", "x"] and len(g) == 6   # a copy
+    assert out.nodes["bn"].attrs == {"folded": "2 constants"}
+    assert sorted(out.members["bn"]) == ["bn", "mean", "var"]
+    assert all(e.src not in ("mean", "var") for e in out.edges)
+    assert "folded=2 constants" in DotPlotter().digraph(out).source
+    # One constant: singular; none to fold: the graph itself.
+    g.edges = [e for e in g.edges if e.src != "var"]
+    del g.nodes["var"]
+    assert g.fold_constants().nodes["bn"].attrs == {"folded": "1 constant"}
+    assert out.fold_constants() is out

@@ -117,6 +117,33 @@ def test_resnet_first_look_is_stem_layers_and_head(resnet, resnet_full):
         assert ids[b] in g.users(ids[a])
 
 
+def test_resnet_static_picture_fits_a_laptops_column_with_its_constants_folded(resnet):
+    # Issue 30: at the 9 px floor the stem's open conv1 and bn1, with bn1's four statistics
+    # side by side, made the picture 1,276 px wide (957 px at 9 px text: it scrolled in a
+    # 600 px output area). The ladder's next rung folds each constant into its reader and says
+    # so, in the caption and on the reader's card.
+    from mlclab.viz.fit import MIN_TEXT_PX, NARROW_COLUMN_PX, Fit
+
+    view = resnet.graph()
+    whats = [what for what, _ in view._refold]
+    assert whats[-2:] == ["constants folded into the operators that read them",
+                          "every module folded, one-operator ones too, and constants folded"]
+    svg, fit, note = view.picture()
+    assert "constants folded into the operators that read them" in note
+    assert Fit(svg, NARROW_COLUMN_PX).readable and fit.text_px() >= MIN_TEXT_PX
+    assert view.narrow_picture() is None                  # the same picture fits both columns
+    drawn = view.drawn
+    assert not drawn.find(kind="const")
+    (bn,) = drawn.find(op="nn.batch_norm")
+    assert bn.attrs["folded"] == "4 constants" and "folded=4 constants" in svg
+    # Overlays keyed by a folded constant's id still land on its reader.
+    consts = [n.id for n in view.graph.find(kind="const") if bn.id in view.graph.users(n.id)]
+    assert len(consts) == 4 and set(consts) <= set(drawn.members[bn.id])
+    # The last rung folds conv1 and bn1 themselves.
+    last = view._refold[-1][1]()
+    assert {"conv1", "bn1"} <= set(folded(last)) and not last.find(kind="const")
+
+
 def test_opening_one_module_shows_its_children_folded(resnet_full):
     g = fold_modules(resnet_full, ["layer1"])
     boxes = folded(g)

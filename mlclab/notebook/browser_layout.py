@@ -28,7 +28,7 @@ MODULE = VENDOR / "graphviz.js"
 
 IN_BROWSER = ("Graphviz's `dot` program is not installed where this ran, so this graph is laid "
               "out in your browser by Graphviz compiled to WebAssembly and fitted there as with "
-              "`dot`: folded further rather than drawn with text under 8 px (slower for big "
+              "`dot`: folded further rather than drawn with text under 9 px (slower for big "
               "graphs; installing Graphviz makes it fast again).")
 # Said too where the graph may be shown without script (GitHub, nbviewer): as text.
 WITHOUT_SCRIPT = "Where scripts do not run, the graph is shown as text."

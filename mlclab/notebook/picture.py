@@ -2,7 +2,7 @@
 ``fn.graph()`` shows in a notebook, and the static form of a ``%%tinynn`` graph tab.
 
 With ``dot`` the kernel lays a picture out, measures it (``mlclab.viz.fit``) and folds it
-further when it could only fit its column with text under 8 px (``GraphView.picture``).
+further when it could only fit its column with text under 9 px (``GraphView.picture``).
 Without ``dot`` the kernel cannot measure a layout it does not make, so it sends the DOT of
 every rung of that fold ladder (``GraphView.ladder``; DOT is small) and the page
 (``static/layout.js`` ``renderPicture``) lays out the first, measures it in its real column

@@ -24,7 +24,7 @@ NARROW_COLUMN_PX = 600
 # The smallest text a student can read: a picture is never shrunk below the scale that draws
 # its smallest label this tall (it scrolls instead); views fold more rather than shrink
 # further (mlclab.viz.views).
-MIN_TEXT_PX = 8.0
+MIN_TEXT_PX = 9.0
 _PX_PER_PT = 4 / 3          # Graphviz draws in points; CSS px are 3/4 pt
 # Graphviz writes width first; a painted copy (viz.paint, ElementTree) puts xmlns before it.
 _SVG_SIZE = re.compile(r'<svg\b([^>]*?) width="([\d.]+)pt" height="([\d.]+)pt"')

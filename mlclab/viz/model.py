@@ -199,8 +199,9 @@ class Graph:
 
     def fold(self, namespaces: Iterable[str]) -> "Graph":
         """A copy where each cluster id in ``namespaces`` is folded into one node (a folded
-        cluster inside another folded one goes with the outer one). The one folding mechanism:
-        overviews, ``collapse=``, module levels and the viewer's clicks all come here.
+        cluster inside another folded one goes with the outer one). The one mechanism for
+        folding namespaces: overviews, ``collapse=``, module levels and the viewer's clicks all
+        come here.
 
         Edges into and out of a folded cluster are re-attached to its node; edges inside it
         disappear. The copy's ``members`` says which of this graph's nodes each folded node
@@ -244,6 +245,38 @@ class Graph:
         out.outputs = list(dict.fromkeys(node_map[o] for o in self.outputs))
         for o in out.outputs:
             out.nodes[o].is_output = True
+        return out
+
+    def fold_constants(self) -> "Graph":
+        """A copy without its constant nodes (weights, a batch norm's statistics, a mask's
+        fill value), each operator that read some saying how many ("folded=4 constants"), so
+        the picture says what it left out. A constant is folded only when every reader
+        computes something; its readers' ``members`` take it in, so overlays keyed by its id
+        still sum up on them."""
+        readers = defaultdict(list)
+        for e in self.edges:
+            readers[e.src].append(e.dst)
+        gone = {nid for nid, n in self.nodes.items()
+                if n.kind == "const" and nid not in self.outputs and readers[nid]
+                and all(self.nodes[r].kind in COMPUTING for r in readers[nid])}
+        if not gone:
+            return self
+        out = self.copy()
+        folded = defaultdict(list)                   # reader -> the constants it read
+        for e in self.edges:
+            if e.src in gone and e.src not in folded[e.dst]:
+                folded[e.dst].append(e.src)
+        for nid in gone:
+            del out.nodes[nid]
+            out.members.pop(nid, None)
+        out.edges = [e for e in out.edges if e.src not in gone]
+        for reader, consts in folded.items():
+            n = len(consts)
+            out.nodes[reader].attrs["folded"] = f"{n} constant{'' if n == 1 else 's'}"
+            out.members[reader] = (self.members.get(reader, [reader])
+                                   + [m for c in consts for m in self.members.get(c, [c])])
+        used = {c for n in out.nodes.values() for c in out.cluster_path(n.group)}
+        out.clusters = {cid: c for cid, c in out.clusters.items() if cid in used}
         return out
 
     def _predecessors(self) -> dict:

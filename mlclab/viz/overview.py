@@ -51,9 +51,10 @@ def overview(graph: Graph, max_nodes: int = OVERVIEW_NODES,
     return folded_more if depth is None else folded_more.limit_depth(depth)
 
 
-def foldable_modules(graph: Graph) -> dict:
+def foldable_modules(graph: Graph, min_ops: int = 2) -> dict:
     """Module cluster id -> its level (1: outermost) for the module clusters worth folding:
-    those holding at least two operators (a conv and its weight stay one open box)."""
+    those holding at least ``min_ops`` operators (by default a conv and its weight stay one
+    open box; the last rung of the fold ladder folds those too)."""
     computing: dict = defaultdict(int)
     for node in graph.nodes.values():
         if node.kind in COMPUTING:
@@ -61,7 +62,7 @@ def foldable_modules(graph: Graph) -> dict:
                 computing[cid] += 1
     out = {}
     for cid, c in graph.clusters.items():
-        if c.kind == MODULE and computing[cid] >= 2:
+        if c.kind == MODULE and computing[cid] >= min_ops:
             out[cid] = sum(1 for a in graph.cluster_path(cid) if graph.clusters[a].kind == MODULE)
     return out
 
@@ -84,19 +85,21 @@ def default_open(graph: Graph, max_nodes: int = MODULE_NODES,
 
 
 def modules_to_fold(graph: Graph, open_modules: Optional[Iterable[str]] = None,
-                    max_nodes: int = MODULE_NODES) -> set:
-    """The module cluster ids to fold: every foldable one except those whose path is in
-    ``open_modules`` (default: :func:`default_open`)."""
+                    max_nodes: int = MODULE_NODES, min_ops: int = 2) -> set:
+    """The module cluster ids to fold: every foldable one (``min_ops``: see
+    :func:`foldable_modules`) except those whose path is in ``open_modules`` (default:
+    :func:`default_open`)."""
     opened = set(default_open(graph, max_nodes) if open_modules is None else open_modules)
-    return {cid for cid in foldable_modules(graph) if graph.clusters[cid].path not in opened}
+    return {cid for cid in foldable_modules(graph, min_ops)
+            if graph.clusters[cid].path not in opened}
 
 
 def fold_modules(graph: Graph, open_modules: Optional[Iterable[str]] = None,
-                 max_nodes: int = MODULE_NODES) -> Graph:
+                 max_nodes: int = MODULE_NODES, min_ops: int = 2) -> Graph:
     """A copy with every foldable module cluster folded into one node, except those whose path
     is in ``open_modules`` (default: :func:`default_open`); a module inside a folded one is
-    folded with it."""
-    return graph.fold(modules_to_fold(graph, open_modules, max_nodes))
+    folded with it. ``min_ops=1`` folds one-operator modules too (a conv, a batch norm)."""
+    return graph.fold(modules_to_fold(graph, open_modules, max_nodes, min_ops))
 
 
 def _folded_size(graph: Graph, folded: set) -> int:

@@ -19,7 +19,8 @@ from .fit import COLUMN_PX, NARROW_COLUMN_PX, Fit, choose, fit_html, fit_svg
 from .model import Graph
 from .modules import group_modules, has_modules
 from .overlays import layer_for
-from .overview import MODULE_FOLD_NODES, OVERVIEW_NODES, fold_modules, overview
+from .overview import (MODULE_FOLD_NODES, OVERVIEW_NODES, fold_modules, foldable_modules,
+                       overview)
 from .paint import node_paints, paint_svg
 from .registry import view_kind
 from .term import TermPlotter
@@ -151,6 +152,18 @@ def refolds(g: Graph, depth: Optional[int] = None) -> list:
     if "fused" in kinds:
         out.append(("each fused group and called function folded into one node",
                     lambda: then_depth(g.collapse(("function", "fused"), keep=main))))
+    # Then, on the most folded of those: constants into their readers (a batch norm's four
+    # statistics drawn side by side set ResNet-18's width), then every module, however small.
+    most = out[-1][1] if out else (lambda: then_depth(g))
+    if any(n.kind == "const" for n in g.nodes.values()):
+        out.append(("constants folded into the operators that read them",
+                    lambda: most().fold_constants()))
+    if has_modules(g) and foldable_modules(g, min_ops=1).keys() - foldable_modules(g).keys():
+        groups = {c.kind for c in g.clusters.values()} & {"function", "fused"}
+        out.append(("every module folded, one-operator ones too, and constants folded",
+                    lambda: then_depth(fold_modules(g.collapse(groups, keep=main),
+                                                    open_modules=(), min_ops=1)
+                                       .fold_constants())))
     return out
 
 

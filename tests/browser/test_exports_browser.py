@@ -4,7 +4,7 @@ over a text/html beside it, and offline its JavaScript cannot load) and without,
 Chromium with the network cut (issue 20: "exports go blank"). Each display that holds a
 widget is two outputs, its text/html twin and the widget (``widgets.show_twinned``,
 ``viewer.TwinDisplay``); the rest are HTML alone. One cell per display kind; each must show a
-visible, non-empty drawing, table or text, and a graph's labels at least 8 px tall.
+visible, non-empty drawing, table or text, and a graph's labels at least 9 px tall.
 
 Each lesson exported with stored widget state gets the same check, by a rule that needs no
 list of its displays (:func:`blank_widget_cells`): every cell holding a widget shows a visible
@@ -104,8 +104,8 @@ def blank_kinds(page, kinds) -> dict:
             drawn = [g for g in got["graphs"] if g["nodes"] and g["labels"]]
             if not drawn:
                 bad[kind] = f"no visible graph: {got}"
-            elif min(g["smallest"] for g in drawn) < 8:
-                bad[kind] = f"labels under 8 px: {drawn}"
+            elif min(g["smallest"] for g in drawn) < 9 - 0.05:
+                bad[kind] = f"labels under 9 px: {drawn}"
         elif not any(o["text"] and o["area"] > 0 for o in got["other"]):
             bad[kind] = f"no visible {want}: {got}"
     return bad
@@ -145,12 +145,12 @@ BLANK_WIDGET_CELLS = """() => [...document.querySelectorAll('.jp-Cell.jp-CodeCel
 }).filter(Boolean)"""
 
 
-# Cells showing a graph whose smallest drawn label is under 8 px: [cell, px].
+# Cells showing a graph whose smallest drawn label is under 9 px: [cell, px].
 SMALL_LABEL_CELLS = """() => [...document.querySelectorAll('.jp-Cell.jp-CodeCell')]
 .map((cell, k) => {
   const px = [...cell.querySelectorAll('svg g.node text')].filter(t => t.checkVisibility())
     .map(t => t.getBoundingClientRect().height).filter(h => h > 0);
-  return px.length && Math.min(...px) < 8 ? [k, Math.min(...px)] : null;
+  return px.length && Math.min(...px) < 8.95 ? [k, Math.min(...px)] : null;
 }).filter(Boolean)"""
 
 

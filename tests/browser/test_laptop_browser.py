@@ -3,7 +3,8 @@ window with the file browser open (a ~668 px output column), then 1,440 px. ResN
 small BERT (random weights): the viewer, the pass scrubber at every pass, a comparison, fit,
 search and a click on a module; a saved page; a course-site page with outputs wider than its
 column. Asserted: nothing wider than its column, no blank pane (at least 3 nodes of the drawing
-on the canvas, or all of a smaller one), no label under 9 px at first look.
+on the canvas, or all of a smaller one), no label under 9 px at first look; the static pictures
+(ResNet-18's and BERT's ``fn.graph()``) neither scroll nor draw a label under 9 px.
 
 One server, one kernel: the notebook builds both models once; the 1,440 px pass runs its
 display cells again in the same kernel."""
@@ -170,6 +171,32 @@ def check_fit_search_click(page, viewer, screenshot, width):
     screenshot(f"laptop-{width}-opened")
 
 
+# Each static picture (``fn.graph()``: no script) in an output: whether its box scrolls
+# sideways, and its smallest label in CSS px as shown.
+STATIC = """() => [...document.querySelectorAll('.jp-OutputArea-output div.mlclab-graph')]
+  .map(box => {
+  const svg = [...box.querySelectorAll('svg')].find(s => s.getBoundingClientRect().width > 0);
+  const fonts = [...svg.querySelectorAll('text')].map(t => parseFloat(t.getAttribute('font-size')));
+  const k = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  return {scrolls: box.scrollWidth > box.clientWidth + 1, width: box.clientWidth,
+          label: Math.min(...fonts) * k}; })"""
+
+
+def check_static_pictures(page, screenshot, width):
+    """ResNet-18's and BERT's ``fn.graph()`` fit their column: no scrolling inside their own
+    box, labels at 9 px or more (folded further rather than shrunk: issue 30)."""
+    pictures = page.evaluate(STATIC)
+    assert len(pictures) >= 2, pictures
+    print(f"static pictures at {width} px:", pictures)
+    for p in pictures:
+        assert p["width"] > 0 and not p["scrolls"], (width, p)
+        assert p["label"] >= MIN_LABEL_PX - 0.05, (width, p)
+    for k, which in ((0, "resnet"), (-1, "bert")):
+        page.locator(".jp-OutputArea-output div.mlclab-graph").nth(k).scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        screenshot(f"laptop-{width}-static-{which}")
+
+
 def check_every_display(page, screenshot, width):
     drawn(page, 6)
     check_first_look(page, screenshot, width)
@@ -177,6 +204,7 @@ def check_every_display(page, screenshot, width):
     check_every_pass(page, vs.nth(1), f"ResNet-18's scrubber at {width} px")
     check_every_pass(page, vs.nth(5), f"BERT's scrubber at {width} px")
     check_fit_search_click(page, vs.nth(0), screenshot, width)
+    check_static_pictures(page, screenshot, width)
     # The static picture and the profile stay in their column; the roofline's labels do not
     # overlap.
     assert page.evaluate(STICKING_OUT, ".jp-OutputArea-output") == []
@@ -198,7 +226,7 @@ def test_every_display_reads_at_a_laptops_width_and_a_wide_one(page, lab, run_al
     check_every_display(page, screenshot, 1100)
     # 1,440 px: the display cells again, in the same kernel.
     page.set_viewport_size({"width": 1440, "height": 900})
-    for index in range(2, 9):
+    for index in range(2, 10):
         page.evaluate(RUN_CELL, index)
     check_every_display(page, screenshot, 1440)
 

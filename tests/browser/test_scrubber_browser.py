@@ -93,14 +93,14 @@ def check_scrub(page, viewer):
 
 
 def check_fits(page, viewer):
-    """No graph wider than its column; no label under 8 px once fitted."""
+    """No graph wider than its column; no label under 9 px once fitted."""
     viewer.locator(".mlclab-fit").click()
     box = viewer.bounding_box()
     column = viewer.evaluate("v => v.parentElement.getBoundingClientRect().width")
     assert box["width"] <= column + 1
     canvas = viewer.locator(".mlclab-canvas").bounding_box()
     assert canvas["x"] + canvas["width"] <= box["x"] + box["width"] + 1
-    assert viewer.evaluate(SMALLEST_TEXT) >= 8 - 0.01
+    assert viewer.evaluate(SMALLEST_TEXT) >= 9 - 0.05
 
 
 def test_scrubbing_across_fuseops_in_jupyterlab_keeps_nodes_in_place(page, run_all, screenshot):

@@ -17,12 +17,13 @@ test("a drawing is measured in px from Graphviz's points, its smallest text foun
   assert.throws(() => measureSvg("<svg width='10px'/>"), /not an SVG Graphviz wrote/);
 });
 
-test("a drawing fits when the column shows it with labels at least 8 px tall", () => {
+test("a drawing fits when the column shows it with labels at least 9 px tall", () => {
   const m = measureSvg(svg(600, 300, [10.5]));              // 800 px wide, 14 px labels
   assert.equal(columnFit(m, 1000).scale, 1);                // never enlarged
-  const narrow = columnFit(m, 500);                         // 0.625: labels 8.75 px
+  const narrow = columnFit(m, 560);                         // 0.7: labels 9.8 px
   assert.equal(narrow.readable, true);
-  assert.equal(narrow.scale, 0.625);
+  assert.equal(narrow.scale, 0.7);
+  assert.equal(columnFit(m, 500).readable, false);          // 0.625: labels 8.75 px
   const tooNarrow = columnFit(m, 400);                      // 0.5 would make labels 7 px
   assert.equal(tooNarrow.readable, false);
   assert.equal(tooNarrow.scale, MIN_LABEL_PX / 14);         // shown at the readable minimum

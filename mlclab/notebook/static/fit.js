@@ -2,10 +2,10 @@
 
 // Below this many CSS pixels a label stops being readable: a column picture is never shrunk
 // further (it folds, or scrolls in its own box). mlclab.viz.fit.MIN_TEXT_PX is the same number.
-export const MIN_LABEL_PX = 8;
-// The live viewer's floor, a px more: its fit folds further or pans rather than shrink
+export const MIN_LABEL_PX = 9;
+// The live viewer's floor is the same: its fit folds further or pans rather than shrink
 // labels under it (a laptop's column is where students read it: issue 30).
-export const VIEWER_MIN_LABEL_PX = 9;
+export const VIEWER_MIN_LABEL_PX = MIN_LABEL_PX;
 export const MAX_SCALE = 8;
 
 // The smallest scale at which text of `fontSize` units stays VIEWER_MIN_LABEL_PX tall.
