@@ -74,17 +74,22 @@ def padded_columns(columns: int, lanes: int):
     return lanes, -(-columns // group) * group
 
 
-def pack_panels(weight_nk, width: int, columns=None):
-    """``weight_nk`` (N, K) as (columns / width, K, width) panels (numpy, a contiguous copy),
-    the rows past N zero (``columns`` defaults to N)."""
+def pack_panels(weight_nk, width: int, columns=None, out=None):
+    """``weight_nk`` (N, K) as (columns / width, K, width) panels (numpy, contiguous), the
+    rows past N zero (``columns`` defaults to N); written into ``out`` when given (the
+    packed constant's own memory: a large head is then never copied twice)."""
     import numpy as np
 
     n, k = weight_nk.shape
     columns = n if columns is None else columns
-    if columns != n:
-        weight_nk = np.concatenate([weight_nk, np.zeros((columns - n, k), weight_nk.dtype)])
-    return np.ascontiguousarray(
-        weight_nk.reshape(columns // width, width, k).transpose(0, 2, 1))
+    if out is None:
+        out = np.empty((columns // width, k, width), weight_nk.dtype)
+    full = n // width                            # panels of real rows only
+    out[:full] = weight_nk[:full * width].reshape(full, width, k).transpose(0, 2, 1)
+    out[full:] = 0
+    if n > full * width:                         # the last real rows, then zero columns
+        out[full, :, :n - full * width] = weight_nk[full * width:].T
+    return out
 
 
 def pack_weights(lanes: int):
@@ -135,10 +140,11 @@ def _plans(func, lanes: int) -> dict:
         found = _constant_nk(b, values, var_uses)
         if found is None:
             continue
-        weight, constant = found
-        layout = padded_columns(weight.shape[0], lanes)
+        constant, transposed = found
+        n = _ints(constant.ty)[1 if transposed else 0]
+        layout = padded_columns(n, lanes)
         if layout is not None:
-            plans[var] = (x, weight, *layout, constant)
+            plans[var] = (x, constant, transposed, n, *layout)
     return plans
 
 
@@ -179,14 +185,15 @@ def _ints(ty):
 
 
 def _constant_nk(b, values, var_uses):
-    """``(B as an (N, K) numpy weight, its constant)`` when B of a matmul is a 2-D constant
-    (K, N), or the transpose (read by this matmul only) of a 2-D constant (N, K); else None.
-    The constant may have other readers: they keep it, the matmul reads the panels."""
+    """``(constant, transposed)`` when B of a matmul is a 2-D constant (K, N) (transposed:
+    its (N, K) weight is ``constant.T``), or the transpose (read by this matmul only) of a
+    2-D constant (N, K); else None. The constant may have other readers: they keep it, the
+    matmul reads the panels."""
     from tvm import relax
     from tvm.ir.expr import Constant
 
     if isinstance(b, Constant):
-        return (b.value.numpy().T, b) if b.ty.ndim == 2 else None
+        return (b, True) if b.ty.ndim == 2 and _ints(b.ty) is not None else None
     if not isinstance(b, relax.Var) or var_uses.get(b) != 1:
         return None
     value = values.get(b)
@@ -194,10 +201,10 @@ def _constant_nk(b, values, var_uses):
         return None
     (w,) = value.args
     axes = value.attrs.axes
-    if not (isinstance(w, Constant) and w.ty.ndim == 2
+    if not (isinstance(w, Constant) and w.ty.ndim == 2 and _ints(w.ty) is not None
             and (axes is None or [int(a) for a in axes] == [1, 0])):
         return None
-    return w.value.numpy(), w
+    return w, False
 
 
 def _var_uses(func) -> dict:
@@ -263,20 +270,35 @@ def _packer_class():
             if plan is None:
                 super().visit_var_binding_(binding)
                 return
-            x, weight, width, columns, constant = plan
+            x, constant, transposed, n, width, columns = plan
             key = (constant, width, columns)
             if key not in self.packed:
-                self.packed[key] = relax.const(pack_panels(weight, width, columns))
+                self.packed[key] = relax.const(_packed(constant, transposed, width, columns))
             panels = self.packed[key]
             call = self.builder_.call_te(packed_matmul, self.visit_expr(x), panels,
                                          columns=columns, primfunc_name_hint=BLOCK_NAME)
-            if columns != weight.shape[0]:      # padded: the real columns are cropped out
+            if columns != n:      # padded: the real columns are cropped out
                 padded = self.builder_.emit(call, "padded")
                 call = relax.op.strided_slice(padded, axes=[padded.ty.ndim - 1], begin=[0],
-                                              end=[weight.shape[0]])
+                                              end=[n])
             # Under the matmul's own var: the views follow a value through the pipeline by
             # name, so the packed matmul keeps its line (its PyTorch module).
             self.builder_.emit_normalized(relax.VarBinding(binding.var,
                                                            self.builder_.normalize(call)))
 
     return Packer
+
+
+def _packed(constant, transposed: bool, width: int, columns: int):
+    """The panels of ``constant`` as a TVM tensor, written in place: the weight is read
+    through a view of the constant and the panels go straight into TVM's (aligned) memory,
+    so packing a 154 MB head costs the 154 MB it keeps, not three copies on the way."""
+    import numpy as np
+    import tvm
+
+    weight = np.from_dlpack(constant.value)
+    weight = weight.T if transposed else weight
+    k = weight.shape[1]
+    tensor = tvm.runtime.empty((columns // width, k, width), str(weight.dtype))
+    pack_panels(weight, width, columns, out=np.from_dlpack(tensor))
+    return tensor
