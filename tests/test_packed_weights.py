@@ -127,24 +127,37 @@ def test_the_weight_is_packed_once_at_build_time_not_in_the_kernel():
     np.testing.assert_allclose(fn(x.numpy()), layer(x).detach().numpy(), rtol=1e-4, atol=1e-4)
 
 
-def test_a_weight_read_twice_is_not_packed_so_it_is_kept_once():
+def test_a_weight_read_twice_is_packed_once_and_kept_for_its_other_reader():
     class Tied(torch.nn.Module):
         """GPT-2's language-model head reads the token embedding: one weight, two uses."""
 
         def __init__(self):
             super().__init__()
-            self.proj = _linear(64, 64, bias=False)
+            self.wte = torch.nn.Embedding(64, 64)
+            self.head = _linear(64, 64, bias=False)
+            self.head.weight = self.wte.weight
 
-        def forward(self, x):
-            return self.proj(x) + torch.nn.functional.linear(x, self.proj.weight.T)
+        def forward(self, ids):
+            x = self.wte(ids)
+            return self.head(x) + self.head(torch.relu(x))    # two matmuls, one weight
 
     model = Tied().eval()
-    x = torch.randn(1, 8, 64)
-    fn = mlclab.from_torch(model, x)
-    np.testing.assert_allclose(fn(x.numpy()), model(x).detach().numpy(), rtol=1e-4, atol=1e-4)
-    _kernels_, constants = _kernels(fn)
+    ids = torch.tensor([[1, 5, 9, 63]])
+    fn = mlclab.from_torch(model, ids)
+    np.testing.assert_allclose(fn(ids.numpy()), model(ids).detach().numpy(), rtol=1e-4,
+                               atol=1e-4)
     width = panel_width(64, _lanes())
-    assert (64 // width, 64, width) not in constants
+    pool = _executable_tensors(fn)
+    # the panels once for both matmuls, and the weight itself for the embedding's lookup
+    assert (64 // width, 64, width) in pool and (64, 64) in pool
+    # one packed copy in the executable's constant pool (the module text shows the one
+    # constant at each of its two readers)
+    pool_text = str(fn.program.executable.stats()).split("Constant pool", 1)[1]
+    assert pool_text.count(f"[{64 // width}, 64, {width}]") - \
+        pool_text.count(f"shapetuple[{64 // width}, 64, {width}]") == 1
+    # both matmuls read the panels: no kernel copies the weight into panels per call
+    matmuls = {name: rule for name, rule in _decisions(fn).items() if "matmul" in name}
+    assert matmuls and set(matmuls.values()) == {"register_tile_prepacked"}, matmuls
 
 
 def test_columns_with_no_power_of_two_divisor_keep_the_general_rule():

@@ -22,9 +22,16 @@ multiplied by zeros and thrown away, so every kept output is summed as before. F
 columns than ``MIN_PADDED_COLUMNS`` are left to the general rule (the copy would cost more
 than the tile saves).
 
+A constant that something else also reads (GPT-2's head tied to its token embedding, which a
+``take`` reads too) is packed all the same, and the original is kept for that other reader:
+left unpacked, the register tile would copy it into panels of its own on every call -- the
+same bytes again, in the VM's pool, at a quarter of the speed (lesson 13's tied 50,257-word
+head: 57 ms a token unpacked, 14 ms packed). Two matmuls reading one weight share one packed
+copy.
+
 Left alone: a weight that is a parameter (a tinynn ``linear(x, w)``; packing it would cost a
-kernel per call, which is what the register tile's in-kernel panels already do), a constant
-that anything else also reads (packing would keep both layouts), and other dtypes.
+kernel per call, which is what the register tile's in-kernel panels already do), and other
+dtypes.
 """
 from __future__ import annotations
 
@@ -67,23 +74,28 @@ def padded_columns(columns: int, lanes: int):
     return lanes, -(-columns // group) * group
 
 
-def pack_panels(weight_nk, width: int, columns=None):
-    """``weight_nk`` (N, K) as (columns / width, K, width) panels (numpy, a contiguous copy),
-    the rows past N zero (``columns`` defaults to N)."""
+def pack_panels(weight_nk, width: int, columns=None, out=None):
+    """``weight_nk`` (N, K) as (columns / width, K, width) panels (numpy, contiguous), the
+    rows past N zero (``columns`` defaults to N); written into ``out`` when given (the
+    packed constant's own memory: a large head is then never copied twice)."""
     import numpy as np
 
     n, k = weight_nk.shape
     columns = n if columns is None else columns
-    if columns != n:
-        weight_nk = np.concatenate([weight_nk, np.zeros((columns - n, k), weight_nk.dtype)])
-    return np.ascontiguousarray(
-        weight_nk.reshape(columns // width, width, k).transpose(0, 2, 1))
+    if out is None:
+        out = np.empty((columns // width, k, width), weight_nk.dtype)
+    full = n // width                            # panels of real rows only
+    out[:full] = weight_nk[:full * width].reshape(full, width, k).transpose(0, 2, 1)
+    out[full:] = 0
+    if n > full * width:                         # the last real rows, then zero columns
+        out[full, :, :n - full * width] = weight_nk[full * width:].T
+    return out
 
 
 def pack_weights(lanes: int):
     """A module pass replacing every ``matmul(x, permute_dims(w))`` and ``matmul(x, w)``
-    with a constant 2-D float32 ``w`` read by nothing else by ``packed_matmul`` on ``w``'s
-    panels for ``lanes``-wide vectors."""
+    with a constant 2-D float32 ``w`` by ``packed_matmul`` on ``w``'s panels for
+    ``lanes``-wide vectors (``w`` stays only where something else reads it)."""
     import tvm
     from tvm import relax
 
@@ -91,10 +103,9 @@ def pack_weights(lanes: int):
 
     @tvm.transform.module_pass(opt_level=0, name="mlclab.PackWeights")
     def pack(mod, _ctx):
-        uses = _constant_uses(mod)
         # Any Relax function: the rewrite replaces one binding by a call on the same values,
         # so it holds in functions of several blocks (an imported model's index checks).
-        plans = {gv: _plans(func, uses, lanes) for gv, func in mod.functions_items()
+        plans = {gv: _plans(func, lanes) for gv, func in mod.functions_items()
                  if isinstance(func, relax.Function) and isinstance(func.body, relax.SeqExpr)}
         plans = {gv: plan for gv, plan in plans.items() if plan}
         if not plans:
@@ -109,26 +120,9 @@ def pack_weights(lanes: int):
     return pack
 
 
-def _constant_uses(mod) -> dict:
-    """Constant -> how many places of the module's Relax functions read it."""
-    from tvm import relax
-    from tvm.ir.expr import Constant
-
-    counts: dict = {}
-
-    def record(node):
-        if isinstance(node, Constant):
-            counts[node] = counts.get(node, 0) + 1
-
-    for _gv, func in mod.functions_items():
-        if isinstance(func, relax.Function):
-            relax.analysis.post_order_visit(func, record)
-    return counts
-
-
-def _plans(func, uses, lanes: int) -> dict:
-    """matmul var -> (x, the (N, K) weight as numpy, panel width, padded column count) for
-    every matmul to pack."""
+def _plans(func, lanes: int) -> dict:
+    """matmul var -> (x, the (N, K) weight as numpy, panel width, padded column count, the
+    weight's constant) for every matmul to pack."""
     from tvm import relax
 
     values = relax.analysis.get_var2val(func)
@@ -143,12 +137,14 @@ def _plans(func, uses, lanes: int) -> dict:
                 or str(value.attrs.out_dtype) not in ("", "float32"):
             continue
         b = _unbroadcast(b, x, values, var_uses)
-        weight = _constant_nk(b, values, var_uses, uses)
-        if weight is None:
+        found = _constant_nk(b, values, var_uses)
+        if found is None:
             continue
-        layout = padded_columns(weight.shape[0], lanes)
+        constant, transposed = found
+        n = _ints(constant.ty)[1 if transposed else 0]
+        layout = padded_columns(n, lanes)
         if layout is not None:
-            plans[var] = (x, weight, *layout)
+            plans[var] = (x, constant, transposed, n, *layout)
     return plans
 
 
@@ -188,14 +184,16 @@ def _ints(ty):
     return [int(v) for v in values]
 
 
-def _constant_nk(b, values, var_uses, uses):
-    """B of a matmul as an (N, K) numpy weight when it is a 2-D constant (K, N), or the
-    transpose of a 2-D constant (N, K), read by nothing else; else None."""
+def _constant_nk(b, values, var_uses):
+    """``(constant, transposed)`` when B of a matmul is a 2-D constant (K, N) (transposed:
+    its (N, K) weight is ``constant.T``), or the transpose (read by this matmul only) of a
+    2-D constant (N, K); else None. The constant may have other readers: they keep it, the
+    matmul reads the panels."""
     from tvm import relax
     from tvm.ir.expr import Constant
 
     if isinstance(b, Constant):
-        return b.value.numpy().T if b.ty.ndim == 2 and uses.get(b) == 1 else None
+        return (b, True) if b.ty.ndim == 2 and _ints(b.ty) is not None else None
     if not isinstance(b, relax.Var) or var_uses.get(b) != 1:
         return None
     value = values.get(b)
@@ -203,10 +201,10 @@ def _constant_nk(b, values, var_uses, uses):
         return None
     (w,) = value.args
     axes = value.attrs.axes
-    if not (isinstance(w, Constant) and w.ty.ndim == 2 and uses.get(w) == 1
+    if not (isinstance(w, Constant) and w.ty.ndim == 2 and _ints(w.ty) is not None
             and (axes is None or [int(a) for a in axes] == [1, 0])):
         return None
-    return w.value.numpy()
+    return w, False
 
 
 def _var_uses(func) -> dict:
@@ -263,23 +261,44 @@ def _packer_class():
         def __init__(self, mod, plans):
             super().__init__(mod)
             self.plans = plans
+            # (weight constant, panel width, columns) -> its panels: packed once however
+            # many matmuls read the weight
+            self.packed: dict = {}
 
         def visit_var_binding_(self, binding):
             plan = self.plans.get(binding.var)
             if plan is None:
                 super().visit_var_binding_(binding)
                 return
-            x, weight, width, columns = plan
-            panels = relax.const(pack_panels(weight, width, columns))
+            x, constant, transposed, n, width, columns = plan
+            key = (constant, width, columns)
+            if key not in self.packed:
+                self.packed[key] = relax.const(_packed(constant, transposed, width, columns))
+            panels = self.packed[key]
             call = self.builder_.call_te(packed_matmul, self.visit_expr(x), panels,
                                          columns=columns, primfunc_name_hint=BLOCK_NAME)
-            if columns != weight.shape[0]:      # padded: the real columns are cropped out
+            if columns != n:      # padded: the real columns are cropped out
                 padded = self.builder_.emit(call, "padded")
                 call = relax.op.strided_slice(padded, axes=[padded.ty.ndim - 1], begin=[0],
-                                              end=[weight.shape[0]])
+                                              end=[n])
             # Under the matmul's own var: the views follow a value through the pipeline by
             # name, so the packed matmul keeps its line (its PyTorch module).
             self.builder_.emit_normalized(relax.VarBinding(binding.var,
                                                            self.builder_.normalize(call)))
 
     return Packer
+
+
+def _packed(constant, transposed: bool, width: int, columns: int):
+    """The panels of ``constant`` as a TVM tensor, written in place: the weight is read
+    through a view of the constant and the panels go straight into TVM's (aligned) memory,
+    so packing a 154 MB head costs the 154 MB it keeps, not three copies on the way."""
+    import numpy as np
+    import tvm
+
+    weight = np.from_dlpack(constant.value)
+    weight = weight.T if transposed else weight
+    k = weight.shape[1]
+    tensor = tvm.runtime.empty((columns // width, k, width), str(weight.dtype))
+    pack_panels(weight, width, columns, out=np.from_dlpack(tensor))
+    return tensor
