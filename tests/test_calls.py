@@ -1,6 +1,7 @@
 """Compiling and calling: the seed program, the decorator, argument checks, composition,
 if/else, the cache, and results that never change behind the caller's back."""
 import importlib
+import threading
 
 import numpy as np
 import pytest
@@ -22,6 +23,15 @@ def args():
     return (rng.standard_normal((2, 3)).astype("f4"), rng.standard_normal((3, 4)).astype("f4"),
             rng.standard_normal((2, 4)).astype("f4"))
 
+
+
+def run_on_threads(worker, count: int) -> None:
+    """``worker(k)`` for k in 0..count-1, each on its own thread, all at once."""
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 def test_seed_program():
     prog = mlclab.compile(SEED)
@@ -433,7 +443,6 @@ def test_the_thin_call_checks_memory_when_the_need_is_large(thin_prog, monkeypat
 
 
 def test_thin_calls_from_several_threads_are_correct(thin_prog):
-    import threading
 
     f = thin_prog["plus"]
     f(*_pair())
@@ -448,11 +457,7 @@ def test_thin_calls_from_several_threads_are_correct(thin_prog):
             if not np.array_equal(out, a + b):
                 problems.append(k)
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_on_threads(worker, 4)
     assert problems == []
 
 
@@ -547,7 +552,6 @@ def test_one_kernel_reads_only_the_plain_bytecode_shape():
 def test_one_kernel_calls_in_parallel_threads_are_correct_and_their_own():
     """No lock around a kernel called without the VM: a parallel kernel (TVM's pool is per
     calling thread) from four threads at once, each result fresh."""
-    import threading
 
     f = mlclab.compile("def f(a: Tensor[(256, 512), f32], b: Tensor[(256, 512), f32]):\n"
                        "    return relu(a * b + 1.0)", force=True)["f"]
@@ -565,11 +569,7 @@ def test_one_kernel_calls_in_parallel_threads_are_correct_and_their_own():
             if not np.array_equal(out, np.maximum(x * b + np.float32(1), 0)):
                 problems.append(k)
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_on_threads(worker, 4)
     assert problems == []
     addresses = {r.ctypes.data for r in results}
     assert len(addresses) == len({id(r) for r in results}) == 120   # no two share memory
