@@ -50,6 +50,7 @@ def test_the_search_measured_every_trial_in_its_rounds(tuned):
     assert result.design_spaces and "sample_perfect_tile" in result.design_spaces[0]
     assert result.cost_model.startswith("xgb: MetaSchedule's XGBModel")
     assert result.settings["trials"] == 12 and result.settings["population"] == 32
+    assert result.defaults == {"population": 512, "warmup": 100}    # MetaSchedule's, read
 
 
 def test_the_tuned_kernel_equals_numpy(tuned):

@@ -75,6 +75,7 @@ class Tuned:
     design_spaces: list        # each design space's trace, as text
     cost_model: str
     settings: dict             # trials, per_round, population, seed, threads, target
+    defaults: dict             # MetaSchedule's own population and cost-model warm-up
     seconds: float             # the tuning's wall time, in the child
     load: list                 # the load average when it ended
     when: str
@@ -214,6 +215,7 @@ def _from_json(result: dict) -> Tuned:
                  mutators={str(k): float(v) for k, v in result["mutators"].items()},
                  design_spaces=[str(s) for s in result["design_spaces"]],
                  cost_model=str(result["cost_model"]), settings=dict(result["settings"]),
+                 defaults={str(k): int(v) for k, v in result["defaults"].items()},
                  seconds=float(result["seconds"]), load=[float(x) for x in result["load"]],
                  when=str(result["when"]))
 

@@ -136,6 +136,8 @@ def _search(request: dict) -> dict:
                           search_strategy=strategy, task_name="main",
                           rand_state=settings["seed"], num_threads=settings["threads"])
     space = task.space_generator
+    defaults = {"population": _default(ms.search_strategy.EvolutionarySearch, "population_size"),
+                "warmup": _default(ms.cost_model.XGBModel, "num_warmup_samples")}
     if settings["cost_model"] == "xgb":
         import xgboost
         # Learn from the first round on (the default waits for 100 trials, more than a lesson
@@ -144,7 +146,8 @@ def _search(request: dict) -> dict:
         cost = ms.cost_model.XGBModel(num_warmup_samples=settings["per_round"],
                                       num_tuning_cores=1)
         described = (f"xgb: MetaSchedule's XGBModel (XGBoost {xgboost.__version__}), trained "
-                     f"from the first {settings['per_round']} trials on")
+                     f"from the first {settings['per_round']} trials on (by default it ranks at "
+                     f"random until {defaults['warmup']} trials are measured)")
     else:
         cost = ms.cost_model.RandomModel(seed=settings["seed"])
         described = "random: MetaSchedule's RandomModel, a random score for every candidate"
@@ -163,10 +166,16 @@ def _search(request: dict) -> dict:
             "postprocs": [type(p).__name__ for p in space.postprocs],
             "mutators": {type(m).__name__: float(p) for m, p in space.mutator_probs.items()},
             "design_spaces": [str(s.trace) for s in task.generate_design_space()],
-            "cost_model": described, "settings": settings,
+            "cost_model": described, "settings": settings, "defaults": defaults,
             "seconds": round(time.perf_counter() - started, 2),
             "load": [round(x, 2) for x in os.getloadavg()],
             "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def _default(cls, parameter: str):
+    """MetaSchedule's default for one of ``cls``'s settings, read from its signature."""
+    import inspect
+    return inspect.signature(cls.__init__).parameters[parameter].default
 
 
 def _what_each_rule_did(rules, mod) -> list:
