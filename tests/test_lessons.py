@@ -183,7 +183,8 @@ _COUNT = (r"(?:\d[\d,]*(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten|e
           r"|twenty[- ]?\w*)")
 STATED_FACTS = [
     rf"\b{_COUNT}\s+(?:\w+\s+)?(?:passes|kernels?|fused groups|groups?|PrimFuncs?|loop nests?|"
-    r"intermediate buffers?|buffers|temporar(?:y|ies)|cores?|threads)\b",
+    r"intermediate buffers?|buffers|temporar(?:y|ies)|cores?|threads|trials?|design spaces?|"
+    r"rounds?|schedules)\b",
     r"\bsteps? \d+\b",
     r"\b\d+(?:\.\d+)?\s*[x×]\s+(?:faster|slower|more|fewer|less|apart)\b",
     rf"\b{_COUNT}\s+times\s+(?:more|fewer|faster|slower|less|as)\b",
@@ -227,7 +228,8 @@ def test_the_fact_scanner_finds_typed_facts():
     stale = ["which of the 23 passes will change it?", "FoldBatchNorm (step 3) scales",
              "about **ten times\nmore arithmetic**", "doing a tenth of the work",
              "On this 2-core machine",
-             "allocates two temporaries", "the chain is 2.7x faster", "FuseOps made 3 fused groups"]
+             "allocates two temporaries", "the chain is 2.7x faster", "FuseOps made 3 fused groups",
+             "MetaSchedule measured 32 trials", "three design spaces", "2,177,364 schedules"]
     for text in stale:
         assert any(re.search(p, text, re.I) for p in STATED_FACTS), text
 
