@@ -2,6 +2,9 @@
 cached on disk. One real tuning of a small matmul (module-scoped, ~15 s) serves most tests; the
 limits are tested on real children (a hang, a native crash, too little memory)."""
 import json
+import os
+import resource
+import subprocess
 import sys
 import threading
 import time
@@ -195,6 +198,21 @@ def test_the_memory_limit_holds_in_the_child(tmp_path):
     message = str(err.value)
     assert "ran out of memory at its limit of 200 MB" in message
     assert not list(tmp_path.glob("metaschedule-*.json"))
+
+
+def test_the_memory_limit_never_raises_one_the_process_already_has():
+    """Inside a graded run's sandbox the kernel is already limited: the child only lowers it."""
+    three_gb = 3 << 30
+    probe = ("import resource\n"
+             "from mlclab.course.metaschedule_search import _limit_memory\n"
+             "_limit_memory(4096)\n"
+             "print(resource.getrlimit(resource.RLIMIT_AS))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "MALLOC_ARENA_MAX": "2"},
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
+                                                                (three_gb, three_gb)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str((three_gb, three_gb))
 
 
 # ------------------------------------------------------------------------------ bad arguments

@@ -209,9 +209,14 @@ def _block_names(mod) -> list:
 def _limit_memory(memory_mb: int) -> None:
     """Address space capped (a runaway allocation fails instead of swapping the machine), and
     no core file from a crash. Not the sandbox's ``set_limits``: its per-user process cap would
-    count every thread the student's other programs run."""
+    count every thread the student's other programs run. Never above a limit the process was
+    started under (a graded run's sandbox sets its own): only lowered."""
     import resource
-    resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+    limit = memory_mb << 20
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
