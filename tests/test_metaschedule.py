@@ -139,6 +139,28 @@ def test_a_corrupt_entry_is_a_miss_and_is_tuned_again(tuned, tmp_path, monkeypat
     assert json.loads(path.read_text()) == entry
 
 
+def test_a_cache_folder_that_cannot_be_made_tunes_with_a_warning(tuned, tmp_path, monkeypatch):
+    result, _ = tuned
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    calls = []
+    monkeypatch.setattr(metaschedule, "run_child", _replay(result, calls))
+    with pytest.warns(UserWarning, match="cannot be cached"):
+        again = metaschedule.tune(matmul(), cache_dir=blocker / "cache", **SMALL)
+    assert len(calls) == 1 and again.path is None and again.best == result.best
+
+
+def test_a_result_the_kernel_cannot_replay_is_a_message(tuned, tmp_path, monkeypatch):
+    result, _ = tuned
+    entry = json.loads(result.path.read_text())["result"]
+    broken = {**entry, "trials": [{**t, "trace": '[[["Nonsense", [], [], []]], {}]'}
+                                  for t in entry["trials"]]}
+    monkeypatch.setattr(metaschedule, "run_child", lambda *a, **k: broken)
+    with pytest.raises(TuningError, match="cannot use"):
+        metaschedule.tune(matmul(), cache_dir=tmp_path, **SMALL)
+    assert not list(tmp_path.glob("metaschedule-*.json"))
+
+
 def test_two_kernels_tuning_one_key_tune_it_once(tuned, tmp_path, monkeypatch):
     result, _ = tuned
     calls = []

@@ -35,6 +35,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -138,23 +139,41 @@ def tune(mod, *, cache_dir, trials: int = TRIALS, per_round: int = PER_ROUND,
     found = load(path, key, mod)
     if found is not None:
         return found
-    folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder / f".{path.stem}.lock"):
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = _lock(folder / f".{path.stem}.lock")
+    except OSError as err:
+        warnings.warn(f"MetaSchedule's result cannot be cached in {folder} ({err}); tuning "
+                      f"without a cache", stacklevel=2)
+        return _tune_now(mod, request, time_limit_s, memory_mb)[0]
+    with lock:
         found = load(path, key, mod)          # another kernel may have tuned it meanwhile
         if found is not None:
             return found
+        tuned, result = _tune_now(mod, request, time_limit_s, memory_mb)
         try:
-            result = run_child(request, time_limit_s, memory_mb)
-            tuned = _from_json(result)
-            tuned.schedule(mod)               # its best trace must replay here
-        except TuningError as err:
-            raise compact(err) from None
-        except (KeyError, TypeError, ValueError) as err:
-            raise compact(TuningError(f"MetaSchedule's tuner returned a result this mlclab "
-                                      f"cannot read ({type(err).__name__}: {err})")) from None
-        _save(path, {"format": FORMAT, "key": key, "result": result})
-        tuned.path = path
+            _save(path, {"format": FORMAT, "key": key, "result": result})
+            tuned.path = path
+        except OSError as err:
+            warnings.warn(f"MetaSchedule's result could not be cached in {folder} ({err}); "
+                          f"a re-run tunes again", stacklevel=2)
         return tuned
+
+
+def _tune_now(mod, request: dict, time_limit_s: float, memory_mb: int) -> tuple:
+    """The child's result, as a ``Tuned`` whose best trace replays on ``mod``, and as JSON."""
+    from ..api.errors import compact
+    try:
+        result = run_child(request, time_limit_s, memory_mb)
+    except TuningError as err:
+        raise compact(err) from None
+    try:
+        tuned = _from_json(result)
+        tuned.schedule(mod)
+    except Exception as err:  # noqa: BLE001 -- anything wrong with what the child wrote
+        raise compact(TuningError(f"MetaSchedule's tuner returned a result this mlclab cannot "
+                                  f"use ({type(err).__name__}: {err})")) from None
+    return tuned, result
 
 
 def tuning_target(threads: int):
@@ -233,12 +252,16 @@ def _save(path: Path, entry: dict) -> None:
         raise
 
 
-@contextlib.contextmanager
-def _locked(lock_path: Path):
+def _lock(lock_path: Path):
+    """``lock_path`` open and locked; closing it (``with``) or the holder's death unlocks."""
     import fcntl
-    with open(lock_path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)      # released when the file closes, or the holder dies
-        yield
+    lock = open(lock_path, "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    except OSError:
+        lock.close()
+        raise
+    return lock
 
 
 def _as_module(mod):
