@@ -303,12 +303,12 @@ def run_child(request: dict, time_limit_s: float, memory_mb: int,
         (work_dir / "request.json").write_text(json.dumps(request), encoding="utf-8")
         out = work_dir / "result.json"
         argv = argv or [sys.executable, "-m", "mlclab.course.metaschedule_search",
-                        str(work_dir / "request.json"), str(out),
-                        str(int(memory_mb))]
-        root = str(Path(__file__).resolve().parents[2])     # the folder holding mlclab/
-        env = {**os.environ, "MALLOC_ARENA_MAX": "2",        # glibc's arenas vs the memory limit
-               "PYTHONPATH": os.pathsep.join([root, *filter(None, [
-                   os.environ.get("PYTHONPATH")])])}
+                        str(work_dir / "request.json"), str(out), str(int(memory_mb))]
+        env = {**os.environ, "MALLOC_ARENA_MAX": "2"}       # glibc's arenas vs the memory limit
+        root = Path(__file__).resolve().parents[2]          # the folder holding mlclab/
+        if "site-packages" not in root.parts:               # a checkout: the same mlclab
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root),
+                                                              os.environ.get("PYTHONPATH")]))
         log = work_dir / "child.log"
         with open(log, "wb") as output:
             child = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.DEVNULL,
