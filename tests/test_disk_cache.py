@@ -346,3 +346,37 @@ def test_a_students_own_operator_keeps_the_kernel_off_the_disk_cache(tmp_path):
     finally:
         ops.OPS.pop("twice_test", None)
         mlclab.cache_dir("off")
+
+
+def test_records_are_read_from_the_class_folder_first_and_written_to_the_users(tmp_path):
+    """A lesson's measured trials (lesson 10) live in the disk cache's levels, as compiled
+    programs do: what the instructor's run stored, a student's kernel reads."""
+    shared, user = tmp_path / "shared", tmp_path / "user"
+    try:
+        mlclab.cache_dir(shared)                     # the instructor's warm-up run
+        stored = cache.Records("lesson-10").save("trials", {"ms": [1.5, 0.5]})
+        assert stored.parent == shared / "lesson-10"
+        mlclab.cache_dir(user, shared=shared)        # a student's kernel
+        records = cache.Records("lesson-10")
+        assert records.load("trials") == ({"ms": [1.5, 0.5]}, stored)
+        assert records.load("other trials") is None
+        mine = records.save("other trials", {"ms": [2.0]})
+        assert mine.parent == user / "lesson-10" and not (shared / "lesson-10" / mine.name).exists()
+        assert records.load("other trials") == ({"ms": [2.0]}, mine)
+        # a damaged record or one holding another key is a miss, never an error
+        mine.write_text('{"key": "other trials", "rec', encoding="utf-8")
+        assert records.load("other trials") is None
+        mine.write_text(json.dumps({"key": "someone else's", "record": 1}), encoding="utf-8")
+        assert records.load("other trials") is None
+        assert not [p for p in (user / "lesson-10").iterdir() if p.suffix == ".tmp"]
+        # the user's level off: nothing is stored, the class folder is still read
+        mlclab.cache_dir("off")
+        assert records.save("more", {}) is None and records.load("trials") is not None
+    finally:
+        mlclab.cache_dir("off", shared="off")
+
+
+@pytest.mark.parametrize("name", ["", "ab", "../up", "a/b", ".hidden", 7])
+def test_a_records_folder_name_is_a_plain_name(name):
+    with pytest.raises(ValueError, match="name must be a plain folder name"):
+        cache.Records(name)

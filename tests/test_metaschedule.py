@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-import mlclab  # noqa: F401  (first: TVM's thread pool sized for this process)
+import mlclab  # (first: TVM's thread pool sized for this process)
 import tvm
 from tvm import te
 
@@ -85,6 +85,34 @@ def test_other_settings_or_another_module_are_another_entry(tuned, monkeypatch):
     metaschedule.tune(matmul(), cache_dir=folder, **{**SMALL, "trials": 6})
     metaschedule.tune(matmul(32), cache_dir=folder, **SMALL)
     assert len(calls) == 2
+
+
+
+def test_a_class_folder_serves_the_tuning_and_keeps_its_bad_entries(tuned, tmp_path,
+                                                                    monkeypatch):
+    """With no cache_dir, the disk cache's levels: the class's shared folder (an instructor's
+    warm-cache run) is read first and never written or cleaned; the student's folder stores."""
+    result, _ = tuned
+    shared = tmp_path / "shared" / metaschedule.CACHE_NAME
+    shared.mkdir(parents=True)
+    (shared / result.path.name).write_text(result.path.read_text(), encoding="utf-8")
+    user = tmp_path / "user" / metaschedule.CACHE_NAME
+    try:
+        mlclab.cache_dir(tmp_path / "user", shared=tmp_path / "shared")
+        monkeypatch.setattr(metaschedule, "run_child", _must_not_run)
+        served = metaschedule.tune(matmul(), **SMALL)
+        assert served.cached and served.path == shared / result.path.name
+        (shared / result.path.name).write_text("{", encoding="utf-8")      # damaged
+        calls = []
+        monkeypatch.setattr(metaschedule, "run_child", _replay(result, calls))
+        fresh = metaschedule.tune(matmul(), **SMALL)
+        assert len(calls) == 1 and fresh.path == user / result.path.name
+        assert (shared / result.path.name).read_text(encoding="utf-8") == "{"
+        assert metaschedule.tune(matmul(), **SMALL).cached and len(calls) == 1
+        mlclab.cache_dir("off", shared="off")        # no disk cache: tuned, nothing stored
+        assert metaschedule.tune(matmul(), **SMALL).path is None and len(calls) == 2
+    finally:
+        mlclab.cache_dir("off", shared="off")
 
 
 def _must_not_run(*args, **kwargs):

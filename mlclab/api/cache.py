@@ -246,6 +246,57 @@ class Levels:
 
 LEVELS = Levels()
 
+def record_folders(name: str) -> tuple:
+    """``name``'s folder in each disk level, for records that are not compiled programs (a
+    lesson's measured trials, a tuner's result): ``(shared, user)``, None where a level is
+    off. As for compiled programs, the shared one is read first and never written, so a class
+    folder an instructor warmed (``python -m mlclab.course warm-cache``) serves them too."""
+    if (not isinstance(name, str) or not name or name != Path(name).name
+            or name.startswith(".") or len(name) == 2):      # 2: the compiled entries' folders
+        raise ValueError(f"record_folders(): name must be a plain folder name, got {name!r}")
+    LEVELS.ready()
+    return (LEVELS.shared.path / name if LEVELS.shared else None,
+            LEVELS.user.path / name if LEVELS.user else None)
+
+
+class Records:
+    """JSON records kept under ``name`` in the disk levels (``record_folders``), one file per
+    key: ``load`` reads the shared folder, then the user's; ``save`` writes the user's, whole.
+    A record that cannot be read, or holds another key, is a miss."""
+
+    def __init__(self, name: str):
+        record_folders(name)                                  # checks the name
+        self.name = name
+
+    @staticmethod
+    def _file(key: str) -> str:
+        return hashlib.sha256(key.encode()).hexdigest()[:16] + ".json"
+
+    def load(self, key: str):
+        """``(record, path)`` for ``key``, or None."""
+        for folder in record_folders(self.name):
+            if folder is None:
+                continue
+            path = folder / self._file(key)
+            try:
+                entry = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(entry, dict) and entry.get("key") == key and "record" in entry:
+                return entry["record"], path
+        return None
+
+    def save(self, key: str, record) -> Path | None:
+        """Where ``record`` was stored under ``key``; None when the user's disk level is off."""
+        folder = record_folders(self.name)[1]
+        if folder is None:
+            return None
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / self._file(key)
+        disk_cache.write_whole(path, json.dumps({"key": key, "record": record}))
+        return path
+
+
 #: Imported models built but not stored, and why (the last reason): ``cache_info()``.
 NOT_STORED = {"models": 0, "reason": None}
 

@@ -24,6 +24,7 @@ is recorded again on first use (``Built.record``). Only builds with no fallback 
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -47,6 +48,20 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def write_whole(path: Path, text: str) -> None:
+    """``text`` in ``path``, written whole or not at all: a temporary file beside it, renamed
+    into place, so a reader in another process never sees half of it."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 class DiskCache:

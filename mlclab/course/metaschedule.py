@@ -1,6 +1,6 @@
 """MetaSchedule's own tuner on one TensorIR function, for a lesson: TVM's search run in a child
 process (``course.metaschedule_search``) under a time and a memory limit, its result cached in
-the user's cache folder.
+the disk cache's folders (a class's shared folder read first, then the user's).
 
 What runs is stock MetaSchedule (``ms.tune.tune_tasks``): the design space its schedule rules
 generate for this CPU (``post-order-apply``), its evolutionary search with its mutators, its
@@ -40,12 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..api.cache import record_folders
+from ..api.disk_cache import write_whole
 from .metaschedule_search import OUT_OF_MEMORY
 
 FORMAT = 1                 # bumped when an entry's layout changes
 TRIALS, PER_ROUND, POPULATION = 32, 8, 128
 TIME_LIMIT_S, MEMORY_MB = 300.0, 4096
 COST_MODELS = ("xgb", "random")
+CACHE_NAME = "metaschedule"    # its folder in the disk cache (api.cache.record_folders)
 
 
 class TuningError(RuntimeError):
@@ -110,13 +113,15 @@ class Tuned:
 
 
 # ------------------------------------------------------------------------------ the kernel's side
-def tune(mod, *, cache_dir, trials: int = TRIALS, per_round: int = PER_ROUND,
+def tune(mod, *, cache_dir=None, trials: int = TRIALS, per_round: int = PER_ROUND,
          population: int = POPULATION, cost_model: str = "xgb", seed: int = 0,
          time_limit_s: float = TIME_LIMIT_S, memory_mb: int = MEMORY_MB) -> Tuned:
     """Tune ``mod`` (a PrimFunc, or an IRModule of one PrimFunc) with MetaSchedule for this CPU:
-    ``trials`` measured candidates in rounds of ``per_round``. Read from ``cache_dir`` when it
-    was tuned before with the same settings, code and versions; else tuned in a child process
+    ``trials`` measured candidates in rounds of ``per_round``. Read from the cache when it was
+    tuned before with the same settings, code and versions; else tuned in a child process
     stopped after ``time_limit_s`` seconds or at ``memory_mb`` of address space, and cached.
+    The cache is ``cache_dir`` if given, else the disk cache's ``metaschedule`` folders
+    (``api.cache.record_folders``: a class's shared folder read first, then the user's).
     Raises ``TuningError`` (a message, not a traceback, in a notebook) when no result came."""
     from ..api.errors import compact
 
@@ -134,8 +139,17 @@ def tune(mod, *, cache_dir, trials: int = TRIALS, per_round: int = PER_ROUND,
     settings["target"] = str(tuning_target(settings["threads"]))
     request = {"module": mod.script(), "settings": settings}
     key = cache_key(request)
-    folder = Path(cache_dir).expanduser()
-    path = folder / f"metaschedule-{key[:16]}.json"
+    name = f"metaschedule-{key[:16]}.json"
+    if cache_dir is None:
+        shared, folder = record_folders(CACHE_NAME)
+        found = shared and load(shared / name, key, mod, remove_bad=False)
+        if found:
+            return found
+        if folder is None:                       # the user turned the disk cache off
+            return _tune_now(mod, request, time_limit_s, memory_mb)[0]
+    else:
+        folder = Path(cache_dir).expanduser()
+    path = folder / name
     found = load(path, key, mod)
     if found is not None:
         return found
@@ -152,7 +166,7 @@ def tune(mod, *, cache_dir, trials: int = TRIALS, per_round: int = PER_ROUND,
             return found
         tuned, result = _tune_now(mod, request, time_limit_s, memory_mb)
         try:
-            _save(path, {"format": FORMAT, "key": key, "result": result})
+            write_whole(path, json.dumps({"format": FORMAT, "key": key, "result": result}))
             tuned.path = path
         except OSError as err:
             warnings.warn(f"MetaSchedule's result could not be cached in {folder} ({err}); "
@@ -203,9 +217,9 @@ def cache_key(request: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def load(path: Path, key: str, mod) -> Optional[Tuned]:
+def load(path: Path, key: str, mod, remove_bad: bool = True) -> Optional[Tuned]:
     """The entry at ``path`` if it is whole, has ``key`` and its best trace replays on ``mod``;
-    else None, and a bad entry is removed."""
+    else None, and a bad entry is removed (``remove_bad``: not from a shared folder)."""
     if not path.exists():
         return None
     try:
@@ -215,8 +229,9 @@ def load(path: Path, key: str, mod) -> Optional[Tuned]:
         tuned = _from_json(entry["result"])
         tuned.schedule(mod)
     except Exception:          # anything wrong with it: tune again  # noqa: BLE001
-        with contextlib.suppress(OSError):
-            path.unlink()
+        if remove_bad:
+            with contextlib.suppress(OSError):
+                path.unlink()
         return None
     tuned.path, tuned.cached = path, True
     return tuned
@@ -237,19 +252,6 @@ def _from_json(result: dict) -> Tuned:
                  defaults={str(k): int(v) for k, v in result["defaults"].items()},
                  seconds=float(result["seconds"]), load=[float(x) for x in result["load"]],
                  when=str(result["when"]))
-
-
-def _save(path: Path, entry: dict) -> None:
-    """Written whole or not at all: a temporary file beside it, renamed into place."""
-    fd, temp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(entry, f)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 def _lock(lock_path: Path):
