@@ -7,6 +7,7 @@ only inside the sandbox.
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -94,6 +95,24 @@ except MemoryError:
 while True:
     pass
 ''', 1.0),
+    # overwrites, deletes and plants files in the class's shared compile cache, which the graded
+    # runs read: were it writable, the next submissions would run its code
+    "cache-poisoner": (WRONG + '''
+import os, shutil
+shared = os.environ.get("MLCLAB_SHARED_CACHE_DIR") or "/nonexistent"
+for root, dirs, files in os.walk(shared):
+    for name in files:
+        try:
+            open(os.path.join(root, name), "w").write("poisoned")
+        except OSError:
+            pass
+    for name in dirs:
+        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+try:
+    open(os.path.join(shared, "planted"), "w").write("x")
+except OSError:
+    pass
+''', 0.0),
     "right-after-saboteur": (RIGHT, 1.0),
     "wrong-after-saboteur": (WRONG, 0.0),
 }
@@ -116,21 +135,44 @@ def fill(student: Path, answer, path: Path) -> None:
     nbformat.write(nb, path)
 
 
+def tree(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None
+            for p in sorted(folder.rglob("*"))}
+
+
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def made(tmp_path_factory):
+    """The assignment: its student notebook and its autograder zip."""
     out = tmp_path_factory.mktemp("grading")
     course("make", LESSON, out / "a", cwd=out)
     dist = out / "a" / "dist"
+    (zipped,) = (dist / "autograder").glob("*.zip")
+    return out, dist / "student" / LESSON.name, zipped
+
+
+@pytest.fixture(scope="module")
+def class_cache(made):
+    """The class's shared compile cache, warmed as an instructor does (the student notebook run
+    once), and what it held before grading."""
+    out, student, _ = made
+    folder = out / "class-cache"
+    course("warm-cache", student, "--to", folder, cwd=out)
+    assert list(folder.rglob("lib.so")), "the warm-up stored nothing"
+    return folder, tree(folder)
+
+
+@pytest.fixture(scope="module")
+def graded(made, class_cache):
+    out, student, zipped = made
     subs = out / "submissions"
     subs.mkdir()
     for name, (answer, _) in SUBMISSIONS.items():
-        fill(dist / "student" / LESSON.name, answer, subs / f"{name}.ipynb")
-    (zipped,) = (dist / "autograder").glob("*.zip")
+        fill(student, answer, subs / f"{name}.ipynb")
     checker = (ROOT / "mlclab" / "course" / "checker.py").read_bytes()
     # The CPU limit stops the loops whatever the load; the total wall-clock limit is generous, so
     # that a right submission on a busy machine is never cut short.
     course("grade", zipped, subs, out / "graded", "--workers", "2", "--cell-timeout", "30",
-           "--cpu-s", "75", "--timeout", "400", cwd=out)
+           "--cpu-s", "75", "--timeout", "400", "--shared-cache", class_cache[0], cwd=out)
     assert (ROOT / "mlclab" / "course" / "checker.py").read_bytes() == checker
     return out / "graded"
 
@@ -165,3 +207,18 @@ def test_the_limits_are_named_in_the_log_and_the_feedback(graded):
     assert "the kernel died in cell" in died
     log = (graded / "logs" / "loop-then-memory.log").read_text()
     assert "per-cell limit of 30 s" in log
+
+
+def test_graded_runs_read_the_class_cache_and_no_submission_changes_it(graded, class_cache):
+    folder, before = class_cache
+    settings = json.loads((graded / "grading.json").read_text())
+    if settings["isolation"] == "none":     # not root: the folder is not handed to submissions
+        assert settings["shared_cache"] is None and "not isolated" in settings[
+            "shared_cache_refused"]
+    else:
+        assert settings["shared_cache"] == str(folder.resolve())
+        # the untouched notebook compiles what the warm-up compiled (its starter answer too)
+        log = (graded / "logs" / "untouched.log").read_text()
+        served = re.search(r"compile cache: (\d+) program\(s\) read from the class", log)
+        assert served and int(served.group(1)) >= 1, log[-3000:]
+    assert tree(folder) == before                 # the poisoner changed nothing in it

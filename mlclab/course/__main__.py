@@ -28,6 +28,9 @@ def main(argv=None) -> int:
                        help="CPU seconds per process of a submission (default: 1.5 x --timeout); "
                             "a loop that ignores interrupts dies here even on a loaded machine")
     grade.add_argument("--memory-mb", type=int, default=4096, help="address space per submission")
+    grade.add_argument("--shared-cache", type=Path, default=None, metavar="DIR",
+                       help="a class's compile cache (warm-cache --to DIR) the graded runs read, "
+                            "mounted read-only, so no submission compiles what it holds")
     site = sub.add_parser("site",
                           help="OUTDIR [LESSON.ipynb ...]: the lessons executed, as a static site")
     site.add_argument("outdir", type=Path)
@@ -91,7 +94,8 @@ def _grade(args) -> int:
     limits = Limits(cell_s=args.cell_timeout, total_s=args.timeout, memory_mb=args.memory_mb,
                     cpu_s=args.cpu_s or int(max(args.timeout, args.cell_timeout) * 1.5))
     try:
-        rows = grade(args.autograder, subs, args.outdir, workers=args.workers, limits=limits)
+        rows = grade(args.autograder, subs, args.outdir, workers=args.workers, limits=limits,
+                     shared_cache=args.shared_cache)
     except (ValueError, OSError, __import__("zipfile").BadZipFile) as exc:
         print(f"python -m mlclab.course grade: {exc}", file=sys.stderr)
         return 2

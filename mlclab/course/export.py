@@ -27,6 +27,21 @@ from .traces import trace_json
 
 MAX_EVIDENCE = 1 << 20
 
+CACHE_MARK = "[mlclab compile cache] "
+
+
+def report_cache() -> None:
+    """One line for the grading log: what the class's shared compile cache served this run
+    (printed by the kernel, copied to the log by the sandbox; it decides nothing)."""
+    from ..api.cache import cache_info
+    shared = cache_info()["shared"]
+    if shared is None:
+        print(f"{CACHE_MARK}no shared class folder")
+    else:
+        print(f"{CACHE_MARK}{shared['hits']} program(s) read from the class's shared folder, "
+              f"{shared['misses']} not in it")
+
+
 def write(keys: list, salt: int, path: str, namespace: dict) -> None:
     with open(path, "w", encoding="utf-8") as out:
         json.dump(answers(keys, salt, namespace), out)

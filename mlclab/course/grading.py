@@ -106,12 +106,12 @@ def feedback_text(status: str, message: str) -> str:
 
 
 def grade_one(submission: Path, points: dict, salt: int, slot: int, work: Path, log: Path,
-              limits: sandbox.Limits) -> Graded:
+              limits: sandbox.Limits, shared_cache: Optional[Path] = None) -> Graded:
     keys = list(points)
     notes = []
     uid = sandbox.isolated_uid(slot)
     box = work / f"slot{slot}"
-    env = sandbox.make_box(box, uid)
+    env = sandbox.make_box(box, uid, shared_cache)
     notebook = box / "work" / "submission.ipynb"
     shutil.copyfile(submission, notebook)
     if uid is not None:
@@ -132,7 +132,7 @@ def grade_one(submission: Path, points: dict, salt: int, slot: int, work: Path, 
         notes.append(f"the notebook's run ended with code {run.returncode} (a limit?)")
     answers = sandbox.read_own_file(answers_path, uid, MAX_ANSWERS)
     shutil.rmtree(box, ignore_errors=True)
-    results = check(answers, keys, salt, slot, work, log, limits)
+    results = check(answers, keys, salt, slot, work, log, limits, shared_cache)
     scores, feedback = {}, {}
     for key in keys:
         result = results.get(key) or {"status": "failed", "message": "the check gave no verdict"}
@@ -143,11 +143,11 @@ def grade_one(submission: Path, points: dict, salt: int, slot: int, work: Path, 
 
 
 def check(answers: Optional[bytes], keys: list, salt: int, slot: int, work: Path, log: Path,
-          limits: sandbox.Limits) -> dict:
+          limits: sandbox.Limits, shared_cache: Optional[Path] = None) -> dict:
     """The checker process, as another uid than the submission's, on the answers as data."""
     uid = sandbox.isolated_uid(slot, offset=1000)
     box = work / f"check{slot}"
-    env = sandbox.make_box(box, uid)
+    env = sandbox.make_box(box, uid, shared_cache)
     path = box / "out" / sandbox.ANSWERS
     path.write_bytes(answers or b"null")
     if uid is not None:
@@ -167,10 +167,20 @@ def check(answers: Optional[bytes], keys: list, salt: int, slot: int, work: Path
 
 
 def grade(autograder: Path, submissions: list, outdir: Path, workers: Optional[int] = None,
-          limits: Optional[sandbox.Limits] = None, progress: bool = True) -> list:
-    """Grade every submission, ``workers`` at a time; writes OUTDIR's CSV, results and logs."""
+          limits: Optional[sandbox.Limits] = None, progress: bool = True,
+          shared_cache: Optional[Path] = None) -> list:
+    """Grade every submission, ``workers`` at a time; writes OUTDIR's CSV, results and logs.
+    ``shared_cache``: a class's compile cache (``warm-cache``) the runs read, mounted read-only;
+    where that cannot be guaranteed it is not used, and grading.json and stderr say why."""
     points = questions(autograder)
     limits = limits or sandbox.Limits()
+    refused = None
+    if shared_cache is not None:
+        shared_cache = Path(shared_cache).expanduser().resolve()
+        refused = sandbox.shared_cache_refused(shared_cache)
+        if refused:
+            print(f"grade: not reading the shared compile cache: {refused}", file=sys.stderr)
+            shared_cache = None
     workers = max(1, min(workers or cpu_quota(), len(submissions)))
     salt = secrets.randbelow(2**31)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -194,7 +204,7 @@ def grade(autograder: Path, submissions: list, outdir: Path, workers: Optional[i
                 name = names[submission]
                 try:
                     result = grade_one(submission, points, salt, slot, work,
-                                       outdir / "logs" / f"{name}.log", limits)
+                                       outdir / "logs" / f"{name}.log", limits, shared_cache)
                 except Exception as exc:   # one broken submission never stops the others
                     result = Graded(submission.name, {k: 0.0 for k in points}, dict(points),
                                     {k: f"NOT GRADED: {type(exc).__name__}: {exc}" for k in points},
@@ -213,7 +223,9 @@ def grade(autograder: Path, submissions: list, outdir: Path, workers: Optional[i
     write_csv(rows, list(points), outdir / "grades.csv")
     (outdir / "grading.json").write_text(json.dumps(
         {"salt": salt, "workers": workers, "limits": limits.__dict__,
-         "isolation": sandbox.isolation()}, indent=2))
+         "isolation": sandbox.isolation(),
+         "shared_cache": str(shared_cache) if shared_cache else None,
+         "shared_cache_refused": refused}, indent=2))
     return rows
 
 

@@ -42,6 +42,10 @@ _ENTER = r"""set -e
 box=$1; shift
 mount --make-rprivate /
 mount --bind "$box" "$box"
+if [ -n "${MLCLAB_SHARED_CACHE_DIR:-}" ]; then     # the class's compile cache: read-only, or no run
+  mount --bind "$MLCLAB_SHARED_CACHE_DIR" "$MLCLAB_SHARED_CACHE_DIR"
+  mount -o remount,bind,ro "$MLCLAB_SHARED_CACHE_DIR"
+fi
 for mp in $(awk '{print $2}' /proc/self/mounts | sort -u); do
   case "$mp" in "$box"|"$box"/*|/proc|/proc/*|/sys|/sys/*|/dev|/dev/pts|/dev/mqueue) continue;; esac
   mount -o remount,bind,ro "$mp" 2>/dev/null || true
@@ -114,8 +118,10 @@ def _drop(uid: Optional[int]) -> list:
     return ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
 
 
-def make_box(box: Path, uid: Optional[int]) -> dict:
-    """Fresh folders for one run, owned by ``uid``; returns the environment to run in."""
+def make_box(box: Path, uid: Optional[int], shared_cache: Optional[Path] = None) -> dict:
+    """Fresh folders for one run, owned by ``uid``; returns the environment to run in, which
+    reads the class's compile cache ``shared_cache`` (mounted read-only: only where boxes are
+    isolated, see ``shared_cache_refused``)."""
     if box.exists():
         shutil.rmtree(box)
     dirs = {name: box / name for name in ("home", "ipython", "jupyter", "tmp", "work", "out")}
@@ -125,7 +131,22 @@ def make_box(box: Path, uid: Optional[int]) -> dict:
         for path in [box, *dirs.values()]:
             os.chown(path, uid, uid)
     os.chmod(box, 0o700)
-    return clean_env(dirs)
+    env = clean_env(dirs)
+    if shared_cache is not None:
+        env["MLCLAB_SHARED_CACHE_DIR"] = str(shared_cache)
+    return env
+
+
+def shared_cache_refused(shared_cache: Path) -> Optional[str]:
+    """Why graded runs may not read the class's compile cache ``shared_cache``, or None. A
+    submission that could write it would change what the next submissions run: only a box in
+    its own mount namespace, where the folder is mounted read-only, may see it."""
+    if isolation() == "none":
+        return ("graded runs are not isolated here (grade as root on Linux with unshare), so a "
+                "submission could write the class's compile cache")
+    if not Path(shared_cache).is_dir():
+        return f"the shared compile cache {shared_cache} is not a folder"
+    return None
 
 
 def clean_env(dirs: dict) -> dict:
@@ -209,9 +230,12 @@ def execute(notebook: Path, answers: Path, salt: int, keys: list, cell_s: float)
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from nbformat.v4 import new_code_cell
 
+    from .export import CACHE_MARK
+
     nb = nbformat.read(notebook, as_version=4)
     export = new_code_cell("import mlclab.course.export as __mlclab_export\n"
-                           f"__mlclab_export.write({keys!r}, {salt}, {str(answers)!r}, globals())")
+                           f"__mlclab_export.write({keys!r}, {salt}, {str(answers)!r}, globals())\n"
+                           "__mlclab_export.report_cache()")
     code = [c for c in nb.cells if c.cell_type == "code"]
     nb.cells.append(export)
     client = NotebookClient(nb, kernel_name="python3", timeout=cell_s, allow_errors=True,
@@ -237,6 +261,11 @@ def execute(notebook: Path, answers: Path, salt: int, keys: list, cell_s: float)
                 print(f"[sandbox] {label} ran past the per-cell limit of {cell_s:g} s: interrupted",
                       file=sys.stderr, flush=True)
             for out in cell.get("outputs", []):
+                if cell is export and out.get("output_type") == "stream":
+                    for line in str(out.get("text", "")).splitlines():
+                        if line.startswith(CACHE_MARK):
+                            print(f"[sandbox] compile cache: {line[len(CACHE_MARK):][:300]}",
+                                  file=sys.stderr, flush=True)
                 if out.get("output_type") == "error":
                     print(f"[sandbox] {label}: {out.get('ename')}: {str(out.get('evalue'))[:300]}",
                           file=sys.stderr, flush=True)
