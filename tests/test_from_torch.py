@@ -9,7 +9,7 @@ import pytest
 
 import mlclab
 
-torch = pytest.importorskip("torch")
+import torch
 
 
 class MLP(torch.nn.Module):

@@ -19,7 +19,7 @@ import textwrap
 
 import pytest
 
-tvm = pytest.importorskip("tvm")
+import tvm
 from tvm import tirx  # noqa: E402
 
 from mlclab.frontend.parser import parse_program  # noqa: E402
