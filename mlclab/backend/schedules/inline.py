@@ -77,26 +77,16 @@ def _let_nesting(expr, buffer=None, loaded: int = 0) -> int:
     nesting ``expr`` would have with that producer inlined.  Linear in the DAG."""
     from tvm.tirx import Let
 
-    memo = {}
-    stack = [(expr, False)]
-    while stack:
-        node, expanded = stack.pop()
-        key = node.__chandle__()
-        if key in memo:
-            continue
-        if buffer is not None and _is_load_of(node, buffer):
-            memo[key] = loaded
-            continue
-        children = list(_operands(node, True))
-        if not expanded:
-            stack.append((node, True))
-            stack.extend((child, False) for child in children)
-            continue
-        depth = max((memo[c.__chandle__()] for c in children), default=0)
-        if isinstance(node, Let):
-            depth = max(depth, 1 + memo[node.value.__chandle__()])
-        memo[key] = depth
-    return memo[expr.__chandle__()]
+    def is_producer(node) -> bool:
+        return buffer is not None and _is_load_of(node, buffer)
+
+    def nesting(node, folded) -> int:
+        if is_producer(node):
+            return loaded
+        depth = max((folded(c) for c in _operands(node, True)), default=0)
+        return max(depth, 1 + folded(node.value)) if isinstance(node, Let) else depth
+
+    return _fold(expr, lambda node: [] if is_producer(node) else _operands(node, True), nesting)
 
 
 def _is_store(stmt) -> bool:
@@ -127,6 +117,20 @@ def _evaluations(expr, count, indices: bool = True) -> int:
     from tvm.ir import Call
     from tvm.ir.expr import TensorLoad as BufferLoad  # what tirx.BufferLoad(...) builds
 
+    def operands(node):
+        return _operands(node, indices or not isinstance(node, BufferLoad))
+
+    def total(node, folded) -> int:
+        uses = (_argument_uses(node.op.name)
+                if isinstance(node, Call) and hasattr(node.op, "name") else 1)
+        return int(count(node)) + uses * sum(folded(c) for c in operands(node))
+
+    return _fold(expr, operands, total)
+
+
+def _fold(expr, operands, combine):
+    """``combine(node, folded)`` for every node of ``expr``'s DAG, each once, its operands
+    first (``folded(child)`` is a child's result); the root's result."""
     memo = {}
     # An explicit stack, not recursion: a chain of a few hundred inlined links nests deeper
     # than Python's recursion limit.
@@ -136,14 +140,11 @@ def _evaluations(expr, count, indices: bool = True) -> int:
         key = node.__chandle__()
         if key in memo:
             continue
-        children = list(_operands(node, indices or not isinstance(node, BufferLoad)))
         if not expanded:
             stack.append((node, True))
-            stack.extend((child, False) for child in children)
+            stack.extend((child, False) for child in operands(node))
             continue
-        uses = (_argument_uses(node.op.name)
-                if isinstance(node, Call) and hasattr(node.op, "name") else 1)
-        memo[key] = int(count(node)) + uses * sum(memo[c.__chandle__()] for c in children)
+        memo[key] = combine(node, lambda child: memo[child.__chandle__()])
     return memo[expr.__chandle__()]
 
 
