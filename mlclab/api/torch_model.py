@@ -41,7 +41,8 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
     ``fast_math=True`` lets TVM and LLVM rewrite float arithmetic, as ``mlclab.compile``'s.
 
     What torch.export cannot capture or TVM cannot translate is a ``ValueError`` that names
-    the PyTorch operator and the module path.
+    the PyTorch operator and the module path -- or, when the module fails in PyTorch itself on
+    the examples, PyTorch's own error.
     """
     torch = _torch()
     if not isinstance(module, torch.nn.Module):
