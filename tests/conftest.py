@@ -8,6 +8,17 @@ import pytest
 os.environ["MLCLAB_CACHE_DIR"] = "off"
 os.environ.pop("MLCLAB_SHARED_CACHE_DIR", None)
 
+from needs import need
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs(present, what): a part the suite needs; when it "
+                            "is missing the test fails saying what -- it never skips")
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("needs"):
+        need(*mark.args)
+
 
 @pytest.fixture(scope="session")
 def ipython_shell():
@@ -26,7 +37,7 @@ def encoder_stack():
 
     def make(num_layers: int):
         if num_layers not in made:
-            torch = pytest.importorskip("torch")
+            import torch
             import mlclab
 
             torch.manual_seed(0)

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 
 from mlclab.backend.conv_layout import channel_block  # noqa: E402
 from mlclab.backend.passes import build_passes, resolve_target  # noqa: E402

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from needs import need
 
 from mlclab.notebook.page import carried_graphviz, unpacked_state
 
@@ -53,9 +54,8 @@ def export_without_dot(notebook: dict, path: Path, store: bool) -> str:
     return path.with_suffix(".html").read_text(encoding="utf-8")
 
 
-@pytest.mark.skipif(shutil.which("npm") is None and not vendor_graphviz.is_current(),
-                    reason="npm is not installed, so the WebAssembly Graphviz cannot be built "
-                           "(./dev.sh setup installs npm)")
+@pytest.mark.needs(shutil.which("npm") is not None or vendor_graphviz.is_current(),
+                   "npm, to build the WebAssembly Graphviz")
 def test_the_vendored_graphviz_is_built_and_carries_its_licence():
     print(vendor_graphviz.build())      # builds it when missing or stale, else keeps it
     assert vendor_graphviz.is_current()
@@ -77,12 +77,11 @@ def test_the_vendored_graphviz_is_built_and_carries_its_licence():
     assert '"notebook/static/vendor/*"' in pyproject
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.needs(NODE is not None, "node (>= 18)")
 def test_the_vendored_module_lays_a_graph_out_on_its_own(tmp_path):
     from mlclab.notebook.browser_layout import MODULE, available
 
-    if not available():
-        pytest.skip("the WebAssembly Graphviz is not built (npm missing)")
+    need(available(), "the WebAssembly Graphviz (built with npm)")
     probe = ("import(process.argv[1]).then(async (m) => { const g = await m.Graphviz.load(); "
              "console.log(g.dot('digraph { a -> b; a [id=\"x&y\" label=<<b>a&lt;</b>>] }')); })")
     # Copied to a .mjs: node reads the package's static/ folder as CommonJS.
@@ -143,8 +142,7 @@ def test_without_dot_the_viewer_and_graph_send_dot_for_the_browser(tmp_path):
     stays escaped."""
     from mlclab.notebook.browser_layout import available
 
-    if not available():
-        pytest.skip("the WebAssembly Graphviz is not built (npm missing)")
+    need(available(), "the WebAssembly Graphviz (built with npm)")
     env = {**os.environ, "PATH": path_without_dot(tmp_path),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, "-c", NO_DOT_SCRIPT, str(tmp_path / "model.html")],
@@ -208,8 +206,7 @@ def test_with_dot_nothing_is_embedded():
     import mlclab
     from mlclab.viz.dot import dot_available
 
-    if not dot_available():
-        pytest.skip("Graphviz's dot is not installed")
+    need(dot_available(), "Graphviz's dot")
     fn = mlclab.compile("def f(x: Tensor[(3,), f32]):\n    return exp(x)\n")["f"]
     viewer = fn.viewer()
     geometry = viewer.current["geometry"]
@@ -219,7 +216,7 @@ def test_with_dot_nothing_is_embedded():
     assert "image/svg+xml" in fn.graph()._repr_mimebundle_()
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.needs(NODE is not None, "node (>= 18)")
 def test_the_layout_module_joins_into_the_viewer_and_a_page_script(tmp_path):
     """layout.js is part of the viewer's module and, on its own, fn.graph()'s page script."""
     from mlclab.notebook.bundle import bundle

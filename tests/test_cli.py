@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from needs import need
 
 import mlclab.viz.dot
 from mlclab.cli import main
@@ -160,8 +161,7 @@ def test_a_file_declaring_its_encoding_is_read_as_python_reads_it(tmp_path, caps
 
 def test_installed_console_script():
     script = Path(sys.executable).with_name("mlclab")
-    if not script.exists():
-        pytest.skip("mlclab is not installed as a console script in this environment")
+    need(script.exists(), f"the mlclab console script ({script}; pip install -e . makes it)")
     result = subprocess.run([str(script), "viz", "--help"], capture_output=True, text=True,
                             timeout=60)
     from mlclab.viz.registry import view_names

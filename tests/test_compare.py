@@ -165,7 +165,7 @@ def test_it_works_without_a_kernel_as_html_twin_and_saved_file(mlp, tmp_path):
 
 
 def test_a_dsl_program_against_the_pytorch_model_it_mirrors(mlp):
-    torch = pytest.importorskip("torch")
+    import torch
     mlclab.import_torchvision()
 
     class MLP(torch.nn.Module):

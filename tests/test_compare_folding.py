@@ -7,7 +7,7 @@ away are laid out ahead, the likely clicks first."""
 
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 
 import mlclab  # noqa: E402
 from mlclab.notebook.compare import CompareViewer, counterpart_module  # noqa: E402

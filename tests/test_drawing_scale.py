@@ -25,8 +25,6 @@ from mlclab.lang.source import Span
 from mlclab.lang.typed import BindingInfo
 from mlclab.viz.views import GraphView
 
-tvm = pytest.importorskip("tvm")
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 # x + x + ... + x: one value read by every node of a long chain (the benchmark draws it too)
 from graph_render import sum_module  # noqa: E402

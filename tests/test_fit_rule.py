@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from needs import need
 
 import mlclab
 from mlclab.viz.fit import MIN_TEXT_PX, Fit, choose
@@ -45,7 +46,7 @@ def _python_answer(case):
             "chosen": chosen, "min": MIN_TEXT_PX}
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.needs(NODE is not None, "node (>= 18)")
 def test_python_and_the_browser_choose_the_same_rung_on_the_same_drawings():
     rng = random.Random(20)
     cases = []
@@ -83,7 +84,7 @@ Promise.all([import(process.argv[1]), import(process.argv[2])]).then(async ([fit
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.needs(NODE is not None, "node (>= 18)")
 def test_the_ladder_sent_to_the_browser_is_the_one_dot_walks_and_ends_on_the_same_rung(tmp_path):
     """A graph too wide for a column (test_drawing_scale's WIDE): the browser, laying out its
     ladder with the WebAssembly Graphviz, shows the rung the kernel shows with ``dot``."""
@@ -92,8 +93,7 @@ def test_the_ladder_sent_to_the_browser_is_the_one_dot_walks_and_ends_on_the_sam
     from mlclab.viz.fit import COLUMN_PX
     from test_drawing_scale import WIDE
 
-    if not available():
-        pytest.skip("the WebAssembly Graphviz is not built (npm missing)")
+    need(available(), "the WebAssembly Graphviz (built with npm)")
     view = mlclab.compile(WIDE)["main"].graph()
     ladder = view.ladder()
     assert [r["nodes"] for r in ladder] == sorted((r["nodes"] for r in ladder), reverse=True)

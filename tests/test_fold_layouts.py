@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 
 import mlclab  # noqa: E402
 from mlclab.notebook.fold_layouts import Fold, FoldLayouts, fold_of, next_folds, with_ancestors  # noqa: E402

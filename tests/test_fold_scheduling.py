@@ -116,8 +116,9 @@ def test_the_thread_ends_when_its_queue_is_empty():
     assert layouts.wait_idle(10) and layouts.cached("v", C)
 
 
-@pytest.mark.skipif(not dot.dot_available() or not hasattr(os, "setpriority"),
-                    reason="needs Graphviz and process priorities")
+@pytest.mark.needs(dot.dot_available(), "Graphviz's dot")
+@pytest.mark.skipif(not hasattr(os, "setpriority"),
+                    reason="os.setpriority is POSIX-only: Windows has no process priorities")
 def test_dot_runs_at_the_lowest_priority_only_inside_low_priority(monkeypatch):
     asked = []
     real = os.setpriority

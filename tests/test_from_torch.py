@@ -9,7 +9,7 @@ import pytest
 
 import mlclab
 
-torch = pytest.importorskip("torch")
+import torch
 
 
 class MLP(torch.nn.Module):
@@ -199,6 +199,24 @@ def test_an_index_outside_the_embedding_is_refused_not_read(bad):
         fn.reference(np.array([[1, bad, 3]]))
 
 
+class NotOnFloats(torch.nn.Module):
+    def forward(self, x):
+        return torch.bitwise_not(x)
+
+
+def test_an_example_pytorch_itself_refuses_is_refused_in_pytorch_s_words():
+    # torch.export accepts bitwise_not on floats (its meta kernel checks no dtype); TVM's
+    # build then fails with a C++ check. The student's mistake is the example: say PyTorch's.
+    with pytest.raises(ValueError) as info:
+        mlclab.from_torch(NotOnFloats(), torch.randn(3))
+    message = str(info.value)
+    assert "fails in PyTorch itself on these example inputs" in message
+    assert "\"bitwise_not_cpu\" not implemented for 'Float'" in message
+    assert "Check failed" not in message and "T." not in message
+    fn = mlclab.from_torch(NotOnFloats(), torch.tensor([0, 5, -2], dtype=torch.int32))
+    np.testing.assert_array_equal(fn(np.array([1, 2, 3], np.int32)), [-2, -3, -4])
+
+
 def test_a_computed_index_is_refused_in_the_graph_never_read_out_of_bounds():
     code = textwrap.dedent("""
         import numpy as np, torch, mlclab
@@ -281,8 +299,10 @@ def test_data_dependent_control_flow_is_a_clear_error_at_its_line(capfd):
 
 
 def test_a_model_that_fails_on_its_example_inputs_says_so():
-    with pytest.raises(ValueError, match=r"could not capture Linear on the example inputs: .*"
-                                         r"does model\(\*example_args\) run in PyTorch"):
+    # torch.export fails first; PyTorch's own run says what is wrong with the example.
+    with pytest.raises(ValueError, match=r"forward fails in PyTorch itself on these example "
+                                         r"inputs \(RuntimeError: mat1 and mat2 shapes cannot be "
+                                         r"multiplied \(2x3 and 4x2\)\)"):
         mlclab.from_torch(torch.nn.Linear(4, 2), torch.randn(2, 3))
 
 

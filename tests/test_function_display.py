@@ -106,7 +106,7 @@ def test_without_ipython_a_caller_gets_the_html(monkeypatch):
 
 
 def test_imported_pytorch_mlp_displays(kernel):
-    torch = pytest.importorskip("torch")
+    import torch
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
     fn = mlclab.from_torch(model, torch.randn(2, 8))

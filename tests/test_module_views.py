@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 
 import mlclab  # noqa: E402
 from mlclab.frontend.pytorch import ModuleListing, module_tree  # noqa: E402

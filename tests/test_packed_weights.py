@@ -4,7 +4,7 @@ weight per call, and the built code keeps only the packed layout (issue 21)."""
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 import mlclab  # noqa: E402
 from mlclab.backend.pack_weights import pack_panels, padded_columns, panel_width  # noqa: E402
 from mlclab.backend.schedules import vector_lanes  # noqa: E402

@@ -10,7 +10,7 @@ from mlclab.inspect.profile import Kernel, Peaks, Profile, heat_colour
 from mlclab.notebook.profile_html import profile_html, roofline_svg
 from mlclab.viz.paint import node_paints
 
-torch = pytest.importorskip("torch")
+import torch
 
 
 @pytest.fixture(scope="module")

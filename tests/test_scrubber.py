@@ -143,7 +143,7 @@ def test_the_twin_and_a_saved_file_carry_every_pass(mlp, tmp_path):
 
 
 def test_a_small_torch_model_marks_the_folded_batch_norm_and_the_fused_kernels():
-    torch = pytest.importorskip("torch")
+    import torch
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
                               torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 5)).eval()
     fn = mlclab.from_torch(net, torch.randn(1, 3, 8, 8))

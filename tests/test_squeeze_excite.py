@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 
 import mlclab  # noqa: E402
 

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-tvm = pytest.importorskip("tvm")
+import tvm
 
 import mlclab  # noqa: E402
 from mlclab.backend.passes import build_passes, resolve_target  # noqa: E402
@@ -87,3 +87,52 @@ def test_the_llvm_registration_drives_the_build():
     assert "mlclab.ScheduleCPU" in names
     assert "mlclab.ScheduleCPU" not in [p.info.name for p in build_passes("llvm", False)]
     json.dumps(sorted(BACKENDS))  # names a CLI or the docs can list
+
+
+# TVM's LLVM backend hard-codes ``TargetOptions.NoNaNsFPMath = true`` (llvm_instance.cc; no
+# target attribute or pass option turns it off).  On x86 LLVM resets those options per function
+# from the function's own attributes, and TVM's functions carry no "no-nans-fp-math", so the
+# code generator honours NaN.  This probe would catch the day that stops holding: its
+# comparisons reach LLVM as ordered ``fcmp`` (TVM's simplifier never sees ``x != x``) and LLVM
+# lowers them NaN-aware only while no-NaNs is off -- as the positive control shows.
+_NAN_PROBES = {            # (x, y) = (NaN, 1), (1, NaN), (NaN, NaN), (2, 1), (1, 2), (3, 3)
+    "x != y": ([0, 0, 0, 1, 1, 0], lambda x, y: x != y),   # TVM's != is ordered (fcmp one)
+    "x == y": ([0, 0, 0, 0, 0, 1], lambda x, y: x == y),
+    "x < y": ([0, 0, 0, 0, 1, 0], lambda x, y: x < y),
+    "x >= y": ([0, 0, 0, 1, 0, 1], lambda x, y: x >= y),
+}
+
+
+def _nan_probe(target, vectorized: bool) -> dict:
+    from tvm import s_tir, te, tirx
+
+    n = 48
+    x = te.placeholder((n,), "float32", name="x")
+    y = te.placeholder((n,), "float32", name="y")
+    xs = np.tile(np.array([np.nan, 1, np.nan, 2, 1, 3], "float32"), n // 6)
+    ys = np.tile(np.array([1, np.nan, np.nan, 1, 2, 3], "float32"), n // 6)
+    got = {}
+    for name, (_, compare) in _NAN_PROBES.items():
+        one, zero = tirx.const(1.0, "float32"), tirx.const(0.0, "float32")
+        out = te.compute((n,), lambda i, compare=compare, one=one, zero=zero: tirx.Select(
+            compare(x[i], y[i]), one, zero), name="out")
+        func = te.create_prim_func([x, y, out])
+        if vectorized:
+            sch = s_tir.Schedule(func)
+            (loop,) = sch.get_loops(sch.get_sblock("out"))
+            sch.vectorize(sch.split(loop, [None, 16])[1])
+            func = sch.mod["main"]
+        kernel = tvm.compile(tvm.IRModule({"main": func}), target=target)
+        result = tvm.runtime.tensor(np.zeros(n, "float32"))
+        kernel["main"](tvm.runtime.tensor(xs), tvm.runtime.tensor(ys), result)
+        got[name] = result.numpy()[:6].astype(int).tolist()
+    return got
+
+
+@pytest.mark.parametrize("vectorized", [False, True], ids=["scalar", "vector"])
+def test_llvm_compares_nan_as_ieee_says_despite_tvms_no_nans_option(vectorized):
+    target = resolve_target("llvm")
+    assert _nan_probe(target, vectorized) == {k: v[0] for k, v in _NAN_PROBES.items()}
+    # The probe can fail: with no-NaNs in force (here as the instruction flag), != turns True.
+    nnan = tvm.target.Target({**target.export(), "fast-math-nnan": True})
+    assert _nan_probe(nnan, vectorized)["x != y"][:3] == [1, 1, 1]

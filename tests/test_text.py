@@ -6,7 +6,6 @@ import mlclab
 from programs import BRANCHY, LOG_TWICE, SAME_NAME_CALLS
 from mlclab.inspect.text import render_text, style_names, text
 
-tvm = pytest.importorskip("tvm")
 from tvm import relax  # noqa: E402
 from tvm.relax import op as R  # noqa: E402
 

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 import mlclab  # noqa: E402
 from tvm import relax  # noqa: E402
 

@@ -12,8 +12,6 @@ import textwrap
 
 import pytest
 
-pytest.importorskip("torch")
-
 # name -> (forward body using x and idx, example x, example idx)
 MODELS = {
     "scatter": ("torch.zeros(4, 3).scatter(0, idx, x)", "torch.ones(2, 3)",

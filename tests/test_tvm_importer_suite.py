@@ -8,7 +8,8 @@ module's own. Every case runs in a crash-isolated worker process (``tests/tvm_im
 runner.py``): a segfault fails that case, a hang times out.
 
 What each case may do:
-* pass -- or be skipped where PyTorch itself refuses the example inputs;
+* pass -- or, where PyTorch itself refuses the example inputs (18 cases: TVM's test only reads
+  the IR), refuse them too with a clear error, never compute an answer for them;
 * refuse with a clear ``ValueError``/``TypeError`` naming the operator -- only if it is in
   ``tests/tvm_importer/expected_refusals.txt``, a list that can only shrink: a listed case
   that passes fails here until it is removed from the list;
@@ -49,11 +50,11 @@ def test_tvm_importer_case(case_id, results):
     result = results[case_id]
     outcome, error = result["outcome"], result.get("error", "")
     where = f"{result.get('phase', '')}: {error}" if error else ""
-    if outcome == "skip":
-        pytest.skip(error)
     if outcome == "pass":
         assert case_id not in REFUSALS, (
             f"{case_id} passes now: remove it from tests/tvm_importer/expected_refusals.txt")
+    elif outcome == "both refuse":
+        pass                # PyTorch refuses the example, and mlclab says so clearly
     elif outcome == "refusal":
         assert case_id in REFUSALS, (
             f"{case_id} is refused but not in expected_refusals.txt ({where}); make it pass, or "
@@ -102,10 +103,21 @@ class Doubles(torch.nn.Module):
     def forward(self, x):
         return x * 2
 
+class RefusedOnlyByPyTorch(torch.nn.Module):  # PyTorch raises; the exported graph computes
+    def forward(self, x):
+        if not torch.compiler.is_exporting():
+            raise RuntimeError("refused in eager mode")
+        return x * 2
+
+class NotOnFloats(torch.nn.Module):           # TVM's own case: PyTorch and TVM both refuse
+    def forward(self, x):
+        return torch.bitwise_not(x)
+
 def all_cases():
     x = (torch.arange(4.0),)
     return [("segfaults", Segfaults(), x, None), ("hangs", Hangs(), x, None),
-            ("wrong", DiffersWhenExported(), x, None), ("doubles", Doubles(), x, None)]
+            ("wrong", DiffersWhenExported(), x, None), ("doubles", Doubles(), x, None),
+            ("computes", RefusedOnlyByPyTorch(), x, None), ("refused", NotOnFloats(), x, None)]
 '''
 
 
@@ -114,10 +126,15 @@ def test_a_crash_or_hang_fails_its_case_only_and_a_wrong_result_is_caught(tmp_pa
     monkeypatch.setenv("MLCLAB_TVM_CASES", "harness_cases")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     # One worker, in this order: the hang must be killed and a new worker start for the crash.
-    got = runner.run_cases(["wrong", "doubles", "hangs", "segfaults"], workers=1, timeout=15)
+    got = runner.run_cases(["wrong", "doubles", "computes", "refused", "hangs", "segfaults"],
+                           workers=1, timeout=15)
     assert {c: r["outcome"] for c, r in got.items()} == {
-        "segfaults": "crash", "hangs": "hang", "wrong": "wrong", "doubles": "pass"}
+        "segfaults": "crash", "hangs": "hang", "wrong": "wrong", "doubles": "pass",
+        "computes": "wrong", "refused": "both refuse"}
     assert "SIGSEGV" in got["segfaults"]["error"]
+    assert "mlclab computes an answer where PyTorch refuses" in got["computes"]["error"]
+    refused = got["refused"]["error"]
+    assert "bitwise_not" in refused and "Check failed" not in refused
 
 
 @pytest.mark.parametrize("exc, outcome", [

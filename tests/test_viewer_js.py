@@ -11,8 +11,7 @@ from mlclab.notebook.bundle import bundle
 
 NODE = shutil.which("node")
 ROOT = Path(__file__).resolve().parent.parent
-needs_node = pytest.mark.skipif(NODE is None, reason="node (>= 18) is not installed: the "
-                                                     "viewer's JS unit tests need it")
+needs_node = pytest.mark.needs(NODE is not None, "node (>= 18) for the viewer's JS unit tests")
 
 
 @needs_node

@@ -16,7 +16,7 @@ from mlclab.lang.typed import BindingInfo
 from mlclab.viz import (INSTALL_HINT, DataflowParser, DotPlotter, Graph, LetParser,
                         MissingDotWarning, Node, TermPlotter, TreeParser, Visualizer, graph)
 
-tvm = pytest.importorskip("tvm")
+import tvm
 from tvm import relax, tirx  # noqa: E402
 from tvm.relax import op as R  # noqa: E402
 
@@ -395,7 +395,7 @@ def test_a_whole_program_or_module_draws_every_function_main_first(prog):
 
 
 def test_imported_pytorch_model():
-    torch = pytest.importorskip("torch")
+    import torch
     from tvm.relax.frontend.torch import from_fx
 
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,8 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
     ``fast_math=True`` lets TVM and LLVM rewrite float arithmetic, as ``mlclab.compile``'s.
 
     What torch.export cannot capture or TVM cannot translate is a ``ValueError`` that names
-    the PyTorch operator and the module path.
+    the PyTorch operator and the module path -- or, when the module fails in PyTorch itself on
+    the examples, PyTorch's own error.
     """
     torch = _torch()
     if not isinstance(module, torch.nn.Module):
@@ -73,13 +75,41 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
             # TVM's half-built function warns on stderr when it is freed: free it in here.
             exc.__context__ = None
             gc.collect()
-            raise exc.with_traceback(None) from None
+            raise (_refused_by_torch(module, tensors) or exc).with_traceback(None) from None
     mod = imported.mod
-    built = build_imported(mod, imported.name, imported.bindings, target,
-                           lambda name: _Traced(traced_module(mod, name)), fast_math)
+    try:
+        built = build_imported(mod, imported.name, imported.bindings, target,
+                               lambda name: _Traced(traced_module(mod, name)), fast_math)
+    except UnsupportedModel as exc:
+        with eval_mode(module):
+            refused = _refused_by_torch(module, tensors)
+        raise (refused or exc).with_traceback(None) from None
     program = TorchProgram(imported, module, target, built)
     give_back_memory()      # torch.export's and the build's intermediates
     return program[imported.name]
+
+
+def _refused_by_torch(module, tensors):
+    """An ``UnsupportedModel`` quoting PyTorch's own error when the module cannot run on the
+    examples either (float inputs to a bitwise operator, an index out of range, shapes that do
+    not broadcast): that, not TVM's check on the same mistake, is what the student must fix.
+    None when PyTorch runs it (or the module cannot be copied). Asked only after TVM failed;
+    the module is already in eval mode. A copy runs, so a forward that writes its buffers (a
+    KV cache) or attributes leaves the student's module as it was."""
+    from ..frontend.pytorch import UnsupportedModel
+
+    try:
+        copy = deepcopy(module)
+    except Exception:                       # noqa: BLE001 - then TVM's reason stands
+        return None
+    try:
+        copy(*(t.clone() for t in tensors))
+    except Exception as exc:                # noqa: BLE001 - any refusal is PyTorch's answer
+        message = str(exc).strip().split("\n")[0]
+        return UnsupportedModel(
+            f"from_torch(): the module's forward fails in PyTorch itself on these example "
+            f"inputs ({type(exc).__name__}: {message}); pass example inputs it runs on")
+    return None
 
 
 def _torch():

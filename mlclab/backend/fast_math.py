@@ -185,10 +185,11 @@ _TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422
 
 
 # FuseOps' pattern for a tanh kernel: "out-element-wise fusable", as a convolution, so the
-# element-wise operators after it join its kernel but a second tanh does not.  LLVM's
-# optimizer takes time exponential in the number of ``exp_nonpositive`` chained in one
-# kernel: 2 links of ``h = tanh(h * 0.9 + 0.1)`` compiled in 0.07 s, 3 in 5.6 s, 5 in over
-# 300 s (the sigmoid family has the same limit).  One tanh a kernel: 60 links in 3 s.
+# element-wise operators after it join its kernel but a second tanh does not.  Compile time
+# was exponential in the number of ``exp_nonpositive`` chained in one expression: 2 links of
+# ``h = tanh(h * 0.9 + 0.1)`` compiled in 0.07 s, 3 in 5.6 s, 5 in over 300 s.  The cause is
+# TVM's code generator re-expanding the Lets (schedules/inline.py, ``MAX_LET_NESTING``, which
+# now bounds the sigmoid family); this per-kernel rule predates it.  60 links in 3 s.
 _ONE_PER_KERNEL = 4
 
 

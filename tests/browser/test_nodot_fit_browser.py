@@ -17,8 +17,7 @@ from mlclab.notebook.browser_layout import available
 from mlclab.notebook.page import carried_graphviz
 
 pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not available(), reason="the WebAssembly Graphviz is not built "
-                                 "(npm missing; ./dev.sh setup builds it)")]
+              pytest.mark.needs(available(), "the WebAssembly Graphviz (built with npm)")]
 
 # Every node label of the drawings under `root`, as drawn: its height on screen in px.
 LABELS = """root => [...root.querySelectorAll('svg g.node text')]

@@ -13,6 +13,7 @@ import sys
 import textwrap
 
 import pytest
+from needs import need
 from test_browser_layout import ROOT, without_dot_env
 from test_drawing_scale import WIDE
 from test_saved_viewer_browser import SOURCE, offline
@@ -46,10 +47,10 @@ FRAME_PX = 1000
 def pages(request, tmp_path_factory):
     """The saved viewer, scrubber and picture, made by a Python with ``dot`` or without."""
     where = request.param
-    if where == "dot" and not dot_available():
-        pytest.skip("Graphviz's dot is not installed")
-    if where == "no dot" and not available():
-        pytest.skip("the WebAssembly Graphviz is not built (npm missing)")
+    if where == "dot":
+        need(dot_available(), "Graphviz's dot")
+    else:
+        need(available(), "the WebAssembly Graphviz (built with npm)")
     out = tmp_path_factory.mktemp(where.replace(" ", ""))
     pythonpath = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = without_dot_env(out) if where == "no dot" else {**os.environ, "PYTHONPATH": pythonpath}

@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 REFUSALS = Path(__file__).with_name("expected_refusals.txt")
-OUTCOMES = ("pass", "skip", "refusal", "wrong", "unclear", "crash", "hang")
+OUTCOMES = ("pass", "both refuse", "refusal", "wrong", "unclear", "crash", "hang")
 STARTUP_TIMEOUT = 600.0
 #: Seconds one case may take. The slowest of the 397 takes ~15 s alone on a 2-core machine;
 #: the margin is for a machine busy with other work.

@@ -31,7 +31,8 @@ def classify_error(exc: BaseException, phase: str) -> dict:
     """``refusal`` for a clear ValueError/TypeError naming the operator, else ``unclear``."""
     message = str(exc).strip()
     first = message.splitlines()[0] if message else ""
-    clear = (type(exc) in (ValueError, TypeError) or type(exc).__name__ == "UnsupportedModel") \
+    clear = (type(exc) in (ValueError, TypeError)
+             or type(exc).__name__ in ("UnsupportedModel", "IndexOutOfRange")) \
         and not _LEAKS.search(message) and _NAMES_OPERATOR.search(message)
     return {"outcome": "refusal" if clear else "unclear", "phase": phase,
             "error": f"{type(exc).__name__}: {first[:300]}"}
@@ -137,14 +138,31 @@ def _random_outputs(module, example) -> bool:
         for a, b in [(_torch_run(module, example), _torch_run(module, example))])
 
 
+def _both_refuse(module, example, torch_error: Exception) -> dict:
+    """PyTorch refuses the example (TVM's test only reads the IR, never runs it): mlclab must
+    refuse it too, clearly, at import or at the call -- never compute an answer for it."""
+    import mlclab
+    said = f"PyTorch refuses the example: {type(torch_error).__name__}: {torch_error}"[:300]
+    try:
+        fn = mlclab.from_torch(module, *_clone(example))
+        fn(*_clone(example))
+    except Exception as exc:                       # noqa: BLE001 - classifying is the job
+        result = classify_error(exc, "import or call on the example PyTorch refuses")
+        if result["outcome"] == "refusal":
+            return {"outcome": "both refuse", "error": f"{result['error']}  ({said})"[:600]}
+        return result
+    return {"outcome": "wrong", "phase": "call on the example PyTorch refuses",
+            "error": f"mlclab computes an answer where {said}"}
+
+
 def run_case(module, example) -> dict:
-    """The case's outcome: pass, skip (PyTorch refuses the example), refusal, unclear, wrong."""
+    """The case's outcome: pass, both refuse (PyTorch refuses the example and mlclab clearly
+    does too), refusal, unclear, wrong."""
     import mlclab
     try:
         expected = _torch_run(module, example)
-    except Exception as exc:                       # noqa: BLE001 - PyTorch's refusal: a skip
-        return {"outcome": "skip",
-                "error": f"PyTorch refuses the example: {type(exc).__name__}: {exc}"[:300]}
+    except Exception as exc:                       # noqa: BLE001 - PyTorch's refusal
+        return _both_refuse(module, example, exc)
     shapes_only = _random_outputs(module, example)
     try:
         fn = mlclab.from_torch(module, *_clone(example))

@@ -38,6 +38,17 @@ def inline_producers(sch, blocks) -> None:
 # may have and still be recomputed at each read: ``x * 0.5`` is 3.
 CHEAP_NODES = 3
 
+# Read once is not always free.  mlclab's vector sigmoid, SiLU and tanh (backend/fast_math.py)
+# bind their intermediates with ``Let``, so each link reads its input once -- but TVM's LLVM
+# code generator hands every Let's value to its arithmetic analyzer (``analyzer_->Bind``),
+# whose simplifier substitutes the values of the Lets bound before it, and whose bound
+# analyses then walk that DAG as a tree.  A Let whose value holds the previous link's Lets
+# costs that link's expansion again, so the cost multiplies with every link: 5 links of
+# ``h = sigmoid(h * 0.9 + 0.1)`` in one expression took over 300 s to compile.  A buffer
+# load stops the substitution, so a producer stays materialised when inlining it would nest
+# Lets (counted through their values) deeper than this; one sigmoid is 2, two are 3.
+MAX_LET_NESTING = 3
+
 
 def _inlining_is_free(sch, block) -> bool:
     """Whether inlining ``block`` into its consumers evaluates nothing more than once per
@@ -48,13 +59,34 @@ def _inlining_is_free(sch, block) -> bool:
     if _size(store.value) <= CHEAP_NODES:
         return True
     buffer = sch.get(block).writes[0].source
+    nesting = _let_nesting(store.value)
     reads = 0
     for consumer in sch.get_consumers(block):
         body = sch.get(consumer).body
         if not _is_store(body):
             return False
         reads += _evaluations(body.value, lambda node: _is_load_of(node, buffer))
+        if nesting and _let_nesting(body.value, buffer, nesting) > MAX_LET_NESTING:
+            return False
     return reads <= 1
+
+
+def _let_nesting(expr, buffer=None, loaded: int = 0) -> int:
+    """How deeply ``expr``'s Lets nest through their values (a Let inside another Let's value
+    counts one more; its body does not), with a load of ``buffer`` counted as ``loaded``: the
+    nesting ``expr`` would have with that producer inlined.  Linear in the DAG."""
+    from tvm.tirx import Let
+
+    def is_producer(node) -> bool:
+        return buffer is not None and _is_load_of(node, buffer)
+
+    def nesting(node, folded) -> int:
+        if is_producer(node):
+            return loaded
+        depth = max((folded(c) for c in _operands(node, True)), default=0)
+        return max(depth, 1 + folded(node.value)) if isinstance(node, Let) else depth
+
+    return _fold(expr, lambda node: [] if is_producer(node) else _operands(node, True), nesting)
 
 
 def _is_store(stmt) -> bool:
@@ -85,6 +117,20 @@ def _evaluations(expr, count, indices: bool = True) -> int:
     from tvm.ir import Call
     from tvm.ir.expr import TensorLoad as BufferLoad  # what tirx.BufferLoad(...) builds
 
+    def operands(node):
+        return _operands(node, indices or not isinstance(node, BufferLoad))
+
+    def total(node, folded) -> int:
+        uses = (_argument_uses(node.op.name)
+                if isinstance(node, Call) and hasattr(node.op, "name") else 1)
+        return int(count(node)) + uses * sum(folded(c) for c in operands(node))
+
+    return _fold(expr, operands, total)
+
+
+def _fold(expr, operands, combine):
+    """``combine(node, folded)`` for every node of ``expr``'s DAG, each once, its operands
+    first (``folded(child)`` is a child's result); the root's result."""
     memo = {}
     # An explicit stack, not recursion: a chain of a few hundred inlined links nests deeper
     # than Python's recursion limit.
@@ -94,14 +140,11 @@ def _evaluations(expr, count, indices: bool = True) -> int:
         key = node.__chandle__()
         if key in memo:
             continue
-        children = list(_operands(node, indices or not isinstance(node, BufferLoad)))
         if not expanded:
             stack.append((node, True))
-            stack.extend((child, False) for child in children)
+            stack.extend((child, False) for child in operands(node))
             continue
-        uses = (_argument_uses(node.op.name)
-                if isinstance(node, Call) and hasattr(node.op, "name") else 1)
-        memo[key] = int(count(node)) + uses * sum(memo[c.__chandle__()] for c in children)
+        memo[key] = combine(node, lambda child: memo[child.__chandle__()])
     return memo[expr.__chandle__()]
 
 
