@@ -76,7 +76,8 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
             raise exc.with_traceback(None) from None
     mod = imported.mod
     built = build_imported(mod, imported.name, imported.bindings, target,
-                           lambda name: _Traced(traced_module(mod, name)), fast_math)
+                           lambda name: _Traced(traced_module(mod, name)), fast_math,
+                           imported.loans)
     program = TorchProgram(imported, module, target, built)
     give_back_memory()      # torch.export's and the build's intermediates
     return program[imported.name]
