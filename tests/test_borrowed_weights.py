@@ -69,7 +69,7 @@ def test_large_weights_are_lent_and_only_kept_ones_copied():
     assert any(len(c.shape) == 3 and np.prod(c.shape) == 768 * 512 for c in final)
 
 
-def test_the_traced_build_shares_the_models_copies(monkeypatch):
+def test_the_traced_build_copies_no_weight(monkeypatch):
     from mlclab.frontend import borrowed
 
     copies = []
@@ -80,7 +80,22 @@ def test_the_traced_build_shares_the_models_copies(monkeypatch):
     report = mlclab.validate(fn, ids.numpy())
     assert report.ok, report
     assert fn.name in fn.program.built._traces        # the traced build was made...
-    assert copies == [(1024, 512)]                    # ...with the model's one copy
+    assert copies == [(1024, 512)]                    # ...reading the weights in place
+
+
+def test_the_traced_build_refuses_weights_changed_since_it_was_made():
+    model, ids, fn = compiled()
+    x = ids.numpy()
+    first = fn.trace(x)
+    np.testing.assert_array_equal(fn.trace(x)[next(iter(first))], first[next(iter(first))])
+    kept = model.table.weight[3, 0].item()
+    with torch.no_grad():
+        model.table.weight[3, 0] += 1.0                # one number, in place
+    with pytest.raises(WeightsChanged, match="changed in place after from_torch"):
+        fn.trace(x)
+    with torch.no_grad():
+        model.table.weight[3, 0] = kept                # back as compiled: it runs again
+    assert fn.trace(x).keys() == first.keys()
 
 
 def test_training_after_import_changes_nothing_compiled_and_a_rebuild_refuses():

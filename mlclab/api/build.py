@@ -111,7 +111,7 @@ class Built:
         # What each pass of the build did (``mlclab.backend.record``), read by every view.
         # ``optimized`` is False when a pass of mlclab's own failed (and was skipped or
         # replaced) or TVM's plain pipeline built the program; the build then warns.
-        with self._lending():
+        with self._lending(own=True):
             self.executable, self._record = _compiled(
                 self.mod, target, fast_math, stored, f"{', '.join(bindings) or 'this program'}")
         # LLVM's and the passes' garbage, and what the cells before left in the heap: a
@@ -149,7 +149,7 @@ class Built:
 
             with IR_LOCK:
                 if self._record is None:
-                    with self._lending():
+                    with self._lending(own=False):     # IR for the views, never run
                         self._record = record_pipeline(self.mod, self.target, self.fast_math)
         return self._record
 
@@ -171,23 +171,32 @@ class Built:
                 self._vm = relax.VirtualMachine(self.executable, device=self.device)
             return self._vm
 
-    def _lending(self):
-        """Where a build from ``mod`` runs: with an imported model's weights checked
-        unchanged since the import, and lent (see ``frontend.borrowed``)."""
+    def _lending(self, own: bool):
+        """Where a build from ``mod`` runs: with an imported model's weights checked unchanged
+        since the import, and lent (``frontend.borrowed``); ``own``: the executable copies
+        what it keeps of them (the program's own build), else it reads them in place."""
         if self._loans is None:
             return contextlib.nullcontext()
         if hasattr(self, "executable"):       # a build after the first: the weights may
-            self._loans.check()               # have been trained or freed since
-        return self._loans.building()
+            self._loans.check()               # have been trained since
+        return self._loans.building(own)
 
     def traced(self, name: str):
-        """``name`` rebuilt so that it also returns every top-level binding (cached)."""
+        """``name`` rebuilt so that it also returns every top-level binding (cached).
+
+        An imported model's traced build reads its weights in PyTorch's memory instead of a
+        copy of its own (ResNet-18: 43 MB; the program's build has re-laid out or copied
+        them): they are checked unchanged at every use (``Loans.check``, a checksum), so it
+        computes with the compiled weights or refuses (``WeightsChanged``)."""
         with self.lock:
+            if self._loans is not None and name in self._traces:
+                self._loans.check()
             if name not in self._traces:
                 from tvm import relax
 
                 stored = None if self._stored is None else self._stored.child(f"trace {name}")
-                with IR_LOCK, self._lending():  # TVM's builders are process-wide (IR_LOCK)
+                # TVM's builders are process-wide (IR_LOCK)
+                with IR_LOCK, self._lending(own=False):
                     module = self._trace(name)
                     # (its record is dropped: the views show the program's own build)
                     executable, _ = _compiled(module.mod, self.target, self.fast_math, stored,

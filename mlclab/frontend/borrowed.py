@@ -11,8 +11,10 @@ they are (once per model: the traced build shares the copies, ``Loans.owned``), 
 build re-lays out is read from PyTorch's memory once, while ``from_torch`` runs.
 
 The imported module (kept for the views and for the traced build that ``validate`` makes
-later) still points into PyTorch's memory. A later build from it -- the traced build, the
-record of a build loaded from the disk cache -- first checks the loans (``Loans.check``):
+later) still points into PyTorch's memory, and so does the traced build's executable (a
+validation tool: ResNet-18's second copy of its weights was what put lesson 9 over 1 GB). A
+later build from the module -- the traced build, the record of a build loaded from the disk
+cache -- and every use of the traced build first check the loans (``Loans.check``):
 weights that were changed (an optimizer step), freed or re-allocated (``resize_``) since
 ``from_torch`` are a ``WeightsChanged`` error saying so, never a build of other weights than
 the compiled function's. Freed memory is never read: a loan holds its tensor (so the storage
@@ -121,9 +123,11 @@ class Loans:
                     f"as it is now")
 
     @contextlib.contextmanager
-    def building(self):
-        """The loans ``backend.own_constants`` copies from while a build runs in here."""
-        token = _ACTIVE.set(self)
+    def building(self, own: bool = True):
+        """The loans of the build that runs in here: with ``own``, ``backend.own_constants``
+        copies those its executable keeps; without, the executable reads them in place (a
+        traced build, which checks them at every use)."""
+        token = _ACTIVE.set(self if own else None)
         try:
             yield self
         finally:

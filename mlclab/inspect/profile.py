@@ -56,15 +56,6 @@ class Peaks:
         """The arithmetic intensity (FLOP/byte) where the two roofs meet."""
         return self.gflops / self.gbps
 
-    def __eq__(self, other):
-        return isinstance(other, Peaks) and (self.gflops, self.gbps, self.method) == \
-            (other.gflops, other.gbps, other.method)
-
-    __hash__ = None
-
-    def __repr__(self):
-        return f"Peaks(gflops={self.gflops!r}, gbps={self.gbps!r}, method={self.method!r})"
-
 
 @functools.cache
 def peaks() -> Peaks:
