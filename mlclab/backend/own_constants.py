@@ -2,8 +2,9 @@
 (weights lent by the importer, ``frontend.borrowed``) replaced by copies, so that the
 executable owns everything it keeps -- training or freeing the module afterwards cannot
 change it -- while what the passes before re-laid out (packed panels, blocked or folded
-weights: new memory already) is never copied first. Outside an import's build, nothing is
-lent and the pass returns the module as it is.
+weights: new memory already) is never copied first. Outside the program's own build of an
+imported model (a DSL program; a traced build, which reads the weights in place and checks
+them at every use) nothing is lent and the pass returns the module as it is.
 """
 from __future__ import annotations
 
