@@ -127,7 +127,7 @@ def test_the_weight_is_packed_once_at_build_time_not_in_the_kernel():
     np.testing.assert_allclose(fn(x.numpy()), layer(x).detach().numpy(), rtol=1e-4, atol=1e-4)
 
 
-def test_a_weight_read_twice_is_packed_once_and_kept_for_its_other_reader():
+def test_a_weight_read_twice_is_packed_once_and_its_lookup_reads_the_panels():
     class Tied(torch.nn.Module):
         """GPT-2's language-model head reads the token embedding: one weight, two uses."""
 
@@ -148,8 +148,10 @@ def test_a_weight_read_twice_is_packed_once_and_kept_for_its_other_reader():
                                atol=1e-4)
     width = panel_width(64, _lanes())
     pool = _executable_tensors(fn)
-    # the panels once for both matmuls, and the weight itself for the embedding's lookup
-    assert (64 // width, 64, width) in pool and (64, 64) in pool
+    # the panels once for both matmuls and the embedding's lookup (packed_take): the weight
+    # itself is not kept (lesson 13's tied head: 154 MB less)
+    assert (64 // width, 64, width) in pool and (64, 64) not in pool
+    assert "packed_take" in fn.text("tir")
     # one packed copy in the executable's constant pool (the module text shows the one
     # constant at each of its two readers)
     pool_text = str(fn.program.executable.stats()).split("Constant pool", 1)[1]
@@ -221,3 +223,32 @@ def test_a_weight_broadcast_over_the_batch_axes_is_packed_once():
     assert "register_tile_prepacked" in _decisions(fn).values()
     pool = _executable_tensors(fn)
     assert (48, 40) not in pool and (40, 48) not in pool and (4, 40, 48) not in pool
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("mode", ["clip", "wrap", "fast"])
+def test_packed_take_reads_the_rows_of_the_packed_weight(mode, transposed):
+    import tvm
+    from tvm import te
+
+    from mlclab.backend.pack_weights import pack_panels, packed_take
+
+    rng = np.random.default_rng(0)
+    c = rng.standard_normal((40, 24)).astype(np.float32)      # the constant taken from
+    weight_nk = c.T if transposed else c                       # the matmul's (N, K) weight
+    width, columns = 8, 48                                     # padded: 6 panels for N = 40
+    if transposed:
+        columns = 32                                           # N = 24: 4 panels
+    panels = pack_panels(np.ascontiguousarray(weight_nk), width, columns)
+    ids = np.array([[0, 39, 7], [5, 39, 1]], np.int32)
+    want = c[ids]
+    if mode != "fast":                     # out of range: clipped or wrapped as TVM's take
+        ids[0, 2] = 45 if mode == "clip" else -3
+        want[0, 2] = c[39] if mode == "clip" else c[37]
+    i = te.placeholder(ids.shape, "int32", name="ids")
+    p = te.placeholder(panels.shape, "float32", name="panels")
+    out = packed_take(i, p, c.shape, transposed, mode)
+    f = tvm.compile(te.create_prim_func([i, p, out]), target="llvm")
+    got = tvm.runtime.empty(want.shape, "float32")
+    f(tvm.runtime.tensor(ids), tvm.runtime.tensor(panels), got)
+    np.testing.assert_array_equal(got.numpy(), want)

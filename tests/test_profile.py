@@ -5,6 +5,9 @@ No assertion is on a time's size (the machine is shared and noisy): work is chec
 hand counts, times only for being positive and adding up.
 """
 import re
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -254,3 +257,19 @@ def test_profile_of_a_0d_input_keeps_it_0d():
     fn = mlclab.compile("def f(x: Tensor[(), f32]):\n    return x * 2.0\n")["f"]
     prof = fn.profile(np.array(1.5, dtype=np.float32), repeat=1)
     assert [k.name for k in prof.kernels] == ["multiply"]
+
+
+def test_each_roof_is_measured_when_first_read():
+    # In a fresh process: the bandwidth's 64 MB copy runs only when its roof is read
+    # (lesson 13 prints the compute peak of its largest model's profile, nothing else).
+    code = textwrap.dedent("""
+        from mlclab.inspect import profile
+        gflops = profile.peaks().gflops
+        print(profile._peak_gflops.cache_info().currsize, profile._peak_gbps.cache_info().currsize)
+        ridge = profile.peaks().ridge
+        print(profile._peak_gbps.cache_info().currsize, ridge == gflops / profile.peaks().gbps)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["1", "0", "1", "True"]

@@ -12,7 +12,7 @@ ADMIN=${ADMIN:?set ADMIN to the user name of the instructor}
 MLCLAB_REPO=${MLCLAB_REPO:?set MLCLAB_REPO to the mlclab repository to install from}
 MLCLAB_REF=${MLCLAB_REF:-main}
 # Per student, from the measured footprint (docs/class.md, "Memory" and "CPU").
-MEMORY_LIMIT=${MEMORY_LIMIT:-2.2G}
+MEMORY_LIMIT=${MEMORY_LIMIT:-1.9G}
 CPU_LIMIT=${CPU_LIMIT:-2}
 THREADS=${THREADS:-1}             # MLCLAB_NUM_THREADS: one compile thread per kernel in class
 CULL_IDLE_S=${CULL_IDLE_S:-1800}

@@ -6,6 +6,7 @@ demand (the VM, traced builds). Renamed programs (a cache hit under another file
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
 from typing import Any, Callable
@@ -95,7 +96,7 @@ class Built:
     """
 
     def __init__(self, mod, bindings: dict, target, trace: Callable[[str], Any],
-                 fast_math: bool = False, stored=None):
+                 fast_math: bool = False, stored=None, loans=None):
         self.mod = mod
         self.bindings = bindings          # function name -> {relax.Var: BindingInfo}
         self.target = target
@@ -103,11 +104,16 @@ class Built:
         self._trace = trace
         # Where the disk cache keeps this build (``api.cache.Stored``), or None.
         self._stored = stored
+        # An imported model's weights ``mod`` reads in PyTorch's memory
+        # (``frontend.borrowed.Loans``), or None: every build from ``mod`` runs lending them
+        # (the executable owns copies of what it keeps) after checking they are unchanged.
+        self._loans = loans
         # What each pass of the build did (``mlclab.backend.record``), read by every view.
         # ``optimized`` is False when a pass of mlclab's own failed (and was skipped or
         # replaced) or TVM's plain pipeline built the program; the build then warns.
-        self.executable, self._record = _compiled(self.mod, target, fast_math, stored,
-                                                  f"{', '.join(bindings) or 'this program'}")
+        with self._lending(own=True):
+            self.executable, self._record = _compiled(
+                self.mod, target, fast_math, stored, f"{', '.join(bindings) or 'this program'}")
         # LLVM's and the passes' garbage, and what the cells before left in the heap: a
         # build is rare enough to pay the trim, and the profile or validate that usually
         # follows starts from what is really in use (lesson 08 peaked at 747 MB, was 786).
@@ -143,7 +149,8 @@ class Built:
 
             with IR_LOCK:
                 if self._record is None:
-                    self._record = record_pipeline(self.mod, self.target, self.fast_math)
+                    with self._lending(own=False):     # IR for the views, never run
+                        self._record = record_pipeline(self.mod, self.target, self.fast_math)
         return self._record
 
     @property
@@ -164,14 +171,32 @@ class Built:
                 self._vm = relax.VirtualMachine(self.executable, device=self.device)
             return self._vm
 
+    def _lending(self, own: bool):
+        """Where a build from ``mod`` runs: with an imported model's weights checked unchanged
+        since the import, and lent (``frontend.borrowed``); ``own``: the executable copies
+        what it keeps of them (the program's own build), else it reads them in place."""
+        if self._loans is None:
+            return contextlib.nullcontext()
+        if hasattr(self, "executable"):       # a build after the first: the weights may
+            self._loans.check()               # have been trained since
+        return self._loans.building(own)
+
     def traced(self, name: str):
-        """``name`` rebuilt so that it also returns every top-level binding (cached)."""
+        """``name`` rebuilt so that it also returns every top-level binding (cached).
+
+        An imported model's traced build reads its weights in PyTorch's memory instead of a
+        copy of its own (ResNet-18: 43 MB; the program's build has re-laid out or copied
+        them): they are checked unchanged at every use (``Loans.check``, a checksum), so it
+        computes with the compiled weights or refuses (``WeightsChanged``)."""
         with self.lock:
+            if self._loans is not None and name in self._traces:
+                self._loans.check()
             if name not in self._traces:
                 from tvm import relax
 
                 stored = None if self._stored is None else self._stored.child(f"trace {name}")
-                with IR_LOCK:   # TVM's builders are process-wide (tvm_setup.IR_LOCK)
+                # TVM's builders are process-wide (IR_LOCK)
+                with IR_LOCK, self._lending(own=False):
                     module = self._trace(name)
                     # (its record is dropped: the views show the program's own build)
                     executable, _ = _compiled(module.mod, self.target, self.fast_math, stored,

@@ -25,13 +25,13 @@ _MAX_TRIES = 40
 
 
 def build_imported(mod, name: str, bindings: dict, target, trace,
-                   fast_math: bool = False) -> Built:
+                   fast_math: bool = False, loans=None) -> Built:
     """``Built`` for the imported function ``name`` -- loaded from the disk cache when this
     module (its IR and its weights' bytes) was built before for ``target`` -- or an
     :class:`UnsupportedModel` naming the operator TVM could not compile."""
     try:
-        return Built(mod, {name: bindings}, target, trace, fast_math, _stored(mod, target,
-                                                                             fast_math))
+        return Built(mod, {name: bindings}, target, trace, fast_math,
+                     _stored(mod, target, fast_math), loans)
     except DSLError as exc:
         reason = str(exc).partition("TVM could not compile this program: ")[2] or str(exc)
         reason = reason.split("\n")[0]

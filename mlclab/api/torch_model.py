@@ -33,9 +33,10 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
     ``torch.export`` captures it, TVM's ``from_exported_program`` translates it to Relax, and
     mlclab's own pipeline compiles it, as for a DSL program. ``dynamic_batch=True`` leaves
     dimension 0 of every input symbolic (``batch``); examples with a batch of 1 are fine
-    (export sees them repeated to 2: torch.export fixes a size of 1). Weights are copied as
-    constants, folded into the compiled code (training the module afterwards does not change
-    it); ``params_as_inputs=True`` makes them extra inputs after the user's.
+    (export sees them repeated to 2: torch.export fixes a size of 1). Weights become
+    constants the compiled code owns -- packed, re-laid out or copied while it is built, never
+    copied before (training the module afterwards does not change it; ``validate`` then says
+    the module changed) -- ``params_as_inputs=True`` makes them extra inputs after the user's.
     ``convert_map`` maps ATen overload names (``"selu.default"``) to ``f(node, importer)``,
     TVM's ``custom_convert_map`` convention, used before mlclab's and TVM's own converters.
     ``fast_math=True`` lets TVM and LLVM rewrite float arithmetic, as ``mlclab.compile``'s.
@@ -79,7 +80,8 @@ def from_torch(module, *example_args, dynamic_batch: bool = False,
     mod = imported.mod
     try:
         built = build_imported(mod, imported.name, imported.bindings, target,
-                               lambda name: _Traced(traced_module(mod, name)), fast_math)
+                               lambda name: _Traced(traced_module(mod, name)), fast_math,
+                               imported.loans)
     except UnsupportedModel as exc:
         with eval_mode(module):
             refused = _refused_by_torch(module, tensors)

@@ -22,12 +22,14 @@ multiplied by zeros and thrown away, so every kept output is summed as before. F
 columns than ``MIN_PADDED_COLUMNS`` are left to the general rule (the copy would cost more
 than the tile saves).
 
-A constant that something else also reads (GPT-2's head tied to its token embedding, which a
-``take`` reads too) is packed all the same, and the original is kept for that other reader:
-left unpacked, the register tile would copy it into panels of its own on every call -- the
-same bytes again, in the VM's pool, at a quarter of the speed (lesson 13's tied 50,257-word
-head: 57 ms a token unpacked, 14 ms packed). Two matmuls reading one weight share one packed
-copy.
+A constant that something else also reads is packed all the same: left unpacked, the
+register tile would copy it into panels of its own on every call -- the same bytes again, in
+the VM's pool, at a quarter of the speed (lesson 13's tied 50,257-word head: 57 ms a token
+unpacked, 14 ms packed). Two matmuls reading one weight share one packed copy. A ``take`` of
+its rows (GPT-2's head tied to its token embedding) reads the panels too (``packed_take``:
+row ``r`` is ``wp[r // width, :, r % width]``), so the executable holds the weight once, in
+panels, instead of both layouts (154 MB more for lesson 13); any other reader keeps the
+original for itself.
 
 Left alone: a weight that is a parameter (a tinynn ``linear(x, w)``; packing it would cost a
 kernel per call, which is what the register tile's in-kernel panels already do), and other
@@ -145,7 +147,26 @@ def _plans(func, lanes: int) -> dict:
         layout = padded_columns(n, lanes)
         if layout is not None:
             plans[var] = (x, constant, transposed, n, *layout)
+    # rows taken from a packed weight (an embedding tied to the head): read from its panels
+    packed = {plan[1]: plan[1:] for plan in plans.values()}
+    for var, value in values.items():
+        if op_name(value) == "relax.take" and value.args[0] in packed \
+                and _take_rows(value) is not None:
+            plans[var] = (TAKE, *packed[value.args[0]], value.args[1], _take_rows(value))
     return plans
+
+
+# A plan's first field for a ``take`` of rows (a matmul plan's is its ``x``).
+TAKE = "take"
+
+
+def _take_rows(value):
+    """The mode of a ``take`` of whole rows (``axis=0``) of a 2-D constant, or None."""
+    axis = value.attrs.axis
+    mode = str(value.attrs.mode)
+    if axis is None or int(axis) not in (0, -2) or mode not in ("fast", "clip", "wrap"):
+        return None
+    return mode
 
 
 def _unbroadcast(b, x, values, var_uses):
@@ -249,6 +270,30 @@ def packed_matmul(x, panels, columns: int):
                       attrs={PACKED_MATMUL: width})
 
 
+def packed_take(ids, panels, shape, transposed: bool, mode: str):
+    """The TE compute of ``take(c, ids, axis=0)`` for the 2-D constant ``c`` of ``shape``
+    packed into ``panels`` (its (N, K) weight is ``c``, or ``c.T`` when ``transposed``):
+    ``c[r, s]`` is the weight's ``[n, k] = (r, s)`` (or ``(s, r)``), at
+    ``panels[n // width, k, n % width]``. ``mode``: the take's handling of an index out of
+    range (``clip``: to the nearest row; ``wrap``: modulo; ``fast``: none), as TVM's."""
+    from tvm import te, tirx
+
+    width = int(panels.shape[2])
+    rows, cols = shape
+
+    def compute(*index):
+        *where, s = index
+        r = ids[tuple(where)].astype("int64")
+        if mode == "clip":
+            r = te.max(te.min(r, rows - 1), 0)
+        elif mode == "wrap":
+            r = tirx.floormod(r, rows)
+        n, k = (s, r) if transposed else (r, s)
+        return panels[n // width, k, n % width]
+
+    return te.compute((*ids.shape, cols), compute, name="packed_take")
+
+
 @functools.cache
 def _packer_class():
     from tvm import relax
@@ -270,11 +315,18 @@ def _packer_class():
             if plan is None:
                 super().visit_var_binding_(binding)
                 return
-            x, constant, transposed, n, width, columns = plan
+            x, constant, transposed, n, width, columns, *take = plan
             key = (constant, width, columns)
             if key not in self.packed:
                 self.packed[key] = relax.const(_packed(constant, transposed, width, columns))
             panels = self.packed[key]
+            if x is TAKE:         # rows of the weight: read from the panels (packed_take)
+                call = self.builder_.call_te(packed_take, self.visit_expr(take[0]), panels,
+                                             shape=_ints(constant.ty), transposed=transposed,
+                                             mode=take[1], primfunc_name_hint="packed_take")
+                self.builder_.emit_normalized(relax.VarBinding(binding.var,
+                                                               self.builder_.normalize(call)))
+                return
             call = self.builder_.call_te(packed_matmul, self.visit_expr(x), panels,
                                          columns=columns, primfunc_name_hint=BLOCK_NAME)
             if columns != n:      # padded: the real columns are cropped out

@@ -186,6 +186,7 @@ def _llvm_passes(target, optimized: bool, fast_math: bool = False) -> list:
     from .extra_passes import active as extra_passes
     from .fold_batchnorm import fold_batchnorm
     from .fold_kernels import fold_constants
+    from .own_constants import own_constants
     from .pack_weights import pack_weights
     from .record import own_pass
     from .schedules import schedule_cpu, vector_lanes
@@ -224,6 +225,9 @@ def _llvm_passes(target, optimized: bool, fast_math: bool = False) -> list:
         *dataflow_lower_passes(target),
         # in both pipelines: TVM's VM cannot load an empty constant back
         make_empty_constants_at_run_time,
+        # in both pipelines: an imported model's weights read in PyTorch's memory are
+        # copied where the executable keeps them as they are (own_constants.py)
+        own_constants,
         *cpu_generic.finalize_passes(target),
         # last, after every pass that makes kernels: kernels that read numpy's
         # 16-byte-aligned arrays in place (see alignment.py)

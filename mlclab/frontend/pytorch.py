@@ -20,6 +20,7 @@ from ..lang.typed import BindingInfo
 from ..tvm_setup import tvm
 from .module_tree import (ModuleLine, ModuleListing, function_name, module_path,  # noqa: F401
                           module_tree, operator_name, user_operator_name)
+from .borrowed import Loans
 from .torch_convert import RecordingImporter, check_convert_map
 from .torch_export import BATCH, UnsupportedModel, batch_of_two, export  # noqa: F401
 from .torch_indices import IndexCheck, guard_indices  # noqa: F401
@@ -42,6 +43,9 @@ class ImportedModel:
     weights: list = field(default_factory=list)
     # Integer inputs that reach an index unchanged, checked in Python at each call
     index_checks: list = field(default_factory=list)
+    # The large weights ``mod`` reads in PyTorch's memory (frontend.borrowed): the builds
+    # from it own what they keep, and check that they are unchanged first
+    loans: Loans = field(default_factory=Loans)
 
 
 def import_module(module, example_args: tuple, *, dynamic_batch: bool = False,
@@ -56,7 +60,8 @@ def import_module(module, example_args: tuple, *, dynamic_batch: bool = False,
         example_args = batch_of_two(example_args)
     exported = export(module, example_args, dynamic_batch)
     _check_mutations(exported, type(module).__name__)
-    recorder = RecordingImporter(listing, convert_map)
+    loans = Loans(f"the {type(module).__name__} module")
+    recorder = RecordingImporter(listing, convert_map, loans)
     mod = recorder.translate(exported, params_as_inputs)
     name = function_name(type(module).__name__)
     paths = _input_paths(exported)
@@ -72,7 +77,7 @@ def import_module(module, example_args: tuple, *, dynamic_batch: bool = False,
     weights = [target for arg, target in _weight_targets(exported).items()
                if arg in {p.name for p in func.params}]
     return ImportedModel(mod, name, params, typed_type(func.ret_ty, "output"), bindings,
-                         listing.text, exported, node_values, weights, checks)
+                         listing.text, exported, node_values, weights, checks, loans)
 
 
 class InputMutationWarning(UserWarning):

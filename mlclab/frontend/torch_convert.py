@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .borrowed import Loans
 from .module_tree import ModuleListing, operator_name
 from .torch_export import UnsupportedModel, first_line
 from ..tvm_setup import tvm
@@ -324,7 +325,7 @@ class RecordingImporter:
     translation wrapped: which Relax value each ATen node produced, in order, and the node
     named when a translation fails."""
 
-    def __init__(self, listing: ModuleListing, convert_map: dict):
+    def __init__(self, listing: ModuleListing, convert_map: dict, loans: Loans):
         from tvm.relax.frontend.torch.exported_program_translator import ExportedProgramImporter
 
         self.listing = listing
@@ -339,8 +340,9 @@ class RecordingImporter:
         self.importer.convert_map = {k: self._wrap(f) for k, f in table.items()}
         # TVM hands the weights over through DLPack, sharing the module's memory: an
         # optimizer step would then change the compiled model, and ``resize_`` free what it
-        # reads. The compiled function owns copies.
-        self.importer._convert_pytorch_tensor_to_tvm = _owned_tensor
+        # reads. Large weights are lent to the build, which owns what it keeps; the rest is
+        # copied (frontend.borrowed).
+        self.importer._convert_pytorch_tensor_to_tvm = loans.lend
 
     def _bound(self, convert):
         return lambda node: convert(self.importer, node)
@@ -440,16 +442,6 @@ def _bool_arithmetic(mod):
     funcs = {gv: rewrite(f) if isinstance(f, relax.Function) else f
              for gv, f in mod.functions_items()}
     return relax.transform.Normalize()(tvm().IRModule(funcs, attrs=mod.attrs))
-
-
-def _owned_tensor(value):
-    """A TVM tensor holding a copy of the PyTorch tensor ``value``."""
-    import torch
-
-    dense = value.detach()
-    if dense.layout != torch.strided:
-        dense = dense.to_dense()
-    return tvm().runtime.from_dlpack(dense.contiguous().clone())
 
 
 def where(node, listing: ModuleListing) -> str:
