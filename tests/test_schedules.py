@@ -624,3 +624,69 @@ def test_a_row_reduction_over_a_prime_row_count_is_not_padded(shape):
                  lambda x: x.max(axis=-1, keepdims=True))
     ((name, (rule, declined)),) = _decisions(mod).items()
     assert rule != "register_tile_padded", (name, declined)
+
+
+# ------------------------------------------------- reductions along rows, several at once
+ROW_REDUCTIONS = [
+    ("softmax", (4, 8, 33), lambda bb, x: R.nn.softmax(x, axis=-1)),
+    ("softmax", (2, 3, 7, 13), lambda bb, x: R.nn.softmax(x, axis=-1)),
+    ("softmax", (3, 197, 197), lambda bb, x: R.nn.softmax(x, axis=-1)),
+    ("sum", (6, 300), lambda bb, x: R.sum(x, axis=-1)),
+    ("mean", (5, 4, 7), lambda bb, x: R.mean(x, axis=-1, keepdims=True)),
+    ("max", (7, 5, 31), lambda bb, x: R.max(x, axis=-1)),
+    ("layer_norm", (1, 13, 24), lambda bb, x: R.nn.layer_norm(
+        x, relax.const(np.linspace(0.5, 2, 24, dtype="float32")),
+        relax.const(np.linspace(-1, 1, 24, dtype="float32")), axes=[-1])),
+]
+
+
+def _numpy_row_reduction(op, x):
+    if op == "softmax":
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    if op == "layer_norm":
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-5) * np.linspace(0.5, 2, 24) + np.linspace(-1, 1, 24)
+    return {"sum": lambda: x.sum(axis=-1), "mean": lambda: x.mean(axis=-1, keepdims=True),
+            "max": lambda: x.max(axis=-1)}[op]()
+
+
+def _built_with_row_group(mod, group: int):
+    from mlclab.backend.schedules import loops
+
+    saved, loops.ROW_GROUP = loops.ROW_GROUP, group
+    try:
+        return _build(mod)
+    finally:
+        loops.ROW_GROUP = saved
+
+
+@pytest.mark.parametrize("op,shape,body", ROW_REDUCTIONS,
+                         ids=[f"{op}-{'x'.join(map(str, s))}" for op, s, _ in ROW_REDUCTIONS])
+def test_rows_reduced_together_give_one_row_at_a_times_bits(op, shape, body):
+    # Interleaved rows keep each row's own order of terms: bit for bit the old schedule's
+    # results (ROW_GROUP 0: one row at a time), and numpy's within float32 rounding.
+    mod = _module([("x", shape)], body)
+    x = RNG.standard_normal(shape).astype("float32")
+    x.reshape(-1, shape[-1])[1, 3] = 40.0        # one large term: an order would show
+    together = _built_with_row_group(mod, 4)(x)
+    alone = _built_with_row_group(mod, 0)(x)
+    assert np.array_equal(together.view(np.uint32), alone.view(np.uint32))
+    want = _numpy_row_reduction(op, x.astype("float64"))
+    np.testing.assert_allclose(together, want, rtol=RTOL, atol=ATOL * np.sqrt(shape[-1]))
+
+
+@pytest.mark.parametrize("shape,rows,partial", [((4, 8, 33), 4, False),
+                                                ((3, 197, 197), 3, False),
+                                                ((1, 13, 24), 4, True)])
+def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial):
+    # A divisor of the innermost row axis that has one (8 -> 4; 197 is prime, its 3 heads
+    # -> 3), else groups of 4 with a partial last one; the group's accumulators are a local
+    # buffer, the group's rows an unrolled loop inside each reduction.
+    mod = _legalized(_module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=-1)))
+    (func,) = _primfuncs(mod).values()
+    text = schedule_primfunc(func, lanes=16, strict=True).script()
+    assert text.count('scope="local"') == 2, text          # the max and the sum
+    assert text.count(f"T.unroll(T.int64({rows}))") >= 4, text   # init and update, twice
+    assert ("T.where(" in text) == partial, text
