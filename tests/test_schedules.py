@@ -718,3 +718,24 @@ def test_unfolded_patches_are_vectorized_only_along_contiguous_runs(shape, width
     widths = {int(w) for w in re.findall(r"T\.vectorized\(T\.int64\((\d+)\)\)",
                                          func.script())}
     assert widths == {width}, func.script()
+
+
+@pytest.mark.parametrize("shape", [(4, 4, 64, 64), (1, 3, 197, 197), (2, 5, 7)])
+def test_the_safe_softmax_check_is_one_pass_over_the_scores(shape):
+    # PyTorch's safe softmax asks per row whether any score is finite: equal, not, cast
+    # and max.  The element-wise steps are inlined into the max (one pass over the scores,
+    # not three boolean copies first) and the rows reduced several at a time.
+    def body(bb, x):
+        inf = bb.emit(R.equal(x, relax.const(-np.inf, "float32")))
+        finite = bb.emit(R.astype(bb.emit(R.logical_not(inf)), "int8"))
+        return R.max(finite, axis=-1, keepdims=True)
+
+    mod = _module([("x", shape)], body)
+    x = _data(shape)[0]
+    x.reshape(-1, shape[-1])[1, :] = -np.inf        # one row with no finite score
+    want = (x != -np.inf).astype(np.int8).max(axis=-1, keepdims=True)
+    np.testing.assert_array_equal(_build(mod)(x), want)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    assert schedule_decision(func)[0] == "parallel_loops"
+    text = func.script()
+    assert text.count("T.sblock_alloc_buffer") == 1, text   # only the accumulators

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .inline import inline_elementwise_prologue
 from .tir_util import (PARALLEL_MIN_ELEMENTS, block_bindings, bound_iter, extents_of,
                        free_vars, is_reduction, loop_kinds, static_int, worth_parallel)
 
@@ -11,6 +12,7 @@ from .tir_util import (PARALLEL_MIN_ELEMENTS, block_bindings, bound_iter, extent
 def schedule_each_block(sch, blocks, lanes: int) -> None:
     """The plain rules: parallel spatial loops above each reduction, vectors and threads
     for every spatial block."""
+    blocks = inline_elementwise_prologue(sch, blocks)
     for b in blocks:
         if is_reduction(sch, b):
             parallel_reduction(sch, b)
