@@ -106,15 +106,7 @@ def _vectorize_innermost_row(sch, block, loops, extents, k: int, lanes: int) -> 
         (d for d in range(lanes, 3, -1) if extents[-1] % d == 0), None))
     if width is None:
         return False
-    rows = loops[:-1]
-    if width < extents[-1]:
-        outer, vec = sch.split(loops[-1], factors=[None, width])
-        rows = rows + [outer]
-    else:
-        vec = loops[-1]
-    sch.vectorize(vec)
-    if rows and worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
-        sch.parallel(sch.fuse(*rows) if len(rows) > 1 else rows[0])
+    _vectors_along_innermost(sch, loops, extents, width)
     return True
 
 
@@ -144,19 +136,25 @@ def _vectorize_contiguous_runs(sch, block, loops, extents, k: int, lanes: int) -
                                            for r in irregular)), None)
     if width is not None and width == fused:
         return False  # whole runs of the fused vector's width: the usual fused vectors
+    # no run of 4: scalar copies, which at least divide once per element, not per lane
+    _vectors_along_innermost(sch, loops, extents, width)
+    return True
+
+
+def _vectors_along_innermost(sch, loops, extents, width) -> None:
+    """Vectors of ``width`` along the innermost loop (none if ``width`` is None), the loops
+    above fused and parallel when the work is worth it."""
     rows = loops[:-1]
-    if width is not None:
-        if width < extents[-1]:
-            outer, vec = sch.split(loops[-1], factors=[None, width])
-            rows = rows + [outer]
-        else:
-            vec = loops[-1]
+    if width is None:
+        rows = loops
+    elif width < extents[-1]:
+        outer, vec = sch.split(loops[-1], factors=[None, width])
+        rows = rows + [outer]
         sch.vectorize(vec)
     else:
-        rows = loops  # no run of 4: scalar copies, which at least divide once per element
+        sch.vectorize(loops[-1])
     if rows and worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
         sch.parallel(sch.fuse(*rows) if len(rows) > 1 else rows[0])
-    return True
 
 
 def _contiguous_run(region, inner, width: int, domains: dict) -> bool:
