@@ -41,7 +41,8 @@ def constants_of(mod):
     for _, func in mod.functions_items():
         if isinstance(func, relax.Function):
             relax.analysis.post_order_visit(
-                func, lambda e: found.append(e.value) if isinstance(e, Constant) and hasattr(e.value, "shape") else None)
+                func, lambda e: found.append(e.value)
+                if isinstance(e, Constant) and hasattr(e.value, "shape") else None)
     return found
 
 

@@ -8,6 +8,7 @@ exactly the code a student's program runs.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -573,18 +574,23 @@ def test_attention_head_widths_match_numpy(n):
            lambda p, v: p @ v, terms=64)
 
 
-@pytest.mark.parametrize("n,lanes,width", [(24, 16, 12), (30, 16, 15), (36, 16, 12),
-                                           (20, 16, 10), (40, 16, 10), (12, 8, 6),
-                                           (32, 16, 32), (10, 16, 10), (19, 16, 19)])
+@pytest.mark.parametrize("n,lanes,width", [(24, 16, 32), (30, 16, 32), (36, 16, 12),
+                                           (20, 16, 32), (40, 16, 10), (12, 8, 16),
+                                           (32, 16, 32), (10, 16, 10), (19, 16, 32)])
 def test_tile_rows_are_never_between_one_and_two_vectors(n, lanes, width):
     # A 24-float vector on AVX-512 is split by LLVM into pieces it keeps in memory: P @ V
-    # with 24 columns ran 100x slower than with 32.  Only a prime (19) keeps its whole row.
+    # with 24 columns ran 100x slower than with 32.  Between one and two vectors, the
+    # columns are padded to two (a row of half a vector holds half the accumulators: N = 24
+    # took 1.28 ms in rows of 12, 0.72 padded to 32); above two, whole vectors or a divisor.
     mod = _legalized(_module([("p", (4, 64, 64)), ("v", (4, 64, n))],
                              lambda bb, p, v: R.matmul(p, v)))
     (func,) = _primfuncs(mod).values()
-    text = schedule_primfunc(func, lanes=lanes, strict=True).script()
+    scheduled = schedule_primfunc(func, lanes=lanes, strict=True)
+    text = scheduled.script()
     widths = {int(w) for w in re.findall(r"T\.vectorized\(T\.int64\((\d+)\)\)", text)}
     assert width in widths, (widths, text)
+    padded = lanes < n < 2 * lanes and n % lanes
+    assert (schedule_decision(scheduled)[0] == "register_tile_padded") == bool(padded)
     update = text[text.index("for k in"):]
     assert f"T.vectorized(T.int64({width}))" in update
 
@@ -624,3 +630,112 @@ def test_a_row_reduction_over_a_prime_row_count_is_not_padded(shape):
                  lambda x: x.max(axis=-1, keepdims=True))
     ((name, (rule, declined)),) = _decisions(mod).items()
     assert rule != "register_tile_padded", (name, declined)
+
+
+# ------------------------------------------------- reductions along rows, several at once
+ROW_REDUCTIONS = [
+    ("softmax", (4, 8, 33), lambda bb, x: R.nn.softmax(x, axis=-1)),
+    ("softmax", (2, 3, 7, 13), lambda bb, x: R.nn.softmax(x, axis=-1)),
+    ("softmax", (3, 197, 197), lambda bb, x: R.nn.softmax(x, axis=-1)),
+    ("sum", (6, 300), lambda bb, x: R.sum(x, axis=-1)),
+    ("mean", (5, 4, 7), lambda bb, x: R.mean(x, axis=-1, keepdims=True)),
+    ("max", (7, 5, 31), lambda bb, x: R.max(x, axis=-1)),
+    ("layer_norm", (1, 13, 24), lambda bb, x: R.nn.layer_norm(
+        x, relax.const(np.linspace(0.5, 2, 24, dtype="float32")),
+        relax.const(np.linspace(-1, 1, 24, dtype="float32")), axes=[-1])),
+]
+
+
+def _numpy_row_reduction(op, x):
+    if op == "softmax":
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    if op == "layer_norm":
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-5) * np.linspace(0.5, 2, 24) + np.linspace(-1, 1, 24)
+    return {"sum": lambda: x.sum(axis=-1), "mean": lambda: x.mean(axis=-1, keepdims=True),
+            "max": lambda: x.max(axis=-1)}[op]()
+
+
+def _built_with_row_group(mod, group: int):
+    from mlclab.backend.schedules import loops
+
+    saved, loops.ROW_GROUP = loops.ROW_GROUP, group
+    try:
+        return _build(mod)
+    finally:
+        loops.ROW_GROUP = saved
+
+
+@pytest.mark.parametrize("op,shape,body", ROW_REDUCTIONS,
+                         ids=[f"{op}-{'x'.join(map(str, s))}" for op, s, _ in ROW_REDUCTIONS])
+def test_rows_reduced_together_give_one_row_at_a_times_bits(op, shape, body):
+    # Interleaved rows keep each row's own order of terms: bit for bit the old schedule's
+    # results (ROW_GROUP 0: one row at a time), and numpy's within float32 rounding.
+    mod = _module([("x", shape)], body)
+    x = RNG.standard_normal(shape).astype("float32")
+    x.reshape(-1, shape[-1])[1, 3] = 40.0        # one large term: an order would show
+    together = _built_with_row_group(mod, 4)(x)
+    alone = _built_with_row_group(mod, 0)(x)
+    assert np.array_equal(together.view(np.uint32), alone.view(np.uint32))
+    want = _numpy_row_reduction(op, x.astype("float64"))
+    np.testing.assert_allclose(together, want, rtol=RTOL, atol=ATOL * np.sqrt(shape[-1]))
+
+
+@pytest.mark.parametrize("shape,rows,partial", [((4, 8, 33), 4, False),
+                                                ((3, 197, 197), 3, False),
+                                                ((1, 13, 24), 4, True)])
+def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial):
+    # A divisor of the innermost row axis that has one (8 -> 4; 197 is prime, its 3 heads
+    # -> 3), else groups of 4 with a partial last one; the group's accumulators are a local
+    # buffer, the group's rows an unrolled loop inside each reduction.
+    mod = _legalized(_module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=-1)))
+    (func,) = _primfuncs(mod).values()
+    text = schedule_primfunc(func, lanes=16, strict=True).script()
+    assert text.count('scope="local"') == 2, text          # the max and the sum
+    assert text.count(f"T.unroll(T.int64({rows}))") >= 4, text   # init and update, twice
+    assert ("T.where(" in text) == partial, text
+
+
+@pytest.mark.parametrize("shape,width", [((16, 256, 24), 12), ((4, 6, 5, 7), 7)])
+def test_unfolded_patches_are_vectorized_only_along_contiguous_runs(shape, width):
+    # MobileViT folds (4 * heads, tokens, dim) back into (4, tokens, heads * dim): a copy
+    # whose input is contiguous in runs of dim.  Fused vectors of 32 straddled the runs and
+    # read one lane at a time (0.24 ms); vectors of 12 inside them took 0.022 ms.
+    heads = shape[0] // 4
+
+    def body(bb, x):
+        split = bb.emit(R.reshape(x, (4, heads) + shape[1:]))
+        moved = bb.emit(R.permute_dims(split, [0, 2, 1] + list(range(3, len(shape) + 1))))
+        return R.reshape(moved, (4, shape[1], heads * math.prod(shape[2:])))
+
+    mod = _module([("x", shape)], body)
+    x = _data(shape)[0]
+    want = x.reshape((4, heads) + shape[1:]).swapaxes(1, 2).reshape(4, shape[1], -1)
+    np.testing.assert_array_equal(_build(mod)(x), want)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    widths = {int(w) for w in re.findall(r"T\.vectorized\(T\.int64\((\d+)\)\)",
+                                         func.script())}
+    assert widths == {width}, func.script()
+
+
+@pytest.mark.parametrize("shape", [(4, 4, 64, 64), (1, 3, 197, 197), (2, 5, 7)])
+def test_the_safe_softmax_check_is_one_pass_over_the_scores(shape):
+    # PyTorch's safe softmax asks per row whether any score is finite: equal, not, cast
+    # and max.  The element-wise steps are inlined into the max (one pass over the scores,
+    # not three boolean copies first) and the rows reduced several at a time.
+    def body(bb, x):
+        inf = bb.emit(R.equal(x, relax.const(-np.inf, "float32")))
+        finite = bb.emit(R.astype(bb.emit(R.logical_not(inf)), "int8"))
+        return R.max(finite, axis=-1, keepdims=True)
+
+    mod = _module([("x", shape)], body)
+    x = _data(shape)[0]
+    x.reshape(-1, shape[-1])[1, :] = -np.inf        # one row with no finite score
+    want = (x != -np.inf).astype(np.int8).max(axis=-1, keepdims=True)
+    np.testing.assert_array_equal(_build(mod)(x), want)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    assert schedule_decision(func)[0] == "parallel_loops"
+    text = func.script()
+    assert text.count("T.sblock_alloc_buffer") == 1, text   # only the accumulators

@@ -18,9 +18,10 @@ cache -- and every use of the traced build first check the loans (``Loans.check`
 weights that were changed (an optimizer step), freed or re-allocated (``resize_``) since
 ``from_torch`` are a ``WeightsChanged`` error saying so, never a build of other weights than
 the compiled function's. Freed memory is never read: a loan holds its tensor (so the storage
-outlives the module), and PyTorch refuses to ``resize_`` a storage exported through DLPack. Nothing else reads a loaned weight's
-values after ``from_torch``: the views print a large constant as metadata, and weights under
-``BORROW_MIN_BYTES`` (scalars the views print, index tables the importer reads) are copied.
+outlives the module), and PyTorch refuses to ``resize_`` a storage exported through DLPack.
+Nothing else reads a loaned weight's values after ``from_torch``: the views print a large
+constant as metadata, and weights under ``BORROW_MIN_BYTES`` (scalars the views print, index
+tables the importer reads) are copied.
 """
 from __future__ import annotations
 

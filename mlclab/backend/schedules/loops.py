@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import math
 
+from .inline import inline_elementwise_prologue
 from .tir_util import (PARALLEL_MIN_ELEMENTS, block_bindings, bound_iter, extents_of,
-                       free_vars, is_reduction, loop_kinds, worth_parallel)
+                       free_vars, is_reduction, loop_kinds, static_int, worth_parallel)
 
 
 def schedule_each_block(sch, blocks, lanes: int) -> None:
     """The plain rules: parallel spatial loops above each reduction, vectors and threads
     for every spatial block."""
+    blocks = inline_elementwise_prologue(sch, blocks)
     for b in blocks:
         if is_reduction(sch, b):
             parallel_reduction(sch, b)
@@ -34,6 +36,8 @@ def vectorize_spatial(sch, block, lanes: int) -> None:
     if _vectorize_below_broadcast(sch, block, loops, extents, k, lanes):
         return
     if _vectorize_innermost_row(sch, block, loops, extents, k, lanes):
+        return
+    if _vectorize_contiguous_runs(sch, block, loops, extents, k, lanes):
         return
     symbolic, static = loops[:k], loops[k:]
     outer = list(symbolic)
@@ -102,16 +106,93 @@ def _vectorize_innermost_row(sch, block, loops, extents, k: int, lanes: int) -> 
         (d for d in range(lanes, 3, -1) if extents[-1] % d == 0), None))
     if width is None:
         return False
+    _vectors_along_innermost(sch, loops, extents, width)
+    return True
+
+
+def _vectorize_contiguous_runs(sch, block, loops, extents, k: int, lanes: int) -> bool:
+    """For a copy made of reshapes and transposes inlined into one another (MobileViT's
+    unfolding of patches into tokens and back): vectors along the innermost loop only as
+    wide as the input is contiguous there, or none.  Vectors across the fused nest that
+    straddle the input's runs read it one lane at a time, each lane with its own 64-bit
+    divisions (the unfolding of 96 x 32 x 32 into 4 x 256 x 96 took 2 ms at load 9).
+    False, with nothing changed, when the fused vectors read contiguous runs."""
+    if k == len(loops) or extents[-1] < 4:
+        return False
+    node = sch.get(block)
+    bindings = block_bindings(sch, block)
+    inner = bound_iter(sch, loops[-1], node, bindings)
+    if inner is None:
+        return False
+    irregular = [r for r in node.reads if not _plain_or_broadcast(r, [inner])]
+    if not irregular:
+        return False
+    domains = {iv.var: static_int(iv.dom.extent) for iv in node.iter_vars}
+    if None in domains.values():
+        return False
+    fused = vector_factor(math.prod(extents[k:]), lanes)
+    widths = [w for w in (2 * lanes, lanes, *range(lanes - 1, 3, -1)) if extents[-1] % w == 0]
+    width = next((w for w in widths if all(_contiguous_run(r, inner, w, domains)
+                                           for r in irregular)), None)
+    if width is not None and width == fused:
+        return False  # whole runs of the fused vector's width: the usual fused vectors
+    # no run of 4: scalar copies, which at least divide once per element, not per lane
+    _vectors_along_innermost(sch, loops, extents, width)
+    return True
+
+
+def _vectors_along_innermost(sch, loops, extents, width) -> None:
+    """Vectors of ``width`` along the innermost loop (none if ``width`` is None), the loops
+    above fused and parallel when the work is worth it."""
     rows = loops[:-1]
-    if width < extents[-1]:
+    if width is None:
+        rows = loops
+    elif width < extents[-1]:
         outer, vec = sch.split(loops[-1], factors=[None, width])
         rows = rows + [outer]
+        sch.vectorize(vec)
     else:
-        vec = loops[-1]
-    sch.vectorize(vec)
+        sch.vectorize(loops[-1])
     if rows and worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
         sch.parallel(sch.fuse(*rows) if len(rows) > 1 else rows[0])
+
+
+def _contiguous_run(region, inner, width: int, domains: dict) -> bool:
+    """Whether ``width`` consecutive values of ``inner`` from a multiple of ``width`` read
+    consecutive elements of the region's last axis (the other indices fixed), checked at
+    the start, middle and end of every other iterator's range (a copy's indices are sums,
+    products, divisions and remainders of iterators: evaluated here, not proved)."""
+    indices = [r.min for r in region.region]
+    others = [v for v in domains if not v.same_as(inner)]
+    for pick in (0, 1, 2):
+        env = {v: (0, domains[v] // 2, domains[v] - 1)[pick] for v in others}
+        for start in sorted({0, width, domains[inner] - width}):
+            base = [_evaluate(i, {**env, inner: start}) for i in indices]
+            for step in sorted({1, width // 2, width - 1}):
+                moved = [_evaluate(i, {**env, inner: start + step}) for i in indices]
+                if None in base or None in moved or moved[:-1] != base[:-1] \
+                        or moved[-1] != base[-1] + step:
+                    return False
     return True
+
+
+def _evaluate(expr, env: dict):
+    """The integer value of an index expression at ``env`` ({Var: int}), or None when it
+    has a node other than a constant, a bound variable, + - * // % min max or a cast."""
+    kind = type(expr).__name__
+    if kind == "IntImm":
+        return int(expr.value)
+    if kind == "Var":
+        return next((value for var, value in env.items() if var.same_as(expr)), None)
+    if kind == "Cast":
+        return _evaluate(expr.value, env)
+    ops = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
+           "FloorDiv": lambda a, b: a // b if b else None,
+           "FloorMod": lambda a, b: a % b if b else None, "Min": min, "Max": max}
+    if kind not in ops:
+        return None
+    a, b = _evaluate(expr.a, env), _evaluate(expr.b, env)
+    return None if a is None or b is None else ops[kind](a, b)
 
 
 def _plain_suffix_start(sch, block, loops) -> int:
@@ -186,7 +267,8 @@ def vector_factor(extent, lanes: int):
 
 def parallel_reduction(sch, block) -> None:
     """Fuse the spatial loops above a reduction and make them parallel; the reduction
-    loops below keep their order."""
+    loops below keep their order.  A reduction along contiguous rows (softmax's max and
+    sum, a layer norm's mean) also runs a few rows at once (``_interleave_rows``)."""
     from tvm.tirx import IterVar
 
     loops = list(sch.get_loops(block))
@@ -196,6 +278,91 @@ def parallel_reduction(sch, block) -> None:
         if kind != IterVar.DataPar:
             break
         spatial.append(loop)
-    if spatial and worth_parallel(extents_of(sch, loops), PARALLEL_MIN_ELEMENTS):
+    if not spatial:
+        return
+    parallel = worth_parallel(extents_of(sch, loops), PARALLEL_MIN_ELEMENTS)
+    reduction = loops[len(spatial):]
+    group = _row_group(sch, block, spatial, reduction, kinds[len(spatial):])
+    if group is not None and _refused(
+            lambda s: _interleave_rows(s, block, spatial, reduction, *group), sch):
+        group = None
+    if group is not None:
+        spatial = _interleave_rows(sch, block, spatial, reduction, *group)
+    if parallel and spatial:
         sch.parallel(sch.fuse(*spatial) if len(spatial) > 1 else spatial[0])
+    if group is not None:
+        sch.decompose_reduction(block, reduction[0])
 
+
+# Rows of a reduction run at once: each row's terms are still added (or maxed) one after
+# the other in their own order, so results are bit for bit those of one row at a time,
+# but the chains are independent and overlap in the pipeline.  One row at a time is a
+# chain of dependent adds (3-4 cycles each): MobileViT's softmax over 4x4x256 rows of 256
+# took 1.15 ms.  Interleaved by 4 it took 0.55-0.63x that on one core (load 7-8); by 8,
+# 0.6-0.8x (LLVM's SLP vectorizer turns more of the unrolled rows into slow gathers).
+ROW_GROUP = 4
+
+
+def _row_group(sch, block, spatial, reduction, kinds):
+    """``(axis, rows)``: the spatial loop whose rows to interleave (the innermost one with
+    a divisor from ``ROW_GROUP`` down to 2) and how many; None when the reduction is not
+    one of contiguous rows -- its loops must all be static reduction loops, the last one
+    moving every input by one element along its last axis, with a single output."""
+    from tvm.tirx import IterVar
+
+    if ROW_GROUP < 2 or not reduction or any(k != IterVar.CommReduce for k in kinds):
+        return None
+    node = sch.get(block)
+    if len(node.writes) != 1 or None in extents_of(sch, reduction):
+        return None
+    bindings = block_bindings(sch, block)
+    inner = bound_iter(sch, reduction[-1], node, bindings)
+    reduced = [bound_iter(sch, loop, node, bindings) for loop in reduction]
+    if inner is None or None in reduced or not all(
+            _along_row(r, inner, reduced) for r in node.reads):
+        return None
+    for axis in reversed(range(len(spatial))):
+        extent = static_int(sch.get(spatial[axis]).extent)
+        rows = next((g for g in range(ROW_GROUP, 1, -1) if extent and extent % g == 0), None)
+        if rows is not None:
+            return axis, rows
+    # no divisor (a prime such as 197 tokens): groups of ROW_GROUP, the last one partial
+    extent = static_int(sch.get(spatial[-1]).extent)
+    return (len(spatial) - 1, ROW_GROUP) if extent and extent > ROW_GROUP else None
+
+
+def _along_row(region, inner, reduced) -> bool:
+    """Whether an input is read along its last axis by ``inner``, or once per row (a
+    layer norm's mean, read by every term of the variance)."""
+    indices = [r.min for r in region.region]
+    if indices and indices[-1].same_as(inner):
+        return True
+    return not any(v.same_as(r) for i in indices for v in free_vars(i) for r in reduced)
+
+
+def _interleave_rows(sch, block, spatial, reduction, axis: int, rows: int):
+    """Loop ``axis`` of ``spatial`` split into ``rows`` consecutive rows that move below the
+    reduction loops, unrolled, with their accumulators in a local buffer (registers)
+    written out after the reduction.  A group never straddles another axis, so what is
+    written out is exactly what was computed.  Returns the spatial loops left above."""
+    loop = spatial[axis]
+    if static_int(sch.get(loop).extent) > rows:
+        outer, inner = sch.split(loop, factors=[None, rows])
+        above = [*spatial[:axis], outer, *spatial[axis + 1:]]
+    else:
+        inner, above = loop, [*spatial[:axis], *spatial[axis + 1:]]
+    sch.reorder(*above, *reduction, inner)
+    out = sch.cache_write(block, 0, "local")
+    if above:
+        sch.reverse_compute_at(out, above[-1])
+    sch.unroll(inner)
+    return above
+
+
+def _refused(primitives, sch) -> bool:
+    """Whether ``primitives(schedule)`` raises on a copy of ``sch`` (which stays as it was)."""
+    try:
+        primitives(sch.copy())
+    except Exception:  # a form the primitives refuse: the plain schedule instead
+        return True
+    return False

@@ -52,8 +52,11 @@ def _tileable(sch, block, lanes: int):
     n_spatial = kinds.count(IterVar.DataPar)
     if n_spatial < 2 or kinds[:n_spatial] != [IterVar.DataPar] * n_spatial:
         return None
-    if _inner_factor(static_int(sch.get(loops[n_spatial - 1]).extent), lanes) is None:
+    columns = static_int(sch.get(loops[n_spatial - 1]).extent)
+    if _inner_factor(columns, lanes) is None:
         return None
+    if columns == 1 and _reads_along_rows(sch, block, loops[n_spatial:]):
+        return None  # one value per row of its input (a row max): rows, not tiles
 
     node = sch.get(block)
     spatial = [iv for iv in node.iter_vars if int(iv.iter_type) == IterVar.DataPar]
@@ -66,6 +69,16 @@ def _tileable(sch, block, lanes: int):
         return None
     return [index for index, (axis, region) in enumerate(zip(axes, node.reads))
             if axis is not None and axis != len(region.region) - 1]
+
+
+def _reads_along_rows(sch, block, reduction) -> bool:
+    """Whether every input is read along its last axis by the innermost reduction loop:
+    a reduction of rows, which ``parallel_loops`` runs several rows at a time."""
+    node = sch.get(block)
+    inner = bound_iter(sch, reduction[-1], node, block_bindings(sch, block)) \
+        if reduction else None
+    return inner is not None and all(
+        len(r.region) and r.region[-1].min.same_as(inner) for r in node.reads)
 
 
 def _column_axis(region, vj):
