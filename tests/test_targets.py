@@ -104,7 +104,7 @@ _NAN_PROBES = {            # (x, y) = (NaN, 1), (1, NaN), (NaN, NaN), (2, 1), (1
 
 
 def _nan_probe(target, vectorized: bool) -> dict:
-    from tvm import s_tir, te, tirx
+    from tvm import s_tir, te
 
     n = 48
     x = te.placeholder((n,), "float32", name="x")
@@ -113,10 +113,7 @@ def _nan_probe(target, vectorized: bool) -> dict:
     ys = np.tile(np.array([1, np.nan, np.nan, 1, 2, 3], "float32"), n // 6)
     got = {}
     for name, (_, compare) in _NAN_PROBES.items():
-        one, zero = tirx.const(1.0, "float32"), tirx.const(0.0, "float32")
-        out = te.compute((n,), lambda i, compare=compare, one=one, zero=zero: tirx.Select(
-            compare(x[i], y[i]), one, zero), name="out")
-        func = te.create_prim_func([x, y, out])
+        func = te.create_prim_func([x, y, _selected(compare, x, y)])
         if vectorized:
             sch = s_tir.Schedule(func)
             (loop,) = sch.get_loops(sch.get_sblock("out"))
@@ -127,6 +124,14 @@ def _nan_probe(target, vectorized: bool) -> dict:
         kernel["main"](tvm.runtime.tensor(xs), tvm.runtime.tensor(ys), result)
         got[name] = result.numpy()[:6].astype(int).tolist()
     return got
+
+
+def _selected(compare, x, y):
+    """1.0 where ``compare(x, y)`` holds, else 0.0 (te.compute takes no default arguments)."""
+    from tvm import te, tirx
+
+    one, zero = tirx.const(1.0, "float32"), tirx.const(0.0, "float32")
+    return te.compute(x.shape, lambda i: tirx.Select(compare(x[i], y[i]), one, zero), name="out")
 
 
 @pytest.mark.parametrize("vectorized", [False, True], ids=["scalar", "vector"])
