@@ -549,7 +549,7 @@ def test_only_a_function_of_few_small_kernels_skips_the_vm(thin_prog):
 def test_the_direct_call_runs_the_planned_kernels_only(thin_prog, monkeypatch):
     """After the first call, ``chain`` runs its two kernels and nothing of the VM; ``wide``
     (a 512 KB intermediate) keeps calling the VM."""
-    import mlclab.runtime as runtime
+    from mlclab.kernel_plan import DIRECT_MAX_INTERMEDIATE_BYTES
 
     chain, wide = thin_prog["chain"], thin_prog["wide"]
     a44, b44 = (rng.standard_normal((4, 4)).astype("f4") for _ in range(2))
@@ -572,11 +572,11 @@ def test_the_direct_call_runs_the_planned_kernels_only(thin_prog, monkeypatch):
         np.testing.assert_allclose(chain(a44, b44), chain.reference(a44, b44), atol=1e-6)
         np.testing.assert_allclose(wide(*x), wide.reference(*x), rtol=1e-4, atol=1e-7)
     assert vm_calls == ["wide"] * 3
-    assert runtime.DIRECT_MAX_INTERMEDIATE_BYTES < 256 * 512 * 4   # the matmul's result
+    assert DIRECT_MAX_INTERMEDIATE_BYTES < 256 * 512 * 4   # the matmul's result
 
 
 def test_kernel_plan_reads_only_plain_bytecode():
-    from mlclab.runtime import KernelPlan, kernel_plan, one_kernel
+    from mlclab.kernel_plan import KernelPlan, kernel_plan, one_kernel
 
     plain = ("@f:\n"
              "  call  vm.builtin.check_tensor_info in: %0, i1, c[0], c[1] dst: %void\n"

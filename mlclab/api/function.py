@@ -5,7 +5,8 @@ from typing import Optional
 
 from .. import reference as _reference
 from ..backend.alignment import PARAM_ALIGNMENT
-from ..runtime import Marshaller, kernel_plan, plan_arrays
+from ..kernel_plan import kernel_plan, plan_arrays
+from ..runtime import Marshaller
 from . import displays
 from .arguments import Bound, bind
 from .errors import boundary, passes_through, shortened, translate
