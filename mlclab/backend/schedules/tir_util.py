@@ -18,16 +18,6 @@ import os
 PARALLEL_MIN_ELEMENTS = 1 << 18
 PARALLEL_MIN_MACS = 1 << 22
 
-# A matmul of a few rows (a decoding step's one token) does a multiply-add per weight
-# element it loads: its time is streaming the weight, not arithmetic, and a second core
-# streams half of it.  ONNX Runtime's MLAS gives a GEMM one thread per 64K multiplies
-# (``MLAS_SGEMM_THREAD_COMPLEXITY``), so one token's 768x768 runs on every thread there.
-# From 1 MiB -- this machine's L2 per core; 25-65 us from L3 or memory on one core -- the
-# half a second core takes saves more than waking it costs (a few us).  GPT-2's decoding
-# step streams 2.4 MB (768x768) to 9.4 MB (768x3072), 28 MB a layer, from memory at
-# decode (docs/performance.md, section 4).
-PARALLEL_MIN_STREAM_BYTES = 1 << 20
-
 
 def vector_lanes(target, dtype_bits: int = 32) -> int:
     """How many ``dtype_bits``-wide values one SIMD register of ``target`` holds."""
