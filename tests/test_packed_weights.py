@@ -231,15 +231,19 @@ def _packed_kernel_is_parallel(fn) -> bool:
 
 
 @pytest.mark.parametrize("rows,k,n,parallel", [
-    (1, 768, 768, False),      # a decoding step's projection: 0.6 M multiply-adds
-    (1, 768, 3072, False),     # its MLP, 2.4 M: streaming 9 MB, which a 2nd core did not speed
-    (1, 768, 8192, True),      # 6.3 M (a language model's head is 38.6 M)
-    (64, 256, 512, True),      # 8.4 M multiply-adds
-    (3, 64, 48, False),        # 9 K
+    (1, 768, 768, True),       # a decoding step's projection: 2.25 MiB of weight streamed
+    (1, 768, 3072, True),      # its MLP: 9 MiB
+    (1, 512, 512, True),       # exactly PARALLEL_MIN_STREAM_BYTES (1 MiB)
+    (1, 256, 512, False),      # 0.5 MiB, 131 K multiply-adds: one thread
+    (3, 64, 48, False),        # 12 KB
+    (64, 256, 512, True),      # 8.4 M multiply-adds: parallel for its arithmetic
 ])
-def test_a_matmul_runs_in_parallel_by_its_multiply_adds(rows, k, n, parallel):
-    """``PARALLEL_MIN_MACS`` decides, also for one row: a second thread streaming half of a
-    one-row matmul's weight was measured slower here (docs/performance.md, section 4)."""
+def test_a_matmul_runs_in_parallel_by_its_work_or_the_weight_it_streams(rows, k, n, parallel):
+    """One row does a multiply-add per weight element it loads: its time is the weight's
+    bytes, which two cores stream faster than one (``PARALLEL_MIN_STREAM_BYTES``)."""
+    from mlclab.backend.schedules.tir_util import PARALLEL_MIN_STREAM_BYTES
+
+    assert PARALLEL_MIN_STREAM_BYTES == 1 << 20
     layer = _linear(k, n)
     x = np.random.default_rng(5).standard_normal((1, rows, k)).astype(np.float32)
     fn = mlclab.from_torch(layer, torch.from_numpy(x))
@@ -250,8 +254,8 @@ def test_a_matmul_runs_in_parallel_by_its_multiply_adds(rows, k, n, parallel):
 
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_a_decoding_steps_matmuls_match_pytorch_on_one_and_two_threads(threads):
-    """A decoding step's shapes (one row; the last matmul parallel by its work), on one and
-    on two threads (a subprocess each: TVM's pool is sized once per process): every result
+    """A decoding step's shapes (one row, each matmul parallel by the weight it streams), on
+    one and on two threads (a subprocess each: TVM's pool is sized once per process): every result
     equals PyTorch's, call after call."""
     import os
     import subprocess
