@@ -26,18 +26,19 @@ on fresh 16 MB buffers.  So:
 
 ``Marshaller.call`` does this for any arguments; ``Marshaller.thin`` prepares the same for
 one function's common case once (arrays of exactly its dtypes and shapes, handed to the VM
-as they are), so that a tiny call costs little more than the VM itself.  A function that is
-one kernel (``one_kernel``) is called without the VM: its kernel on the arguments and a
-fresh result array.
+as they are), so that a tiny call costs little more than the VM itself.  A small function
+that only runs kernels (``mlclab.kernel_plan``) is called without the VM: its kernels on the
+arguments and fresh arrays.
 """
 from __future__ import annotations
 
 import functools
-import re
 import threading
 import weakref
 
 import numpy as np
+
+from .kernel_plan import direct_call
 
 # The alignment TVM's own kernels assume for their arguments (and that its allocator gives).
 ALIGNMENT = 64
@@ -125,59 +126,6 @@ def _tvm():
     return tvm()
 
 
-# One instruction of the VM's bytecode as ``Executable.as_text()`` prints it.
-_INSTRUCTION = re.compile(r"^\s*(call|ret)\s+(\S+)(?:\s+in:\s*(.*?))?\s*(?:dst:\s*(\S+))?\s*$")
-
-
-def one_kernel(bytecode: str, name: str, params: int):
-    """The name of the one kernel VM function ``name`` runs, or None: when all the
-    function does is check its ``params`` arguments against static shapes, allocate one
-    result of a static shape, call one kernel on the arguments and that result, in order,
-    and return it (``bytecode`` is ``Executable.as_text()``).  Such a function can be called
-    without the VM: its kernel checks its own arguments, and a fresh result array is the
-    caller's own.  Any other instruction, a symbolic shape or a second kernel: None."""
-    lines = bytecode.split("\n")
-    try:
-        start = lines.index(f"@{name}:")
-    except ValueError:
-        return None
-    inputs = [f"%{i}" for i in range(params)]
-    allocated, storage, kernel, result = None, None, None, None
-    for line in lines[start + 1:]:
-        if not line.strip():
-            break
-        match = _INSTRUCTION.match(line)
-        if match is None:
-            return None
-        op, callee, args, dst = match.groups()
-        args = [a.strip() for a in (args or "").split(",") if a.strip()]
-        if op == "ret":
-            result = callee
-        elif callee == "vm.builtin.check_tensor_info" and args[0] in inputs:
-            continue
-        elif callee == "vm.builtin.match_shape" and args[0] in inputs and args[1] == "%void":
-            continue                      # (%void: no shape heap, so every size is static)
-        elif (callee == "vm.builtin.alloc_storage" and storage is None and args[0] == "%vm"
-              and all(_literal(a) for a in args[1:])):
-            storage = dst
-        elif (callee == "vm.builtin.alloc_tensor" and allocated is None and args
-              and args[0] == storage and all(_literal(a) for a in args[1:])):
-            allocated = dst
-        elif callee == "vm.builtin.null_value" and dst == storage and not args:
-            continue
-        elif (kernel is None and not callee.startswith("vm.") and dst == "%void"
-              and allocated is not None and args == [*inputs, allocated]):
-            kernel = callee
-        else:
-            return None
-    return kernel if result is not None and result == allocated else None
-
-
-def _literal(arg: str) -> bool:
-    """A constant of the bytecode (``c[3]``) or an immediate (``i0``), not a register."""
-    return re.fullmatch(r"c\[\d+\]|i-?\d+", arg) is not None
-
-
 class Marshaller:
     """Argument and result conversion for one compiled function.
 
@@ -234,15 +182,16 @@ class Marshaller:
         goes through ``_convert``): a 4-element add costs ~1.6 us more than the VM's own
         ~1.1 us (docs/performance.md, section 3).
 
-        ``direct``: ``(kernel, shape, dtype)`` when the VM function does nothing but call
-        ``kernel`` on its arguments and a fresh result of that shape and dtype
-        (``one_kernel``): the call then skips the VM -- its seven instructions (checks,
-        allocation) cost more than the kernel of a tiny call -- and calls ``kernel`` on the
-        arguments and a new ``np.empty`` result.  No lock: the VM is not used, and a kernel
-        keeps no state between calls (TVM's thread pool is per calling thread).  The result
-        is the caller's own (nothing else holds it); the kernel checks its arguments as the
-        VM's function would (count, dtype, shape), and assumes only element alignment of
-        any of them (mlclab's build, ``backend.alignment``), which ``np.empty`` gives."""
+        ``direct``: ``(plan, arrays, kernels)`` when the VM function does nothing but run
+        kernels (``kernel_plan``; ``arrays`` is ``plan_arrays``', ``kernels`` the kernel
+        functions by name): the call then skips the VM -- its instructions (checks,
+        allocations, ~0.15 us each) cost more than the kernels of a tiny call -- and runs the
+        kernels on the arguments and new ``np.empty`` arrays.  No lock: the VM is not used,
+        and a kernel keeps no state between calls (TVM's thread pool is per calling thread).
+        The result is the caller's own (nothing else holds it); each kernel checks its
+        arguments as the VM's function would (count, dtype, shape), and assumes only
+        element alignment of any of them (mlclab's build, ``backend.alignment``), which
+        ``np.empty`` gives."""
         use_count = self._use_count
         if use_count is None or len(shapes) != len(self.param_dtypes):
             return None
@@ -260,12 +209,10 @@ class Marshaller:
         from_dlpack = tvm_ffi.from_dlpack
         tensor_type = tvm_ffi.Tensor
         acquire, release, convert = lock.acquire, lock.release, self._convert
-        kernel = out_shape = out_dtype = None
+        kernel = out_shape = out_dtype = run = None
         if direct is not None and self._element_aligned:
-            kernel, out_shape, out_dtype = direct
-            out_shape, out_dtype, empty = tuple(out_shape), np.dtype(out_dtype), np.empty
-            if 0 in out_shape:
-                kernel = None      # (an empty result: numpy would export zero strides)
+            kernel, out_shape, out_dtype, run = direct_call(count, *direct)
+            empty = np.empty
 
         # Plain loops with an index, no zip, comprehension or helper call: each of those
         # costs ~0.1 us here (Python 3.11), against the VM's own ~1 us for a tiny call.
@@ -281,10 +228,12 @@ class Marshaller:
                         or array.shape != shapes[index] or not array.flags.carray):
                     return None
                 index += 1
-            if kernel is not None:
+            if kernel is not None:          # one kernel: arguments, then its result
                 out = empty(out_shape, out_dtype)
                 kernel(*args, out)
                 return out
+            if run is not None:
+                return run(args)
             acquire()
             try:
                 # The arrays themselves: TVM-FFI imports each through DLPack in C, ~0.15 us
@@ -312,6 +261,11 @@ class Marshaller:
         return call
 
     # ------------------------------------------------------------------ inputs
+    def tensors(self, arrays: list) -> list:
+        """TVM tensors for ``arrays`` (as ``to_tvm``), for a call whose results are not
+        handed back (``to_numpy`` is not called after it)."""
+        return self._import(arrays)[0]
+
     def to_tvm(self, arrays: list) -> list:
         """TVM tensors for ``arrays`` (numpy arrays already of the declared dtypes and
         shapes; they may be strided, misaligned or read-only)."""

@@ -277,6 +277,14 @@ def pick(x: Tensor[(4,), f32]):
     if max(x) > 10.0:
         return x
     return x + 1.0
+
+def chain(a: Tensor[(4, 4), f32], b: Tensor[(4, 4), f32]):
+    h = relu(a @ b)
+    return softmax(h, axis=1)
+
+def wide(a: Tensor[(256, 512), f32], b: Tensor[(512, 512), f32]):
+    h = a @ b
+    return softmax(h, axis=1)
 """
 
 
@@ -504,31 +512,71 @@ def test_a_fresh_result_is_handed_over_without_a_copy(thin_prog):
 
 
 # ---------------------------------------------------------------------------------------
-# one kernel: a function that only checks its arguments, allocates its result and runs one
-# kernel is called without the VM (its seven instructions cost more than a tiny kernel)
+# kernels only: a function that only checks its arguments, allocates tensors and runs
+# kernels on them is called without the VM (its instructions cost more than tiny kernels)
 
-def test_only_a_one_kernel_function_skips_the_vm(thin_prog):
+def test_only_a_function_of_few_small_kernels_skips_the_vm(thin_prog):
     x4, x22 = np.arange(4, dtype="f4"), np.arange(4, dtype="f4").reshape(2, 2)
+    a44, b44 = (rng.standard_normal((4, 4)).astype("f4") for _ in range(2))
+    wide = (rng.standard_normal((256, 512)).astype("f4") * 0.1,
+            rng.standard_normal((512, 512)).astype("f4") * 0.1)
     calls = {"plus": _pair(), "ident": (x4,), "flat": (x22,), "const": (x4,), "pair": (x4,),
-             "pick": (x4,)}
-    kernels = {}
+             "pick": (x4,), "chain": (a44, b44), "wide": wide}
+    plans = {}
     for name, arrays in calls.items():
         f = thin_prog[name]
-        f(*arrays)
-        kernels[name] = f._state.kernel_name
+        out = f(*arrays)
+        np.testing.assert_allclose(out, f.reference(*arrays), rtol=1e-4, atol=1e-6)
+        plans[name] = (f._state.kernel_plan, f._thin is not None)
     # (this reshape is a copy kernel;) the argument itself, a constant, a tuple, a branch:
-    # the VM
-    assert kernels.pop("plus") and kernels.pop("flat")
-    assert not any(kernels.values()), kernels
+    # the VM.  Two kernels: no VM; two kernels with a 512 KB intermediate: the VM (planned,
+    # but the VM's memory pool is worth more than its instructions there)
+    assert [len(plans[n][0].calls) for n in ("plus", "flat", "chain")] == [1, 1, 2]
+    assert len(plans["wide"][0].calls) >= 2
+    assert not any(plans[n][0] for n in ("ident", "const", "pair", "pick")), plans
+    chain = thin_prog["chain"]
+    out = chain(a44, b44)
+    assert np.allclose(out, chain.reference(a44, b44), atol=1e-6)
+    assert not np.shares_memory(out, a44) and not np.shares_memory(out, b44)
+    assert chain(a44, b44) is not out and not np.shares_memory(chain(a44, b44), out)
     out = thin_prog["flat"](x22)
     assert not np.shares_memory(out, x22) and out.tolist() == [0, 1, 2, 3]
     symbolic = mlclab.compile('def f(a: Tensor[("n",), f32]):\n    return a * 2.0', force=True)
     symbolic["f"](x4)
-    assert symbolic["f"]._state.kernel_name is None   # a size read from the argument
+    assert symbolic["f"]._state.kernel_plan is None   # a size read from the argument
 
 
-def test_one_kernel_reads_only_the_plain_bytecode_shape():
-    from mlclab.runtime import one_kernel
+def test_the_direct_call_runs_the_planned_kernels_only(thin_prog, monkeypatch):
+    """After the first call, ``chain`` runs its two kernels and nothing of the VM; ``wide``
+    (a 512 KB intermediate) keeps calling the VM."""
+    from mlclab.kernel_plan import DIRECT_MAX_INTERMEDIATE_BYTES
+
+    chain, wide = thin_prog["chain"], thin_prog["wide"]
+    a44, b44 = (rng.standard_normal((4, 4)).astype("f4") for _ in range(2))
+    x = (rng.standard_normal((256, 512)).astype("f4") * 0.1,
+         rng.standard_normal((512, 512)).astype("f4") * 0.1)
+    chain(a44, b44), wide(*x)
+    vm_calls = []
+    for f in (chain, wide):
+        vm_fn = f._state.vm_fn
+
+        def counted(*args, vm_fn=vm_fn, name=f.name):
+            vm_calls.append(name)
+            return vm_fn(*args)
+
+        f._state.vm_fn = f._vm_fn = counted
+        f._thin = f._state.thin = f._state.thin_shapes = None   # prepared again next call
+    chain(a44, b44), wide(*x)                     # (the full path: both through the VM)
+    vm_calls.clear()
+    for _ in range(3):
+        np.testing.assert_allclose(chain(a44, b44), chain.reference(a44, b44), atol=1e-6)
+        np.testing.assert_allclose(wide(*x), wide.reference(*x), rtol=1e-4, atol=1e-7)
+    assert vm_calls == ["wide"] * 3
+    assert DIRECT_MAX_INTERMEDIATE_BYTES < 256 * 512 * 4   # the matmul's result
+
+
+def test_kernel_plan_reads_only_plain_bytecode():
+    from mlclab.kernel_plan import KernelPlan, kernel_plan, one_kernel
 
     plain = ("@f:\n"
              "  call  vm.builtin.check_tensor_info in: %0, i1, c[0], c[1] dst: %void\n"
@@ -539,14 +587,27 @@ def test_one_kernel_reads_only_the_plain_bytecode_shape():
              "  call  k                in: %0, %2   dst: %void\n"
              "  ret   %2\n\n@k packed_func;\n")
     assert one_kernel(plain, "f", 1) == "k"
+    assert kernel_plan(plain, "f", 1) == KernelPlan((("k", (0, 2)),), (2,), 2)
     assert one_kernel(plain, "g", 1) is None and one_kernel(plain, "f", 2) is None
+    second = ("  call  vm.builtin.alloc_storage in: %vm, c[3], i0, c[4], c[5] dst: %3\n"
+              "  call  vm.builtin.alloc_tensor in: %3, i0, c[6], c[0] dst: %4\n"
+              "  call  k2 in: %2, %0, %4 dst: %void\n  ret   %4")
+    two = plain.replace("  ret   %2", second)
+    assert kernel_plan(two, "f", 1) == KernelPlan((("k", (0, 2)), ("k2", (2, 0, 4))),
+                                                   (2, 4), 4)
+    assert one_kernel(two, "f", 1) is None                       # a second kernel
     for change in [("in: %0, %2", "in: %2, %0"),                  # another argument order
-                   ("ret   %2", "ret   %0"),                      # returns its argument
+                   ("  ret", "  call  k2 in: %2 dst: %void\n  ret")]:  # a second kernel
+        assert one_kernel(plain.replace(*change), "f", 1) is None, change
+    for change in [("ret   %2", "ret   %0"),                      # returns its argument
                    ("%0, %void, i1", "%0, %3, i1"),               # a size into the heap
                    ("c[6], c[0] dst", "%3, c[0] dst"),            # a computed shape
-                   ("  ret", "  call  k2 in: %2 dst: %void\n  ret"),  # a second kernel
-                   ("  call  k ", "  call  vm.builtin.copy ")]:  # a builtin, not a kernel
-        assert one_kernel(plain.replace(*change), "f", 1) is None, change
+                   ("in: %0, %2", "in: %0, c[7], %2"),            # a constant (a weight)
+                   ("  call  k ", "  call  vm.builtin.copy "),    # a builtin, not a kernel
+                   ("  ret   %2", "  ret   %2\n  call  k in: %0, %2 dst: %void")]:  # after
+        assert kernel_plan(plain.replace(*change), "f", 1) is None, change
+    many = plain.replace("  ret", "  call  k in: %0, %2 dst: %void\n" * 16 + "  ret")
+    assert kernel_plan(many, "f", 1) is None                     # 17 kernels
 
 
 def test_one_kernel_calls_in_parallel_threads_are_correct_and_their_own():
@@ -557,7 +618,7 @@ def test_one_kernel_calls_in_parallel_threads_are_correct_and_their_own():
                        "    return relu(a * b + 1.0)", force=True)["f"]
     a, b = (rng.standard_normal((256, 512)).astype("f4") for _ in range(2))
     f(a, b)
-    assert f._state.kernel_name is not None
+    assert f._state.kernel_plan is not None
     problems, results = [], []
 
     def worker(k):
@@ -573,3 +634,27 @@ def test_one_kernel_calls_in_parallel_threads_are_correct_and_their_own():
     assert problems == []
     addresses = {r.ctypes.data for r in results}
     assert len(addresses) == len({id(r) for r in results}) == 120   # no two share memory
+
+
+def test_a_kernels_only_call_from_parallel_threads_is_correct_and_its_own(thin_prog):
+    """Two kernels and an intermediate, without the VM or its lock, from four threads."""
+    chain = thin_prog["chain"]
+    b = rng.standard_normal((4, 4)).astype("f4")
+    chain(b, b)
+    assert len(chain._state.kernel_plan.calls) == 2
+    problems, results = [], []
+
+    def worker(k):
+        a = np.random.default_rng(k).standard_normal((4, 4)).astype("f4")
+        h = np.maximum(a @ b, 0)
+        want = np.exp(h - h.max(1, keepdims=True))
+        want /= want.sum(1, keepdims=True)
+        for _ in range(200):
+            out = chain(a, b)
+            results.append(out)
+            if not np.allclose(out, want, rtol=1e-5, atol=1e-6):
+                problems.append(k)
+
+    run_on_threads(worker, 4)
+    assert problems == []
+    assert len({r.ctypes.data for r in results}) == len(results) == 800

@@ -18,7 +18,7 @@ LAYERS = [
     ("ops", ["mlclab.ops"]),
     ("frontend", ["mlclab.frontend", "mlclab.reference"]),
     ("backend", ["mlclab.backend"]),
-    ("runtime", ["mlclab.runtime"]),
+    ("runtime", ["mlclab.runtime", "mlclab.kernel_plan"]),
     ("inspect", ["mlclab.inspect", "mlclab.viz"]),
     ("api", ["mlclab.api"]),
     ("notebook", ["mlclab.notebook"]),

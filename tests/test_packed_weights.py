@@ -252,3 +252,67 @@ def test_packed_take_reads_the_rows_of_the_packed_weight(mode, transposed):
     got = tvm.runtime.empty(want.shape, "float32")
     f(tvm.runtime.tensor(ids), tvm.runtime.tensor(panels), got)
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+def _packed_kernel_is_parallel(fn) -> bool:
+    kernels, _ = _kernels(fn)
+    packed = [name for name, rule in _decisions(fn).items() if rule == "register_tile_prepacked"]
+    assert len(packed) == 1, _decisions(fn)
+    return "T.parallel" in kernels[packed[0]].script()
+
+
+@pytest.mark.parametrize("rows,k,n,parallel", [
+    (1, 768, 768, True),       # a decoding step's projection: 2.25 MiB of weight streamed
+    (1, 768, 3072, True),      # its MLP: 9 MiB
+    (1, 512, 512, True),       # exactly PARALLEL_MIN_STREAM_BYTES (1 MiB)
+    (1, 256, 512, False),      # 0.5 MiB, 131 K multiply-adds: one thread
+    (3, 64, 48, False),        # 12 KB
+    (64, 256, 512, True),      # 8.4 M multiply-adds: parallel for its arithmetic
+])
+def test_a_matmul_runs_in_parallel_by_its_work_or_the_weight_it_streams(rows, k, n, parallel):
+    """One row does a multiply-add per weight element it loads: its time is the weight's
+    bytes, which two cores stream faster than one (``PARALLEL_MIN_STREAM_BYTES``)."""
+    from mlclab.backend.schedules.tir_util import PARALLEL_MIN_STREAM_BYTES
+
+    assert PARALLEL_MIN_STREAM_BYTES == 1 << 20
+    layer = _linear(k, n)
+    x = np.random.default_rng(5).standard_normal((1, rows, k)).astype(np.float32)
+    fn = mlclab.from_torch(layer, torch.from_numpy(x))
+    assert _packed_kernel_is_parallel(fn) == parallel
+    w, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    np.testing.assert_allclose(fn(x), x @ w.T + b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_decoding_steps_matmuls_match_pytorch_on_one_and_two_threads(threads):
+    """A decoding step's shapes (one row, each matmul parallel by the weight it streams), on
+    one and on two threads (a subprocess each: TVM's pool is sized once per process): every result
+    equals PyTorch's, call after call."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent('''
+        import numpy as np, torch, mlclab
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(768, 2304), torch.nn.GELU(),
+                                    torch.nn.Linear(2304, 768),
+                                    torch.nn.Linear(768, 8192, bias=False)).eval()
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((1, 1, 768)).astype("float32")
+        fn = mlclab.from_torch(model, torch.from_numpy(x))
+        assert "T.parallel" in fn.text("tir")
+        for _ in range(20):
+            x = rng.standard_normal((1, 1, 768)).astype("float32")
+            with torch.no_grad():
+                want = model(torch.from_numpy(x)).numpy()
+            np.testing.assert_allclose(fn(x), want, rtol=1e-4, atol=1e-4)
+        print("ok", mlclab.threads().count)
+    ''')
+    env = {**os.environ, "MLCLAB_NUM_THREADS": threads}
+    env.pop("TVM_NUM_THREADS", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["ok", threads]

@@ -5,7 +5,8 @@ from typing import Optional
 
 from .. import reference as _reference
 from ..backend.alignment import PARAM_ALIGNMENT
-from ..runtime import Marshaller, one_kernel
+from ..kernel_plan import kernel_plan, plan_arrays
+from ..runtime import Marshaller
 from . import displays
 from .arguments import Bound, bind
 from .errors import boundary, passes_through, shortened, translate
@@ -32,9 +33,9 @@ class _CallState:
         # A 4-element add cost ~12 us through bind(), against the VM's ~1 us.
         self.thin = None
         self.thin_shapes = None
-        # The one kernel the VM function runs (runtime.one_kernel), None if it is not
-        # that simple, False until the first call asked.
-        self.kernel_name = False
+        # The kernels the VM function runs, when that is all it does (runtime.kernel_plan),
+        # None if it does more, False until the first call asked.
+        self.kernel_plan = False
         # Sizes already checked -> the bytes their largest operator needs. Walking the
         # program costs ~50 us a call (measured on a 5-binding function), as much as a small
         # kernel.
@@ -192,28 +193,39 @@ class CompiledFunction(HoldsCompiledIR):
         if shapes != state.thin_shapes:  # (a symbolic size changed, or this is the first call)
             state.thin_shapes = shapes
             checked = self._checked(vm_fn, need)
-            direct = self._one_kernel(result) if checked is vm_fn else None
+            direct = self._direct(result, bound.arrays) if checked is vm_fn else None
             state.thin = self._marshaller.thin(checked, built.lock, shapes, direct)
         self._thin = state.thin
         return result
 
-    def _one_kernel(self, result):
-        """``(kernel, shape, dtype)`` when this function is one kernel writing one result
-        (``runtime.one_kernel``; ``result`` is what a call returned), else None."""
+    def _direct(self, result, arrays):
+        """``(plan, arrays, kernels)`` when this function only runs kernels on its arguments
+        and arrays it allocates, few and small (``runtime.kernel_plan``, ``plan_arrays``;
+        ``result`` is what the call on ``arrays`` returned), else None."""
         import numpy as np
 
         built = self.program.built
         if not built.optimized or type(result) is not np.ndarray:
             return None   # (a fallback build may be TVM's own, assuming 64-byte alignment)
         state = self._state
-        if state.kernel_name is False:  # (read once: a big model's bytecode is long)
-            state.kernel_name = one_kernel(built.executable.as_text(), self.name,
-                                           len(self.typed.params))
-        name = state.kernel_name
-        if name is None:
+        if state.kernel_plan is False:  # (read once: a big model's bytecode is long)
+            state.kernel_plan = kernel_plan(built.executable.as_text(), self.name,
+                                            len(self.typed.params))
+        plan = state.kernel_plan
+        if plan is None:
             return None
-        kernel = built.executable.mod.get_function(name, query_imports=True)
-        return kernel, result.shape, result.dtype
+        if len(plan.calls) == 1 and len(plan.allocated) == 1:
+            shapes = {plan.result: (result.shape, result.dtype)}
+        else:
+            with built.lock:
+                shapes = plan_arrays(built.executable, built.device, self.name, plan,
+                                     self._marshaller.tensors(arrays))
+            if shapes is None:
+                return None
+        module = built.executable.mod
+        kernels = {name: module.get_function(name, query_imports=True)
+                   for name, _ in plan.calls}
+        return plan, shapes, kernels
 
     def _checked(self, vm_fn, need: int):
         """``vm_fn``, checking first the memory need where it is more than any machine has

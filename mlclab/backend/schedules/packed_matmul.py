@@ -21,8 +21,8 @@ import math
 from .loops import vectorize_spatial
 from .register_tile import epilogue_per_tile
 from .rule import Declined
-from .tir_util import (PARALLEL_MIN_MACS, balanced, is_reduction, loop_kinds, static_int, work,
-                       worth_parallel)
+from .tir_util import (PARALLEL_MIN_MACS, PARALLEL_MIN_STREAM_BYTES, balanced, is_reduction,
+                       loop_kinds, static_int, work, worth_parallel)
 
 # Rows of the tile: four broadcasts of ``x`` per step, reused by every column vector.
 TILE_ROWS = 4
@@ -48,6 +48,25 @@ def packed_width(block):
 
     value = block.annotations.get(PACKED_MATMUL)
     return None if value is None else int(value)
+
+
+def weight_bytes(sch, red, columns, depth):
+    """The bytes of the packed weight one call of the matmul streams, or None if a size is
+    symbolic."""
+    if columns is None or depth is None:
+        return None
+    panels = sch.get(red).reads[1].source     # x, then the panels
+    return columns * depth * panels.dtype.bits // 8
+
+
+def worth_parallel_matmul(sch, red, columns, depth) -> bool:
+    """Column blocks in parallel when the matmul has the arithmetic (``PARALLEL_MIN_MACS``)
+    or streams enough weight (``PARALLEL_MIN_STREAM_BYTES``): a few rows do one
+    multiply-add per weight element loaded, so their time is the weight's bytes."""
+    if worth_parallel([work(sch, red)], PARALLEL_MIN_MACS):
+        return True
+    streamed = weight_bytes(sch, red, columns, depth)
+    return streamed is not None and streamed >= PARALLEL_MIN_STREAM_BYTES
 
 
 def schedule_packed_matmul(sch, blocks, lanes: int) -> None:
@@ -82,7 +101,7 @@ def schedule_packed_matmul(sch, blocks, lanes: int) -> None:
         io, ii = sch.split(i, factors=[None, rows])
     else:
         io, ii = None, i
-    parallel = worth_parallel([work(sch, red)], PARALLEL_MIN_MACS)
+    parallel = worth_parallel_matmul(sch, red, columns, static_int(sch.get(k).extent))
     batch_extents = [static_int(sch.get(lp).extent) for lp in batch]
     # the column blocks (batch x panel groups), 0 when a batch axis is symbolic
     column_blocks = 0 if None in batch_extents else math.prod(batch_extents) * (vectors // panels)

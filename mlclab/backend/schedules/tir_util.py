@@ -18,6 +18,15 @@ import os
 PARALLEL_MIN_ELEMENTS = 1 << 18
 PARALLEL_MIN_MACS = 1 << 22
 
+# A matmul of a few rows (a decoding step's one token) does a multiply-add per weight
+# element it loads: its time is streaming the weight, not arithmetic, and a second core
+# streams half of it.  ONNX Runtime's MLAS gives a GEMM one thread per 64K multiplies
+# (``MLAS_SGEMM_THREAD_COMPLEXITY``), so one token's 768x768 runs on every thread there.
+# From 1 MiB (this machine's L2 per core): GPT-2's 12-layer decoding step on 2 threads,
+# quiet machine, 17.1 -> 15.3 ms (0.88x); under load (6-9) it was 1.09x slower, as every
+# parallel kernel is there (docs/performance.md, section 4).
+PARALLEL_MIN_STREAM_BYTES = 1 << 20
+
 
 def vector_lanes(target, dtype_bits: int = 32) -> int:
     """How many ``dtype_bits``-wide values one SIMD register of ``target`` holds."""
