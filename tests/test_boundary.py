@@ -108,11 +108,12 @@ def test_imports_only_go_down_from_the_api_and_runtime_layers():
     for path in (root / "api").glob("*.py"):
         for module in _imports(path):
             assert "notebook" not in module and "cli" not in module, f"{path.name} imports {module}"
-    for name in ("runtime.py", "tvm_setup.py"):
+    for name in ("runtime.py", "kernel_plan.py", "tvm_setup.py"):
         for module in _imports(root / name):
-            # only the base layer (tests/test_layers.py): TVM's set-up and the thread count
-            assert not module.startswith(".") or module in (".tvm_setup", ".threadpool"), \
-                f"{name} imports {module}"
+            # only its own layer and the base (tests/test_layers.py): the kernels-only call
+            # plan, TVM's set-up and the thread count
+            assert not module.startswith(".") or module in (
+                ".kernel_plan", ".tvm_setup", ".threadpool"), f"{name} imports {module}"
 
 
 def test_keyword_arguments_to_a_call_are_a_type_error(two):
