@@ -226,7 +226,7 @@ def tiny_call(rng, torch, rounds: int, min_seconds: float) -> dict:
 def two_kernel_call(rng, rounds: int, min_seconds: float) -> dict:
     """The fixed cost of a call of two kernels (``relu(a @ b)`` then ``softmax`` on 4x4)
     through mlclab against the raw VM call: what the VM's instructions around the kernels
-    cost, which a small function of kernels only skips (``runtime.kernel_plan``)."""
+    cost, which a small function of kernels only skips (``kernel_plan.kernel_plan``)."""
     f = mlclab.compile(TINY)["two4"]
     a, b = (rng.standard_normal((4, 4), dtype=np.float32) for _ in range(2))
     check(f(a, b), f.reference(a, b), 4)

@@ -39,6 +39,13 @@ class KernelPlan:
     allocated: tuple
     result: int
 
+    def lone_kernel(self, params: int):
+        """The name of the plan's one kernel when it is called on the ``params`` arguments
+        and then the result, in that order, else None."""
+        if len(self.calls) == 1 and self.calls[0][1] == (*range(params), self.result):
+            return self.calls[0][0]
+        return None
+
 
 def kernel_plan(bytecode: str, name: str, params: int):
     """The ``KernelPlan`` of VM function ``name`` (``bytecode`` is
@@ -98,10 +105,9 @@ def one_kernel(bytecode: str, name: str, params: int):
     """The name of the one kernel VM function ``name`` runs on its arguments and its
     result, in that order (``kernel_plan`` with one call), or None."""
     plan = kernel_plan(bytecode, name, params)
-    if plan is None or len(plan.calls) != 1 or len(plan.allocated) != 1:
+    if plan is None or len(plan.allocated) != 1:
         return None
-    kernel, registers = plan.calls[0]
-    return kernel if registers == (*range(params), plan.result) else None
+    return plan.lone_kernel(params)
 
 
 def plan_arrays(executable, device, name: str, plan: KernelPlan, tensors: list):
@@ -150,8 +156,9 @@ def direct_call(count: int, plan: KernelPlan, arrays: dict, kernels: dict):
     if any(0 in shape for shape, _ in arrays.values()):
         return None, None, None, None
     arrays = {r: (tuple(shape), np.dtype(dtype)) for r, (shape, dtype) in arrays.items()}
-    if len(plan.calls) == 1 and plan.calls[0][1] == (*range(count), plan.result):
-        return (kernels[plan.calls[0][0]], *arrays[plan.result], None)
+    lone = plan.lone_kernel(count)
+    if lone is not None:
+        return (kernels[lone], *arrays[plan.result], None)
     # (a C-level itemgetter per kernel and one allocation loop: a comprehension or a
     # nested loop per kernel costs ~0.1-0.2 us, against the VM's ~0.15 us an instruction)
     steps = tuple((kernels[name], operator.itemgetter(*registers)) for name, registers

@@ -33,7 +33,7 @@ class _CallState:
         # A 4-element add cost ~12 us through bind(), against the VM's ~1 us.
         self.thin = None
         self.thin_shapes = None
-        # The kernels the VM function runs, when that is all it does (runtime.kernel_plan),
+        # The kernels the VM function runs, when that is all it does (kernel_plan.kernel_plan),
         # None if it does more, False until the first call asked.
         self.kernel_plan = False
         # Sizes already checked -> the bytes their largest operator needs. Walking the
@@ -200,7 +200,7 @@ class CompiledFunction(HoldsCompiledIR):
 
     def _direct(self, result, arrays):
         """``(plan, arrays, kernels)`` when this function only runs kernels on its arguments
-        and arrays it allocates, few and small (``runtime.kernel_plan``, ``plan_arrays``;
+        and arrays it allocates, few and small (``kernel_plan.kernel_plan``, ``plan_arrays``;
         ``result`` is what the call on ``arrays`` returned), else None."""
         import numpy as np
 

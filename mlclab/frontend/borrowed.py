@@ -116,12 +116,11 @@ class Loans:
             if _checksum(loan.tensor) != loan.checksum:
                 raise WeightsChanged(
                     f"a weight of {self.what} ({tuple(loan.tensor.shape)}) was changed in "
-                    f"place after from_torch: the "
-                    f"compiled function keeps the weights it was compiled with, and a new "
-                    f"build from the imported module (the layer-by-layer build validate and "
-                    f"trace use, the pipeline of a build loaded from the disk cache) would "
-                    f"read the new ones; call mlclab.from_torch again to compile the module "
-                    f"as it is now")
+                    "place after from_torch: the compiled function keeps the weights it was "
+                    "compiled with, and a new build from the imported module (the "
+                    "layer-by-layer build validate and trace use, the pipeline of a build "
+                    "loaded from the disk cache) would read the new ones; call "
+                    "mlclab.from_torch again to compile the module as it is now")
 
     @contextlib.contextmanager
     def building(self, own: bool = True):
