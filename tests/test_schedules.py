@@ -8,9 +8,14 @@ exactly the code a student's program runs.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
+import signal
+import subprocess
+import sys
+import textwrap
 
 os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
 
@@ -739,3 +744,116 @@ def test_the_safe_softmax_check_is_one_pass_over_the_scores(shape):
     assert schedule_decision(func)[0] == "parallel_loops"
     text = func.script()
     assert text.count("T.sblock_alloc_buffer") == 1, text   # only the accumulators
+
+
+# ---------------------------------------------------------------------------------------
+# rows no tile divides: a predicated last tile, read in place; never outside a buffer
+
+# The scores and heads of DeiT's attention (197 tokens, a prime), and odd small cases: a
+# tail of one row (5 = 4 + 1), three rows (7), columns padded (53) or whole vectors (48).
+ROW_TAIL_SHAPES = [(3, 197, 197, 64), (3, 197, 64, 197), (1, 37, 16, 53), (2, 5, 9, 48),
+                   (1, 7, 3, 64)]
+
+
+@pytest.mark.parametrize("b,m,k,n", ROW_TAIL_SHAPES)
+def test_a_row_tail_is_predicated_not_copied(b, m, k, n):
+    params = [("a", (b, m, k)), ("b", (b, k, n))]
+    mod = _check(params, lambda bb, a, w: R.matmul(a, w), lambda a, w: a @ w, terms=k)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    assert schedule_decision(func)[0] == "register_tile_padded"
+    text = func.script()
+    assert 'sblock("a_pad")' not in text, text        # the rows are not copied per call
+    update = text[text.index("for k in"):]
+    assert "T.unroll(T.int64(4))" in update and "T.where(" in update, text  # 4 rows, masked
+
+
+@pytest.mark.parametrize("lanes,unrolled,vector", [(16, 4, 16), (8, None, 16)])
+def test_heads_of_four_vectors_are_one_tile_row_read_in_place(lanes, unrolled, vector):
+    # DeiT's P @ V (197x197 @ 197x64 per head): on AVX-512 the 64 columns are one tile row
+    # of 4 vectors, 16 accumulators as the packed weights' tile, and V is read in place
+    # (117-133 us with rows padded and V packed, 60 us so).  AVX2's 16 registers hold 4 x 2.
+    mod = _legalized(_module([("p", (3, 197, 197)), ("v", (3, 197, 64))],
+                             lambda bb, p, v: R.matmul(p, v)))
+    (func,) = _primfuncs(mod).values()
+    text = schedule_primfunc(func, lanes=lanes, strict=True).script()
+    update = text[text.index("for k in"):text.index('sblock("matmul_update")')]
+    assert f"T.vectorized(T.int64({vector}))" in update, text
+    if unrolled:
+        assert update.count(f"T.unroll(T.int64({unrolled}))") == 2, text  # rows x vectors
+        assert text.count("T.sblock_alloc_buffer") == 1, text   # the accumulators: no panel
+
+
+# A kernel run on inputs and an output that each end where an unreadable page begins: a read
+# or write past the end kills the process.  In a fresh interpreter, for that reason.
+GUARDED_MATMUL = textwrap.dedent("""
+    import ctypes, json, mmap, sys
+    import numpy as np
+    import tvm, tvm_ffi
+    from tvm import relax, tirx
+    from tvm.relax import op as R
+    from tvm.relax.backend import cpu_generic
+    from mlclab.backend.alignment import relax_param_alignment
+    from mlclab.backend.passes import resolve_target
+    from mlclab.backend.schedules import schedule_primfunc, vector_lanes
+
+    PAGE = mmap.PAGESIZE
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    maps = []
+
+    def guarded(array):
+        pages = -(-array.nbytes // PAGE)
+        mm = mmap.mmap(-1, (pages + 1) * PAGE)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+        if libc.mprotect(base + pages * PAGE, PAGE, 0) != 0:     # PROT_NONE
+            raise OSError(ctypes.get_errno(), "mprotect")
+        maps.append(mm)
+        out = np.frombuffer(mm, array.dtype, array.size, pages * PAGE - array.nbytes)
+        out = out.reshape(array.shape)
+        out[...] = array
+        return out
+
+    a_shape, b_shape = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+    rng = np.random.default_rng(0)
+    a = guarded(rng.standard_normal(a_shape).astype("float32"))
+    b = guarded(rng.standard_normal(b_shape).astype("float32"))
+    out = guarded(np.zeros(a_shape[:-1] + b_shape[-1:], "float32"))
+    if sys.argv[3] == "past-the-end":             # the guard itself: this read must crash
+        print(ctypes.c_float.from_address(out.ctypes.data + out.nbytes).value)
+    bb = relax.BlockBuilder()
+    params = [relax.Var(n, relax.TensorType(s, "float32"))
+              for n, s in (("a", a_shape), ("b", b_shape))]
+    with bb.function("main", params):
+        with bb.dataflow():
+            result = bb.emit_output(R.matmul(*params))
+        bb.emit_func_output(result)
+    mod = tvm.transform.Sequential(cpu_generic.legalize_passes(None))(bb.get())
+    (func,) = [f for _, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)]
+    target = resolve_target("llvm")
+    func = schedule_primfunc(func, vector_lanes(target), strict=True)
+    lib = relax_param_alignment()(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}))
+    kernel = tvm.compile(lib, target=target)["main"]
+    kernel(*[tvm_ffi.from_dlpack(x, require_alignment=4) for x in (a, b, out)])
+    error = float(np.abs(out - a.astype("float64") @ b).max())
+    print(json.dumps([str(func.attrs["mlclab.schedule"]), error]))
+""")
+
+
+def _guarded_matmul(a_shape, b_shape, mode="run"):
+    return subprocess.run([sys.executable, "-c", GUARDED_MATMUL, json.dumps(a_shape),
+                           json.dumps(b_shape), mode], capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("b,m,k,n", ROW_TAIL_SHAPES)
+def test_a_row_tail_reads_and_writes_nothing_past_its_buffers(b, m, k, n):
+    done = _guarded_matmul([b, m, k], [b, k, n])
+    assert done.returncode == 0, done.stderr[-2000:]
+    rule, error = json.loads(done.stdout.splitlines()[-1])
+    assert rule == "register_tile_padded"
+    assert error <= ATOL * np.sqrt(k) + RTOL * k, error
+
+
+def test_the_guard_page_catches_a_read_past_the_end():
+    done = _guarded_matmul([1, 5, 3], [1, 3, 16], mode="past-the-end")
+    assert done.returncode == -signal.SIGSEGV, (done.returncode, done.stderr[-2000:])

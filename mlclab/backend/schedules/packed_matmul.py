@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from .loops import vectorize_spatial
-from .register_tile import epilogue_per_tile
+from .register_tile import accumulators, epilogue_per_tile
 from .rule import Declined
 from .tir_util import (PARALLEL_MIN_MACS, PARALLEL_MIN_STREAM_BYTES, balanced, is_reduction,
                        loop_kinds, static_int, work, worth_parallel)
@@ -34,12 +34,6 @@ TILE_ROWS = 4
 # minima: 128x3072x768 (BERT's FFN down-projection) 240 GFLOP/s unblocked, 250/253/255 in
 # blocks of 256/512/1024; 128x768x3072 in blocks of 256: 253 against 264 unblocked.
 K_BLOCK = 1024
-
-
-def accumulators(lanes: int) -> int:
-    """Vector accumulators of a tile: half of AVX-512's 32 registers, and 8 of AVX2's or
-    SSE's 16 (the rest hold the column vectors and the broadcast)."""
-    return 16 if lanes >= 16 else 8
 
 
 def packed_width(block):

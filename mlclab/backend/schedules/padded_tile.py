@@ -1,11 +1,12 @@
 """The register tile for extents it cannot divide: attention's 197 tokens (a prime) in DeiT
 and ViT.  ``register_tile`` splits only by divisors, so a prime column count left the whole
 batched matmul scalar (Q @ K^T at 0.8 GFLOP/s) and a prime row count made tiles one row
-high.  Here the reduction's iteration space is first padded with ``pad_einsum`` -- rows to a
-multiple of ``ROWS``, columns to a multiple of two vectors -- into zero-filled copies of the
-inputs and a padded result that is cropped into the output, and the padded einsum is
-register-tiled as usual.  The padding adds zeros to sums that are then thrown away, so
-every kept output is summed in its original order."""
+high.  Here columns no tile divides are first padded with ``pad_einsum`` to a multiple of
+two vectors -- a zero-filled copy of the input read along them and a padded result that is
+cropped into the output -- and rows no tile divides get tiles of ``ROWS`` rows whose last
+one is cut short by a predicate (``tile_single_reduction(row_tail=True)``): the rows are
+not copied.  The padding adds zeros to sums that are then thrown away, and no reduction
+loop is split or reordered, so every kept output is summed in its original order."""
 from __future__ import annotations
 
 from .register_tile import ROWS, tile_single_reduction
@@ -42,17 +43,21 @@ def pad_and_tile(sch, blocks, lanes: int) -> None:
         # batched 16 x 256x256 @ 256xN on one core, interleaved (load 8): N = 24 1.28 ->
         # 0.72 ms padded to 32, N = 30 1.21 -> 0.63 ms.
         padding[columns] = 2 * lanes
-    if extents[rows] > ROWS and extents[rows] % 2:
-        padding[rows] = ROWS
-    if padding == [1] * len(padding):
+    # Rows no tile divides (197 tokens) were padded to whole tiles too, a copy of the
+    # input read along them per call; a predicated last tile reads them in place.  DeiT's
+    # P @ V (3 x 197x197 @ 197x64), one AVX-512 core: 117-133 -> 60 us (with a tile row of
+    # the whole 64 columns, ``register_tile._tile_width``).
+    row_tail = extents[rows] > ROWS and extents[rows] % 2 == 1
+    if padding == [1] * len(padding) and not row_tail:
         raise Declined("the extents divide into register tiles: no padding needed")
-    sch.pad_einsum(red, padding)
-    # The crop back to the output's shape is a copy: inlined into an epilogue that follows
-    # (bias, activation), it is the epilogue itself otherwise.
-    after = _blocks_after(sch, red)
-    if len(after) > 1:
-        try_inline(sch, after[0])
-    tile_single_reduction(sch, _children(sch), lanes, pack=True)
+    if padding != [1] * len(padding):
+        sch.pad_einsum(red, padding)
+        # The crop back to the output's shape is a copy: inlined into an epilogue that
+        # follows (bias, activation), it is the epilogue itself otherwise.
+        after = _blocks_after(sch, red)
+        if len(after) > 1:
+            try_inline(sch, after[0])
+    tile_single_reduction(sch, _children(sch), lanes, pack=True, row_tail=True)
 
 
 def awkward_extents(func) -> bool:

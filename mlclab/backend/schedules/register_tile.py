@@ -16,9 +16,22 @@ from .tir_util import (PARALLEL_MIN_MACS, balanced, block_bindings, bound_iter, 
 ROWS = 4
 
 
-def tile_single_reduction(sch, blocks, lanes: int, pack: bool) -> None:
+def accumulators(lanes: int) -> int:
+    """Vector accumulators a tile may hold: half of AVX-512's 32 registers, and 8 of AVX2's
+    or SSE's 16 (the rest hold the column vectors and the broadcast)."""
+    return 16 if lanes >= 16 else 8
+
+
+def tile_single_reduction(sch, blocks, lanes: int, pack: bool,
+                          row_tail: bool = False) -> None:
     """Register-tile the function's only reduction (and its one epilogue block, if any);
-    ``Declined``, with nothing changed, when the function does not have that form."""
+    ``Declined``, with nothing changed, when the function does not have that form.
+
+    ``row_tail``: rows that no tile divides (197 tokens) still get tiles of ``ROWS`` rows,
+    the last one cut short by a predicate on its unrolled row loop (outside the vector
+    loop, so the rows that exist stay vectorized and nothing past the last row is read);
+    and an output row of up to ``accumulators(lanes) / ROWS`` whole vectors is one tile
+    row, so the tile has no column blocks and reads its vector operand in place."""
     reductions = [k for k, b in enumerate(blocks) if is_reduction(sch, b)]
     if len(reductions) != 1:
         raise Declined(f"{len(reductions)} reductions, not one")
@@ -31,7 +44,8 @@ def tile_single_reduction(sch, blocks, lanes: int, pack: bool) -> None:
         raise Declined("the reduction's loops or accesses do not fit a register tile")
     for b in prologue:
         vectorize_spatial(sch, b, lanes)
-    _tile_reduction(sch, red, epilogue[0] if epilogue else None, lanes, transposed, pack)
+    _tile_reduction(sch, red, epilogue[0] if epilogue else None, lanes, transposed, pack,
+                    row_tail)
 
 
 def _tileable(sch, block, lanes: int):
@@ -122,21 +136,27 @@ def _inner_factor(extent, lanes: int):
     return extent if divisor is None and extent <= 2 * lanes else divisor
 
 
-def _tile_reduction(sch, red, epilogue, lanes: int, transposed=(), pack: bool = True) -> None:
-    """``[batch..., jo, io] x [reduction...] x [ii (unrolled), ji (vector)]``, with the
-    epilogue computed per tile.  Each input in ``transposed`` (indices into the block's
-    reads) is first copied, per column block, into a panel whose columns are contiguous."""
+def _tile_reduction(sch, red, epilogue, lanes: int, transposed=(), pack: bool = True,
+                    row_tail: bool = False) -> None:
+    """``[batch..., jo, io] x [reduction...] x [ii (unrolled), jp (unrolled), ji (vector)]``,
+    with the epilogue computed per tile.  Each input in ``transposed`` (indices into the
+    block's reads) is first copied, per column block, into a panel whose columns are
+    contiguous."""
     spatial, reduction = _spatial_and_reduction_loops(sch, red)
     j, i = spatial[-1], _row_loop(sch, red, spatial)
+    width = _tile_width(static_int(sch.get(j).extent), lanes, row_tail)
     panels = _panels(sch, red, transposed, j, i,
-                     optional=pack and _panels_are_reused(sch, i, j, lanes))
+                     optional=pack and _panels_are_reused(sch, i, j, width))
     if epilogue is None:
         # Accumulate into a tile-sized buffer, not into the output itself, so the
         # accumulators can live in registers for the whole reduction.
         epilogue = sch.cache_write(red, 0, "global")
-    columns, io, ii, ji = _split_tile(sch, spatial, i, j, lanes)
+    columns, io, ii, ji = _split_tile(sch, spatial, i, j, width, row_tail)
+    jp = None
+    if static_int(sch.get(ji).extent) > 2 * lanes:
+        jp, ji = sch.split(ji, factors=[None, lanes])  # a row of 3 or 4 vectors, unrolled
     sch.reorder(*columns, *[lp for lp in (io,) if lp is not None], *reduction,
-                *[lp for lp in (ii, ji) if lp is not None])
+                *[lp for lp in (ii, jp, ji) if lp is not None])
     # Loop kinds are set before the init is split off the reduction: the schedule checks
     # them against a complete reduction block, and decompose_reduction copies them onto
     # the init's own loops.
@@ -148,9 +168,25 @@ def _tile_reduction(sch, red, epilogue, lanes: int, transposed=(), pack: bool = 
     if tile is not None:
         epilogue_per_tile(sch, epilogue, tile)
     sch.vectorize(ji)
+    if jp is not None:
+        sch.unroll(jp)
     if ii is not None:
         sch.unroll(ii)
     sch.decompose_reduction(red, reduction[0])
+
+
+def _tile_width(extent, lanes: int, whole_rows: bool):
+    """The columns of a tile row: ``_inner_factor``'s, or with ``whole_rows`` the whole
+    output row when it is at most ``accumulators(lanes) / ROWS`` whole vectors (3 or 4 on
+    AVX-512: attention's ``P @ V`` with heads of 64 in one 4 x 4-vector tile, as the
+    packed weights' tile; its V is then read in place, no panel copied per call).  DeiT's
+    3 x 197x197 @ 197x64, one AVX-512 core, interleaved (load 2): 117-133 us with its rows
+    padded to 200 and V packed in 4 x 2-vector tiles, 60 us in 4 x 4 with a row tail."""
+    factor = _inner_factor(extent, lanes)
+    if whole_rows and extent is not None and extent % lanes == 0 \
+            and factor < extent <= accumulators(lanes) // ROWS * lanes:
+        return extent
+    return factor
 
 
 def _spatial_and_reduction_loops(sch, block):
@@ -162,24 +198,27 @@ def _spatial_and_reduction_loops(sch, block):
             [lp for lp, k in zip(loops, kinds) if k == IterVar.CommReduce])
 
 
-def _panels_are_reused(sch, i, j, lanes: int) -> bool:
+def _panels_are_reused(sch, i, j, width: int) -> bool:
     """Packing an input that could be read in place pays for itself only if each panel is
-    reused by several row blocks and there are several column blocks (else it is one more
-    copy of B).  A transposed input is packed regardless: that is the only way to
-    vectorize it."""
+    reused by several row blocks and there are several column blocks (``width``, a tile
+    row, less than the columns; else it is one more copy of B).  A transposed input is
+    packed regardless: that is the only way to vectorize it."""
     i_extent, j_extent = static_int(sch.get(i).extent), static_int(sch.get(j).extent)
-    return j_extent > _inner_factor(j_extent, lanes) and (i_extent is None or i_extent > ROWS)
+    return j_extent > width and (i_extent is None or i_extent > ROWS)
 
 
-def _split_tile(sch, spatial, i, j, lanes: int):
+def _split_tile(sch, spatial, i, j, width: int, row_tail: bool = False):
     """Split the row loop ``i`` into ``io x ii`` (``ROWS`` rows per tile) and the column
-    loop ``j`` into ``jo x ji`` (a row of the tile); returns the column-block loops (the
-    batch loops and ``jo``), ``io``, ``ii`` and ``ji``, any of ``io``/``ii`` None when the
-    split is not needed or not possible."""
+    loop ``j`` into ``jo x ji`` (a row of the tile, ``width`` columns); returns the
+    column-block loops (the batch loops and ``jo``), ``io``, ``ii`` and ``ji``, any of
+    ``io``/``ii`` None when the split is not needed or not possible.  With ``row_tail`` a
+    static row count no tile divides is split by ``ROWS`` all the same: the split's
+    predicate skips the last tile's rows past the end."""
     i_extent, j_extent = static_int(sch.get(i).extent), static_int(sch.get(j).extent)
-    j_factor = _inner_factor(j_extent, lanes)
-    jo, ji = sch.split(j, factors=[None, j_factor]) if j_extent > j_factor else (None, j)
+    jo, ji = sch.split(j, factors=[None, width]) if j_extent > width else (None, j)
     rows = next((r for r in (ROWS, 2) if i_extent is not None and i_extent % r == 0), None)
+    if rows is None and row_tail and i_extent is not None and i_extent > ROWS:
+        rows = ROWS
     if rows is None:
         io, ii = i, None  # a symbolic or odd row count: one row per tile
     elif i_extent > rows:
