@@ -712,12 +712,14 @@ def test_rows_reduced_together_give_one_row_at_a_times_bits(op, shape, body):
 
 
 @pytest.mark.parametrize("shape,rows,partial", [((4, 8, 33), 4, False),
-                                                ((3, 197, 197), 3, False),
-                                                ((1, 13, 24), 4, True)])
+                                                ((3, 197, 197), 4, True),
+                                                ((1, 13, 24), 4, True),
+                                                ((6, 3, 9), 3, False)])
 def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial):
-    # A divisor of the innermost row axis that has one (8 -> 4; 197 is prime, its 3 heads
-    # -> 3), else groups of 4 with a partial last one; the group's accumulators are a local
-    # buffer, the group's rows an unrolled loop inside each reduction.
+    # Groups of 4 along the innermost row axis 4 divides (8 -> 4), else along the innermost
+    # one with a partial last group (197 tokens, a prime: 4 chains beat its 3 heads' 3),
+    # else a smaller divisor (3 rows of 9); the group's accumulators are a local buffer,
+    # the group's rows an unrolled loop inside each reduction.
     mod = _legalized(_module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=-1)))
     (func,) = _primfuncs(mod).values()
     text = schedule_primfunc(func, lanes=16, strict=True).script()
