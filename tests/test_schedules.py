@@ -671,6 +671,13 @@ ROW_REDUCTIONS = [
     ("layer_norm", (1, 13, 24), lambda bb, x: R.nn.layer_norm(
         x, relax.const(np.linspace(0.5, 2, 24, dtype="float32")),
         relax.const(np.linspace(-1, 1, 24, dtype="float32")), axes=[-1])),
+    # rows in the lanes of a vector: whole vectors of rows, and a tail split off
+    ("layer_norm", (1, 197, 192), lambda bb, x: R.nn.layer_norm(
+        x, relax.const(np.linspace(0.5, 2, 192, dtype="float32")),
+        relax.const(np.linspace(-1, 1, 192, dtype="float32")), axes=[-1])),
+    ("sum", (40, 300), lambda bb, x: R.sum(x, axis=-1)),
+    ("max", (3, 37, 31), lambda bb, x: R.max(x, axis=-1)),
+    ("mean", (2, 32, 24), lambda bb, x: R.mean(x, axis=-1, keepdims=True)),
 ]
 
 
@@ -681,7 +688,8 @@ def _numpy_row_reduction(op, x):
     if op == "layer_norm":
         mean = x.mean(axis=-1, keepdims=True)
         var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + 1e-5) * np.linspace(0.5, 2, 24) + np.linspace(-1, 1, 24)
+        n = x.shape[-1]
+        return (x - mean) / np.sqrt(var + 1e-5) * np.linspace(0.5, 2, n) + np.linspace(-1, 1, n)
     return {"sum": lambda: x.sum(axis=-1), "mean": lambda: x.mean(axis=-1, keepdims=True),
             "max": lambda: x.max(axis=-1)}[op]()
 
@@ -711,15 +719,34 @@ def test_rows_reduced_together_give_one_row_at_a_times_bits(op, shape, body):
     np.testing.assert_allclose(together, want, rtol=RTOL, atol=ATOL * np.sqrt(shape[-1]))
 
 
+@pytest.mark.parametrize("shape,lanes,whole", [((3, 197, 197), 16, 192), ((1, 13, 24), 8, 8),
+                                               ((2, 32, 33), 16, 32)])
+def test_a_softmax_reduces_its_rows_in_the_lanes_of_a_vector(shape, lanes, whole):
+    # Innermost row axes of at least a vector's lanes: that many rows in the lanes of one
+    # vector (each lane its own row's terms in order), the rows that do not fill a vector
+    # split off into a loop of their own (no predicate inside the vector loop).
+    mod = _legalized(_module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=-1)))
+    (func,) = _primfuncs(mod).values()
+    text = schedule_primfunc(func, lanes=lanes, strict=True).script()
+    assert text.count('scope="local"') == 2, text          # the max and the sum
+    assert text.count(f"T.vectorized(T.int64({lanes}))") >= 4, text  # init and update, twice
+    tail = shape[-2] - whole
+    assert (f"range(T.int64({whole}), T.int64({shape[-2]}))" in text) == bool(tail), text
+
+
 @pytest.mark.parametrize("shape,rows,partial", [((4, 8, 33), 4, False),
                                                 ((3, 197, 197), 4, True),
                                                 ((1, 13, 24), 4, True),
                                                 ((6, 3, 9), 3, False)])
-def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial):
-    # Groups of 4 along the innermost row axis 4 divides (8 -> 4), else along the innermost
-    # one with a partial last group (197 tokens, a prime: 4 chains beat its 3 heads' 3),
-    # else a smaller divisor (3 rows of 9); the group's accumulators are a local buffer,
-    # the group's rows an unrolled loop inside each reduction.
+def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial, monkeypatch):
+    # Without rows in lanes (or fewer rows than lanes): groups of 4 along the innermost row
+    # axis 4 divides (8 -> 4), else along the innermost one with a partial last group (197
+    # tokens, a prime: 4 chains beat its 3 heads' 3), else a smaller divisor (3 rows of 9);
+    # the group's accumulators are a local buffer, its rows an unrolled loop inside each
+    # reduction.
+    from mlclab.backend.schedules import loops
+
+    monkeypatch.setattr(loops, "ROWS_IN_LANES", False)
     mod = _legalized(_module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=-1)))
     (func,) = _primfuncs(mod).values()
     text = schedule_primfunc(func, lanes=16, strict=True).script()
