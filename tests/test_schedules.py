@@ -734,6 +734,22 @@ def test_a_softmax_reduces_its_rows_in_the_lanes_of_a_vector(shape, lanes, whole
     assert (f"range(T.int64({whole}), T.int64({shape[-2]}))" in text) == bool(tail), text
 
 
+def test_a_softmax_over_a_long_row_no_vector_divides_builds_in_whole_vectors():
+    # GPT-2's 50,257 logits: the exp and the division were one vector of the whole row,
+    # which TVM's code generator refused from 32,768 lanes on (the build fell back to TVM's
+    # plain pipeline); now whole vectors and the rest split off.
+    shape = (2, 32771)
+    mod = _module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=-1))
+    x = (RNG.standard_normal(shape) * 3).astype("float32")
+    got = _build(mod)(x)
+    e = np.exp(x.astype("float64") - x.max(axis=-1, keepdims=True))
+    # the row's float32 sum of 32,771 terms: its rounding grows like sqrt(terms)
+    np.testing.assert_allclose(got, e / e.sum(axis=-1, keepdims=True), rtol=2e-4, atol=1e-9)
+    text = "\n".join(f.script() for f in _primfuncs(_scheduled(mod)).values())
+    widths = {int(w) for w in re.findall(r"T\.vectorized\(T\.int64\((\d+)\)\)", text)}
+    assert max(widths) <= 2 * vector_lanes(resolve_target("llvm")), widths
+
+
 @pytest.mark.parametrize("shape,rows,partial", [((4, 8, 33), 4, False),
                                                 ((3, 197, 197), 4, True),
                                                 ((1, 13, 24), 4, True),
