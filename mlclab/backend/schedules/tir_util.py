@@ -7,14 +7,13 @@ import math
 import os
 
 
-# Run a kernel on one thread unless it takes tens of microseconds there.  Waking TVM's
-# workers costs microseconds, and when numpy and mlclab alternate on 2 cores (validate(),
-# any timing cell) a parallel kernel can wait for a worker that can't get a core: with
-# OpenBLAS busy-waiting and TVM's spinning pool, the MLP 64x784-128-10 took 0.4-3 ms on two
-# threads against 0.26 ms on one.  With TVM's pool not spinning (mlclab.tvm_setup) that cost
-# is gone: interleaved with numpy on 2 threads the MLP's first layer (6.4 M multiply-adds)
-# takes 0.066 ms in parallel against 0.085 ms on one thread.  A spatial element is about a
-# load and a store; a multiply-add of a register-tiled reduction is a sixteenth of a vector FMA.
+# Run a kernel on one thread unless it takes tens of microseconds there.  Handing work to
+# TVM's worker costs microseconds when it is awake (it spins ~0.4 ms after a kernel,
+# mlclab.tvm_setup.POOL_SPIN_COUNT) and tens when it must be woken, and when numpy and mlclab
+# alternate on 2 cores (validate(), any timing cell) a parallel kernel can wait for a worker
+# that can't get a core (the MLP 64x784-128-10 took 0.4-3 ms on two threads against 0.26 ms
+# on one, with TVM's workers spinning ~0.1 s).  A spatial element is about a load and a
+# store; a multiply-add of a register-tiled reduction is a sixteenth of a vector FMA.
 PARALLEL_MIN_ELEMENTS = 1 << 18
 PARALLEL_MIN_MACS = 1 << 22
 
