@@ -4,7 +4,6 @@ spreading over threads, and the target's vector width."""
 from __future__ import annotations
 
 import math
-import os
 
 
 # Run a kernel on one thread unless it takes tens of microseconds there.  Handing work to
@@ -49,9 +48,12 @@ def free_vars(expr):
 
 
 def balanced(parallel_extent: int) -> bool:
-    """Whether ``parallel_extent`` iterations keep every core (nearly) equally busy."""
-    cores = os.cpu_count() or 1
-    return parallel_extent > 0 and (parallel_extent % cores == 0 or parallel_extent >= 4 * cores)
+    """Whether ``parallel_extent`` iterations keep every thread of TVM's pool (nearly)
+    equally busy: mlclab's thread count, not the host's cores (a container's quota)."""
+    from ...threadpool import threads
+
+    count = threads().count
+    return parallel_extent > 0 and (parallel_extent % count == 0 or parallel_extent >= 4 * count)
 
 
 def bound_iter(sch, loop, node, bindings):
