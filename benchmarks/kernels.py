@@ -5,7 +5,8 @@ public call path.
 
 Every mlclab figure is a call of a compiled ``mlclab.compile`` function on numpy arrays
 (argument checks, marshalling, the VM call, the result as a numpy array), timed
-interleaved with the numpy expression a student would write and with PyTorch eager on the
+interleaved (turns of three calls, the first untimed) with the numpy expression a student
+would write and with PyTorch eager on the
 same data (same thread count), with arrays made the ordinary way
 (``rng.standard_normal(..., dtype=np.float32)``: numpy aligns them to 16 bytes) and again
 64-byte aligned.  Goals are printed met or MISSED; a miss does not fail the run, a wrong
@@ -58,6 +59,11 @@ def conv_block_numpy(x, w, b):
     n, o, h, wd = y.shape
     return y.reshape(n, o, h // 2, 2, wd // 2, 2).max(axis=(3, 5))
 
+
+# Each turn runs one side RUNS times, the first untimed (timing.interleave): after a call,
+# OpenBLAS's worker spins ~100 ms and TVM's ~0.4 ms, and the call that follows another
+# library's would otherwise be timed against that library's spinning worker.
+RUNS = 3
 
 TINY = '''
 def add4(a: Tensor[(4,), f32], b: Tensor[(4,), f32]):
@@ -127,7 +133,7 @@ def main(argv=None) -> int:
 
     def run(name, mine, theirs, torch_call, goal=None, **kw):
         results.append(compare(name, mine, theirs, torch_call=torch_call if torch else None,
-                               goal=goal, rounds=kw.pop("rounds", rounds), **kw))
+                               goal=goal, rounds=kw.pop("rounds", rounds), runs=RUNS, **kw))
 
     a, b, c = data(2048, 2048), data(2048, 2048), data(2048, 2048)
     f = prog["fused"]
@@ -247,11 +253,6 @@ def two_kernel_call(rng, rounds: int, min_seconds: float) -> dict:
 
 if __name__ == "__main__":
     os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
-    # TVM's workers spin for a while after each parallel kernel, and OpenBLAS's do the same
-    # after each BLAS call: interleaved on 2 cores, each pool's spinning starves the other
-    # (measured: the MLP 0.4 ms -> 8 ms, numpy's 0.2 ms -> 30-50 ms).  With TVM's spinning
-    # off, only mlclab pays for waking its workers -- the conservative choice here.
-    os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
     # PyTorch's OpenMP workers spin the same way: interleaved, they took numpy's matmul 512
     # from ~2.5 to 60-80 ms and mlclab's fused chain from 8 to 17 ms (measured here).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

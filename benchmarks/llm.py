@@ -38,6 +38,7 @@ RESULT = "LLM-RESULT "
 PROMPT, NEW = 128, 32
 CHILD_TIMEOUT = 3600
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # see run_all.py
+SETTLE_S = 0.15   # idle before each generation: other runtimes' workers stop spinning
 
 
 def static_gpt2(layers: int):
@@ -132,9 +133,13 @@ def _greedy(prefill, decode, prompt, cache_shape, clock=None):
 def _rounds(fns: dict, prompt, cache_shape, rounds: int):
     """Median prefill and per-step decode ms of each runtime over ``rounds`` generations,
     the runtimes taking turns in an order that rotates round by round (as
-    ``timing.interleave``), so that each round's load falls on all of them."""
+    ``timing.interleave``), so that each round's load falls on all of them. Each generation
+    starts after ``SETTLE_S`` idle: the previous runtime's workers spin after its last call
+    (ONNX Runtime's ~30 ms, OpenBLAS's ~100 ms), and a prefill would otherwise share a core
+    with them, as a user's, started after they typed a prompt, never does."""
     import gc
     import statistics
+    import time
 
     names = list(fns)
     prefill, decode = {n: [] for n in names}, {n: [] for n in names}
@@ -143,6 +148,7 @@ def _rounds(fns: dict, prompt, cache_shape, rounds: int):
         for k in range(rounds):
             turn = names[k % len(names):] + names[:k % len(names)]
             for name in (turn if k % 2 == 0 else turn[::-1]):
+                time.sleep(SETTLE_S)
                 _, p, d = _greedy(*fns[name], prompt, cache_shape)
                 prefill[name].append(p * 1e3)
                 decode[name].append(d * 1e3 / NEW)

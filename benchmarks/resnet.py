@@ -103,7 +103,6 @@ def main(argv=None) -> int:
     worst = 0
     for threads in (1, 2):
         env = dict(os.environ, TVM_NUM_THREADS=str(threads))
-        env.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")   # as mlclab.tvm_setup
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")        # as run_all.py (PyTorch's pool)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent),
                                                           env.get("PYTHONPATH")]))

@@ -70,14 +70,14 @@ def main(argv=None) -> int:
 
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     env.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
-    env.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")  # see kernels.py
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # PyTorch's workers: see kernels.py
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
 
     print(f"mlclab benchmarks -- {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     print(f"{platform.machine()}, {os.cpu_count()} cores, "
           f"TVM_NUM_THREADS={env['TVM_NUM_THREADS']}, "
-          f"TVM_THREAD_POOL_SPIN_COUNT={env['TVM_THREAD_POOL_SPIN_COUNT']}")
+          f"TVM_THREAD_POOL_SPIN_COUNT="
+          f"{env.get('TVM_THREAD_POOL_SPIN_COUNT', 'unset (mlclab.tvm_setup.POOL_SPIN_COUNT)')}")
     print(describe_machine(env))
     dropped = [k for k in DROPPED if k in os.environ]
     if dropped:

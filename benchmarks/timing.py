@@ -46,10 +46,17 @@ HEADER = (f"{'workload':<34} {'mlclab ms':>10} {'numpy ms':>10} {'torch ms':>10}
           f"{'vs torch':>9} {'vs numpy':>9}  goal")
 
 
-def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0) -> tuple[list, int]:
+def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0, runs=1) -> tuple[list, int]:
     """The median wall time in ms of each of ``calls``, timed one call each per round with
     the order rotating round by round (two calls: AB, BA, AB, ...), and the rounds run.
-    ``rounds`` is raised until the measurement took at least ``min_seconds``."""
+    ``rounds`` is raised until the measurement took at least ``min_seconds``.
+
+    With ``runs`` > 1 each turn calls its side ``runs`` times in a row and times all but
+    the first. Runtimes with a thread pool keep their workers spinning after a call (ONNX
+    Runtime's ~30 ms after a run, OpenBLAS's ~100 ms after a BLAS call, measured here:
+    docs/performance.md, section 4), so the call that follows another runtime's shares a
+    core with that runtime's spinning worker -- which a program running one model never
+    does. The first call of a turn absorbs that, and the other side's data in the caches."""
     for _ in range(warmup):
         for call in calls:
             call()
@@ -67,9 +74,11 @@ def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0) -> tuple[list, in
                 shift = (k // 2) % len(calls)
                 turn = turn[shift:] + turn[:shift]
             for i in turn:
-                t0 = clock()
-                calls[i]()
-                samples[i].append(clock() - t0)
+                for run in range(runs):
+                    t0 = clock()
+                    calls[i]()
+                    if run or runs == 1:
+                        samples[i].append(clock() - t0)
             k += 1
     finally:
         if gc_was_enabled:
@@ -78,10 +87,11 @@ def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0) -> tuple[list, in
 
 
 def compare(name, mlclab_call, numpy_call, *, torch_call=None, goal=None, rounds=41,
-            warmup=3, min_seconds=0.0) -> Comparison:
+            warmup=3, min_seconds=0.0, runs=1) -> Comparison:
     """Median wall time of ``mlclab_call()``, ``numpy_call()`` (and ``torch_call()``),
     interleaved (see ``interleave``)."""
     calls = [mlclab_call, numpy_call] + ([torch_call] if torch_call else [])
-    medians, k = interleave(calls, rounds=rounds, warmup=warmup, min_seconds=min_seconds)
+    medians, k = interleave(calls, rounds=rounds, warmup=warmup, min_seconds=min_seconds,
+                            runs=runs)
     return Comparison(name, medians[0], medians[1], k, goal,
                       medians[2] if torch_call else None)

@@ -8,10 +8,12 @@ Runtime, at 1 and 2 threads (issue 21).
 Every model is built from its library's config with random weights (seed 0; nothing is
 downloaded), in eval mode, batch 1.  Each (model, thread count) runs in a process of its own
 (TVM's thread pool is sized once per process; PyTorch, torch.compile and ONNX Runtime get the
-same count), where the four are timed interleaved (``timing.interleave``) and compared by
-their medians.  Also printed: mlclab's compile time (``from_torch`` plus the first call),
-whether mlclab's own pipeline built it (``fn.program.optimized``; TVM's plain pipeline is the
-fallback, with no schedules) and the largest difference from PyTorch's output.
+same count), where the four are timed interleaved (``timing.interleave``, each turn ``RUNS``
+calls of one runtime, the first untimed: it shares a core with the previous runtime's
+spinning workers) and compared by their medians.  Also printed: mlclab's compile time
+(``from_torch`` plus the first call), whether mlclab's own pipeline built it
+(``fn.program.optimized``; TVM's plain pipeline is the fallback, with no schedules) and the
+largest difference from PyTorch's output.
 
 The zoo's packages (torchvision, timm, transformers, onnx, onnxruntime) are the optional extra
 ``zoo``; a model whose package is missing is skipped with a message, a runner that is missing
@@ -37,6 +39,7 @@ sys.path.insert(0, str(HERE.parent))
 RESULT = "ZOO-RESULT "      # the line a child process reports its measurement on
 CHILD_TIMEOUT = 1800        # seconds per (model, threads): BERT-base's compiles are long
 TOLERANCE = 1e-3            # largest |mlclab - PyTorch| relative to the output's largest value
+RUNS = 3                    # calls per runtime per turn, the first untimed (timing.interleave)
 SEQ = 128                   # tokens of the text models' input
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # see run_all.py
 
@@ -232,7 +235,8 @@ def measure(name: str, threads: int, rounds: int, with_compile: bool) -> dict:
         runners, result["missing"] = _runners(model, inputs, threads, with_compile)
         names = list(runners)
         medians, result["rounds"] = interleave(
-            [lambda: fn(*arrays)] + [runners[n] for n in names], rounds=rounds, warmup=2)
+            [lambda: fn(*arrays)] + [runners[n] for n in names], rounds=rounds, warmup=2,
+            runs=RUNS)
     result["ms"] = dict(zip(["mlclab"] + names, medians))
     return result
 
@@ -250,7 +254,6 @@ def _short(exc: Exception) -> str:
 def _child(name: str, threads: int, rounds: int, with_compile: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     env.update(TVM_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    env.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")  # as mlclab.tvm_setup
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")       # as run_all.py (PyTorch's pool)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
     cmd = [sys.executable, str(Path(__file__).resolve()), "--one", name, "--threads",
@@ -354,7 +357,8 @@ def main(argv=None) -> int:
         compile_stages.main(args.models.split(",") if args.models else [])
         return 0
     threads = [int(t) for t in (args.threads or ("1" if args.quick else "1,2")).split(",")]
-    print(f"model zoo, batch 1, random weights; {rounds} interleaved rounds; "
+    print(f"model zoo, batch 1, random weights; {rounds} interleaved rounds of {RUNS} calls "
+          f"(the first untimed); "
           f"{os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print("ratios are mlclab's median time / the other's (below 1: mlclab is faster)\n")
     print(HEADER, flush=True)

@@ -16,6 +16,16 @@ import threading
 
 from .threadpool import configure_once as configure_threads
 
+# How many times TVM's idle worker calls sched_yield, waiting for the next parallel kernel,
+# before it sleeps (TVM reads it once per process). ~0.4 ms on an idle core here: enough to
+# bridge the serial kernels between two parallel ones inside a model's call, so a worker
+# is running when the next one comes; short enough that between calls it sleeps. A worker
+# that sleeps at once (0, mlclab's setting until 2026-11-29) is woken for every parallel
+# kernel, and on a VM that cost more than the second core gave: MobileNetV2 took 4.1-4.3 ms
+# on 2 threads against 3.6 on 1, and 2.2 ms with this spin (docs/performance.md, section 4).
+# TVM's own default, 300,000 (~0.1 s), is what OpenBLAS's workers do after a BLAS call.
+POOL_SPIN_COUNT = 1000
+
 _READY = False
 
 #: Held while mlclab builds or compiles TVM IR. TVM's Python ``BlockBuilder`` keeps the
@@ -132,9 +142,8 @@ def prepare() -> None:
     ``import mlclab``, so a lesson's own ``import tvm`` after it gets both."""
     defer_torch()
     configure_threads()
-    # TVM's workers busy-wait after each kernel, as OpenBLAS's do; when numpy and mlclab
-    # alternate (validate, the lessons' timings) the two pools starve each other on few cores.
-    os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
+    os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", str(POOL_SPIN_COUNT))
+
 
 
 def tvm():

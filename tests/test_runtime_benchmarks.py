@@ -17,6 +17,25 @@ def test_compare_alternates_which_side_goes_first():
     assert result.rounds == 4 and result.mlclab_ms >= 0 and result.numpy_ms >= 0
 
 
+def test_runs_time_all_but_the_first_call_of_each_turn(monkeypatch):
+    import timing
+
+    now = [0.0]
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: now[0])
+    calls = {"m": 0, "n": 0}
+
+    def side(name):
+        def call():
+            calls[name] += 1
+            # the first call of a turn of three (after the other side's) takes 100 s, the rest 1
+            now[0] += 100.0 if calls[name] % 3 == 1 else 1.0
+        return call
+
+    medians, k = timing.interleave([side("m"), side("n")], rounds=4, warmup=0, runs=3)
+    assert k == 4 and calls == {"m": 12, "n": 12}
+    assert medians == [1e3, 1e3]       # ms: the slow first calls were not timed
+
+
 def test_verdict_compares_the_ratio_of_medians_with_the_goal():
     assert Comparison("a", 1.0, 2.0, 5, goal=0.5).verdict == "ok"
     assert Comparison("a", 1.1, 2.0, 5, goal=0.5).verdict == "MISSED"

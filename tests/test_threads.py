@@ -252,3 +252,29 @@ def test_a_quota_free_process_under_taskset_runs_one_thread():
     assert proc.returncode == 0, proc.stderr[-3000:]
     quota = thread_choice.cgroup_quota()
     assert proc.stdout.split() == ["1", "1"] or (quota is not None and quota < 1), proc.stdout
+
+
+@pytest.mark.parametrize("count, extent, even", [(2, 24, True), (2, 9, True), (2, 7, False),
+                                                  (64, 24, False), (64, 256, True),
+                                                  (3, 10, False)])
+def test_a_parallel_loop_is_balanced_over_mlclab_s_threads_not_the_host_s_cores(
+        monkeypatch, count, extent, even):
+    # a container with a quota of 2 CPUs on a 64-core host runs 2 threads: 24 column blocks
+    # keep both busy, which the host's 64 cores would have called unbalanced
+    from mlclab.backend.schedules.tir_util import balanced
+
+    monkeypatch.setattr(thread_choice, "_CHOSEN",
+                        thread_choice.ThreadChoice(count, "test", 64, None, False))
+    assert balanced(extent) is even
+
+
+def test_graders_run_on_whole_cpus_of_the_quota(monkeypatch):
+    from mlclab.course import grading
+
+    monkeypatch.setattr(thread_choice, "affinity_count", lambda: 8)
+    monkeypatch.setattr(thread_choice, "cgroup_quota", lambda: 2.5)
+    assert grading.cpu_quota() == 2
+    monkeypatch.setattr(thread_choice, "cgroup_quota", lambda: 0.5)
+    assert grading.cpu_quota() == 1
+    monkeypatch.setattr(thread_choice, "cgroup_quota", lambda: None)
+    assert grading.cpu_quota() == 8

@@ -77,25 +77,13 @@ def questions(autograder: Path) -> dict:
 
 
 def cpu_quota() -> int:
-    """CPUs this process may use: its affinity, capped by a cgroup v2/v1 quota (a container's)."""
-    if hasattr(os, "sched_getaffinity"):
-        count = len(os.sched_getaffinity(0))
-    else:
-        count = os.cpu_count() or 1
-    for path, parse in (("/sys/fs/cgroup/cpu.max", lambda t: t.split()),
-                        ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", None)):
-        try:
-            text = Path(path).read_text().strip()
-            if parse:
-                quota, period = parse(text)
-            else:
-                period_file = Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
-                quota, period = text, period_file.read_text().strip()
-            if quota not in ("max", "-1"):
-                count = min(count, max(1, int(int(quota) // int(period))))
-            break
-        except (OSError, ValueError):
-            continue
+    """Whole CPUs this process may use: its affinity, capped by its cgroup's CPU quota (the
+    tightest along the cgroup's path, as ``mlclab.threads()`` reads it), rounded down."""
+    from ..threadpool import affinity_count, cgroup_quota
+
+    count, quota = affinity_count(), cgroup_quota()
+    if quota is not None:
+        count = min(count, int(quota))
     return max(1, count)
 
 

@@ -4,17 +4,15 @@ spreading over threads, and the target's vector width."""
 from __future__ import annotations
 
 import math
-import os
 
 
-# Run a kernel on one thread unless it takes tens of microseconds there.  Waking TVM's
-# workers costs microseconds, and when numpy and mlclab alternate on 2 cores (validate(),
-# any timing cell) a parallel kernel can wait for a worker that can't get a core: with
-# OpenBLAS busy-waiting and TVM's spinning pool, the MLP 64x784-128-10 took 0.4-3 ms on two
-# threads against 0.26 ms on one.  With TVM's pool not spinning (mlclab.tvm_setup) that cost
-# is gone: interleaved with numpy on 2 threads the MLP's first layer (6.4 M multiply-adds)
-# takes 0.066 ms in parallel against 0.085 ms on one thread.  A spatial element is about a
-# load and a store; a multiply-add of a register-tiled reduction is a sixteenth of a vector FMA.
+# Run a kernel on one thread unless it takes tens of microseconds there.  Handing work to
+# TVM's worker costs microseconds when it is awake (it spins ~0.4 ms after a kernel,
+# mlclab.tvm_setup.POOL_SPIN_COUNT) and tens when it must be woken, and when numpy and mlclab
+# alternate on 2 cores (validate(), any timing cell) a parallel kernel can wait for a worker
+# that can't get a core (the MLP 64x784-128-10 took 0.4-3 ms on two threads against 0.26 ms
+# on one, with TVM's workers spinning ~0.1 s).  A spatial element is about a load and a
+# store; a multiply-add of a register-tiled reduction is a sixteenth of a vector FMA.
 PARALLEL_MIN_ELEMENTS = 1 << 18
 PARALLEL_MIN_MACS = 1 << 22
 
@@ -50,9 +48,12 @@ def free_vars(expr):
 
 
 def balanced(parallel_extent: int) -> bool:
-    """Whether ``parallel_extent`` iterations keep every core (nearly) equally busy."""
-    cores = os.cpu_count() or 1
-    return parallel_extent > 0 and (parallel_extent % cores == 0 or parallel_extent >= 4 * cores)
+    """Whether ``parallel_extent`` iterations keep every thread of TVM's pool (nearly)
+    equally busy: mlclab's thread count, not the host's cores (a container's quota)."""
+    from ...threadpool import threads
+
+    count = threads().count
+    return parallel_extent > 0 and (parallel_extent % count == 0 or parallel_extent >= 4 * count)
 
 
 def bound_iter(sch, loop, node, bindings):
