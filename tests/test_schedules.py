@@ -698,6 +698,53 @@ def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial):
     assert ("T.where(" in text) == partial, text
 
 
+def _built_without_partial_maxima(mod):
+    from mlclab.backend.schedules import loops
+
+    saved = loops._vector_partial_maxima
+    loops._vector_partial_maxima = lambda *args: False
+    try:
+        return _build(mod)
+    finally:
+        loops._vector_partial_maxima = saved
+
+
+@pytest.mark.parametrize("shape", [(4, 4, 256, 256), (2, 3, 64), (5, 32), (6, 48)])
+def test_a_softmax_max_in_vector_partials_gives_the_same_bits(shape):
+    # Softmax's row maximum compared in 16 partial maxima per row instead of one chain: the
+    # maximum is the same in any order, but for the sign of a zero maximum or which number
+    # a row with a NaN gives -- and neither changes the softmax.  Bit for bit the old
+    # schedule's results on rows with a zero maximum of either sign, infinities and NaN.
+    mod = _module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=-1))
+    x = RNG.standard_normal(shape).astype("float32")
+    rows = x.reshape(-1, shape[-1])
+    rows[0] = -np.abs(rows[0])
+    rows[0, [3, 7]] = [0.0, -0.0]                       # the maximum is a zero of either sign
+    rows[1, 5] = np.nan
+    rows[2, 9] = np.inf
+    rows[3, 1] = -np.inf
+    rows[4, :] = -np.inf
+    new, old = _build(mod)(x), _built_without_partial_maxima(mod)(x)
+    assert np.array_equal(new.view(np.uint32), old.view(np.uint32))
+    finite = np.isfinite(rows).all(axis=-1)
+    e = np.exp(rows[finite].astype("float64") - rows[finite].max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(new.reshape(rows.shape)[finite], e / e.sum(axis=-1, keepdims=True),
+                               rtol=RTOL, atol=ATOL * np.sqrt(shape[-1]))
+
+
+def test_only_softmaxs_maximum_is_compared_in_partials():
+    # Softmax's maximum of rows of 64 gets vector partials (an rfactor block); a max that is
+    # a result keeps the order of its terms (which NaN it meets first decides what it gives).
+    # (mlclab's own softmax legalization marks the maximum: the build's passes, not TVM's)
+    softmax = _scheduled(_module([("x", (8, 64))], lambda bb, x: R.nn.softmax(x, axis=-1)))
+    (func,) = _primfuncs(softmax).values()
+    text = func.script()
+    assert 'T.sblock("T_softmax_maxelem_rf' in text and "T.vectorized(" in text, text
+    plain = _scheduled(_module([("x", (8, 64))], lambda bb, x: R.max(x, axis=-1)))
+    (func,) = _primfuncs(plain).values()
+    assert "_rf" not in func.script()
+
+
 @pytest.mark.parametrize("shape,width", [((16, 256, 24), 12), ((4, 6, 5, 7), 7)])
 def test_unfolded_patches_are_vectorized_only_along_contiguous_runs(shape, width):
     # MobileViT folds (4 * heads, tokens, dim) back into (4, tokens, heads * dim): a copy

@@ -16,7 +16,7 @@ def schedule_each_block(sch, blocks, lanes: int) -> None:
     blocks = inline_elementwise_prologue(sch, blocks)
     for b in blocks:
         if is_reduction(sch, b):
-            parallel_reduction(sch, b)
+            parallel_reduction(sch, b, lanes)
         else:
             vectorize_spatial(sch, b, lanes)
 
@@ -371,12 +371,14 @@ def vector_factor(extent, lanes: int):
     return None
 
 
-def parallel_reduction(sch, block) -> None:
+def parallel_reduction(sch, block, lanes: int = 1) -> None:
     """Fuse the spatial loops above a reduction and make them parallel; the reduction
     loops below keep their order.  A reduction along contiguous rows (softmax's max and
     sum, a layer norm's mean) also runs a few rows at once (``_interleave_rows``)."""
     from tvm.tirx import IterVar
 
+    if _vector_partial_maxima(sch, block, lanes):
+        return
     loops = list(sch.get_loops(block))
     kinds = loop_kinds(sch, block, loops)
     spatial = []
@@ -398,6 +400,47 @@ def parallel_reduction(sch, block) -> None:
         sch.parallel(sch.fuse(*spatial) if len(spatial) > 1 else spatial[0])
     if group is not None:
         sch.decompose_reduction(block, reduction[0])
+
+
+def _vector_partial_maxima(sch, block, lanes: int) -> bool:
+    """Softmax's row maximum (``fast_math.ORDER_FREE_MAX``: its order cannot change the
+    softmax) in ``lanes`` partial maxima per row, one vector ``max`` per ``lanes`` terms,
+    then the partials reduced: the scalar chain of one compare per term was a third of
+    MobileViT's softmax.  False, with nothing changed, for any other block, or a row that
+    is symbolic or not whole vectors (at least two)."""
+    from tvm.tirx import IterVar
+
+    from ..fast_math import ORDER_FREE_MAX
+
+    if ORDER_FREE_MAX not in sch.get(block).annotations or lanes < 2:
+        return False
+    loops = list(sch.get_loops(block))
+    kinds = loop_kinds(sch, block, loops)
+    extent = static_int(sch.get(loops[-1]).extent)
+    if kinds[-1] != IterVar.CommReduce or any(k != IterVar.DataPar for k in kinds[:-1]) \
+            or not extent or extent % lanes or extent < 2 * lanes:
+        return False
+
+    parallel = worth_parallel(extents_of(sch, loops), PARALLEL_MIN_ELEMENTS)
+
+    def partials(s):
+        rows = list(s.get_loops(block))[:-1]
+        _, lane = s.split(s.get_loops(block)[-1], factors=[None, lanes])
+        factored = s.rfactor(lane, len(rows))
+        if rows:  # the partials of a row computed right before they are reduced
+            row = s.fuse(*rows) if len(rows) > 1 else rows[0]
+            if parallel:  # before compute_at: the partials' block is not a reduction's form
+                s.parallel(row)
+            s.compute_at(factored, row)
+        *_, lane, over = s.get_loops(factored)
+        s.reorder(over, lane)
+        s.vectorize(lane)
+        s.decompose_reduction(factored, over)
+
+    if _refused(partials, sch):
+        return False
+    partials(sch)
+    return True
 
 
 # Rows of a reduction run at once: each row's terms are still added (or maxed) one after
