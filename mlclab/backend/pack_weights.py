@@ -21,9 +21,8 @@ and a crop (its own small copy kernel) keeps the real columns. The added columns
 multiplied by zeros and thrown away, so every kept output is summed as before. Fewer
 columns than ``MIN_PADDED_COLUMNS`` are left to the general rule (the copy would cost more
 than the tile saves). Columns that only a panel narrower than a vector divides (MobileViT's
-120 and 360 on AVX-512: panels of 8) are padded the same way when the matmul has enough
-rows and the padding is small (``_pad_narrow``): half-vector panels did half the work per
-instruction.
+120 and 360 on AVX-512: panels of 8) are padded the same way when the padding is small
+(``_pad_narrow``): half-vector panels did half the work per instruction.
 
 A constant that something else also reads is packed all the same: left unpacked, the
 register tile would copy it into panels of its own on every call -- the same bytes again, in
@@ -41,7 +40,6 @@ dtypes.
 from __future__ import annotations
 
 import functools
-import math
 
 from .relax_exprs import op_name
 
@@ -54,9 +52,8 @@ MIN_WIDTH = 4
 # Padded columns are rounded up to this many panels, so that tiles of several panels divide.
 PAD_PANELS = 4
 MIN_PADDED_COLUMNS = 256
-# Columns that only a narrower panel than a vector divides are padded to full vectors for
-# matmuls of at least this many rows, when that adds at most 1/NARROW_PAD_WASTE columns.
-MIN_NARROW_PAD_ROWS = 16
+# Columns that only a narrower panel than a vector divides are padded to full vectors when
+# that adds at most 1/NARROW_PAD_WASTE columns.
 NARROW_PAD_WASTE = 8
 
 
@@ -71,13 +68,13 @@ def panel_width(columns: int, lanes: int):
     return width if width >= MIN_WIDTH else None
 
 
-def padded_columns(columns: int, lanes: int, rows=None):
-    """(panel width, columns the kernel computes) for ``columns`` output columns of a matmul
-    of ``rows`` rows (None: symbolic): a divisor panel and no padding when a whole vector
-    divides them, or narrower panels stay cheaper; else full vectors and zero columns up to
-    whole groups of ``PAD_PANELS`` panels; None when neither applies."""
+def padded_columns(columns: int, lanes: int):
+    """(panel width, columns the kernel computes) for ``columns`` output columns: a divisor
+    panel and no padding when a whole vector divides them, or a narrower panel and padding
+    would add too much; else full vectors and zero columns up to whole groups of
+    ``PAD_PANELS`` panels; None when neither applies."""
     width = panel_width(columns, lanes)
-    if width is not None and (width == lanes or not _pad_narrow(columns, lanes, rows)):
+    if width is not None and (width == lanes or not _pad_narrow(columns, lanes)):
         return width, columns
     if width is None and (columns < MIN_PADDED_COLUMNS or lanes < MIN_WIDTH):
         return None
@@ -85,17 +82,15 @@ def padded_columns(columns: int, lanes: int, rows=None):
     return lanes, -(-columns // group) * group
 
 
-def _pad_narrow(columns: int, lanes: int, rows) -> bool:
-    """Whether ``columns`` that only a narrower panel divides (120 or 360 on AVX-512: panels
-    of 8) run faster padded to full vectors: every multiply-add of a narrow panel fills half
-    a register or less, so the tile does half the work per instruction (MobileViT's 256 x
-    120 -> 360 ran at 132 GFLOP/s against 260 for the full-vector layers beside it).  Only
-    for ``MIN_NARROW_PAD_ROWS`` rows or more (a few rows stream the weight, which padding
-    makes longer) and at most ``1 / NARROW_PAD_WASTE`` more columns."""
+def _pad_narrow(columns: int, lanes: int) -> bool:
+    """Whether ``columns`` that only a panel narrower than a vector divides (120 or 360 on
+    AVX-512: panels of 8) are padded to full vectors: at most ``1 / NARROW_PAD_WASTE`` more
+    columns.  A narrow panel fills half a register or less: MobileViT's 256 x 120 -> 360 ran
+    at 132 GFLOP/s against 260 for the full-vector layers beside it, and one row of
+    384 -> 1000 (its classifier) took 118 us in 25 panels of 8 against 19 padded."""
     group = lanes * PAD_PANELS
     padded = -(-columns // group) * group
-    return rows is not None and rows >= MIN_NARROW_PAD_ROWS \
-        and (padded - columns) * NARROW_PAD_WASTE <= columns
+    return (padded - columns) * NARROW_PAD_WASTE <= columns
 
 
 def pack_panels(weight_nk, width: int, columns=None, out=None):
@@ -166,9 +161,7 @@ def _plans(func, lanes: int) -> dict:
             continue
         constant, transposed = found
         n = _ints(constant.ty)[1 if transposed else 0]
-        x_shape = _ints(x.ty)
-        rows = None if x_shape is None else math.prod(x_shape[:-1])
-        layout = padded_columns(n, lanes, rows)
+        layout = padded_columns(n, lanes)
         if layout is not None:
             plans[var] = (x, constant, transposed, n, *layout)
     # rows taken from a packed weight (an embedding tied to the head): read from its panels
