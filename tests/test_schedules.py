@@ -701,12 +701,12 @@ def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial):
 def _built_without_partial_maxima(mod):
     from mlclab.backend.schedules import loops
 
-    saved = loops._vector_partial_maxima
-    loops._vector_partial_maxima = lambda *args: False
+    saved = loops._vector_partials
+    loops._vector_partials = lambda *args: False
     try:
         return _build(mod)
     finally:
-        loops._vector_partial_maxima = saved
+        loops._vector_partials = saved
 
 
 @pytest.mark.parametrize("shape", [(4, 4, 256, 256), (2, 3, 64), (5, 32), (6, 48)])
@@ -742,6 +742,39 @@ def test_only_softmaxs_maximum_is_compared_in_partials():
     assert 'T.sblock("T_softmax_maxelem_rf' in text and "T.vectorized(" in text, text
     plain = _scheduled(_module([("x", (8, 64))], lambda bb, x: R.max(x, axis=-1)))
     (func,) = _primfuncs(plain).values()
+    assert "_rf" not in func.script()
+
+
+@pytest.mark.parametrize("op,dtype,shape", [("max", "int8", (4, 4, 256)), ("min", "int32", (3, 64)),
+                                            ("sum", "int32", (2, 5, 96)), ("max", "int8", (7, 40))])
+def test_an_integer_row_reduction_in_vector_partials_matches_numpy(op, dtype, shape):
+    # Integer max, min and sum are exact in any order (the sum wraps the same way): their
+    # rows reduce in vector partials (an rfactor block) when the row is whole vectors.
+    def body(bb, x):  # one value per row (kept as an axis of 1): parallel_loops' rows
+        return getattr(R, op)(x, axis=-1, keepdims=True)
+
+    bb = relax.BlockBuilder()
+    x = _var("x", shape, dtype)
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(body(bb, x))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    info = np.iinfo(dtype)
+    data = RNG.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+    # numpy's sum wraps in the dtype too
+    want = data.sum(axis=-1, dtype=dtype, keepdims=True) if op == "sum" else \
+        getattr(data, op)(axis=-1, keepdims=True)
+    np.testing.assert_array_equal(_build(mod)(data), want)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    lanes = vector_lanes(resolve_target("llvm"))
+    whole = shape[-1] % lanes == 0 and shape[-1] >= 2 * lanes
+    assert ("_rf" in func.script()) == whole, func.script()
+
+
+def test_a_float_sum_keeps_its_order():
+    mod = _module([("x", (8, 64))], lambda bb, x: R.sum(x, axis=-1, keepdims=True))
+    (func,) = _primfuncs(_scheduled(mod)).values()
     assert "_rf" not in func.script()
 
 

@@ -377,7 +377,7 @@ def parallel_reduction(sch, block, lanes: int = 1) -> None:
     sum, a layer norm's mean) also runs a few rows at once (``_interleave_rows``)."""
     from tvm.tirx import IterVar
 
-    if _vector_partial_maxima(sch, block, lanes):
+    if _vector_partials(sch, block, lanes):
         return
     loops = list(sch.get_loops(block))
     kinds = loop_kinds(sch, block, loops)
@@ -402,17 +402,16 @@ def parallel_reduction(sch, block, lanes: int = 1) -> None:
         sch.decompose_reduction(block, reduction[0])
 
 
-def _vector_partial_maxima(sch, block, lanes: int) -> bool:
-    """Softmax's row maximum (``fast_math.ORDER_FREE_MAX``: its order cannot change the
-    softmax) in ``lanes`` partial maxima per row, one vector ``max`` per ``lanes`` terms,
-    then the partials reduced: the scalar chain of one compare per term was a third of
-    MobileViT's softmax.  False, with nothing changed, for any other block, or a row that
-    is symbolic or not whole vectors (at least two)."""
+def _vector_partials(sch, block, lanes: int) -> bool:
+    """A row reduction whose order cannot change a result (``_order_free``) in ``lanes``
+    partial results per row, one vector operation per ``lanes`` terms, then the partials
+    reduced: the scalar chain of one compare per term was a third of MobileViT's softmax,
+    and its safe softmax's "any finite score" check (an int8 max) the same.  False, with
+    nothing changed, for any other block, or a row that is symbolic or not whole vectors
+    (at least two)."""
     from tvm.tirx import IterVar
 
-    from ..fast_math import ORDER_FREE_MAX
-
-    if ORDER_FREE_MAX not in sch.get(block).annotations or lanes < 2:
+    if not _order_free(sch, block) or lanes < 2:
         return False
     loops = list(sch.get_loops(block))
     kinds = loop_kinds(sch, block, loops)
@@ -441,6 +440,25 @@ def _vector_partial_maxima(sch, block, lanes: int) -> bool:
         return False
     partials(sch)
     return True
+
+
+def _order_free(sch, block) -> bool:
+    """Whether the order a reduction combines its terms in cannot change a result: an
+    integer max, min or sum (exact and associative, wrapping included), or softmax's row
+    maximum (``fast_math.ORDER_FREE_MAX``: see there)."""
+    from tvm import tirx
+
+    from ..fast_math import ORDER_FREE_MAX
+
+    node = sch.get(block)
+    if ORDER_FREE_MAX in node.annotations:
+        return True
+    store = node.body
+    if len(node.writes) != 1 or not isinstance(store, tirx.BufferStore):
+        return False
+    dtype = str(store.buffer.dtype)
+    return dtype.startswith(("int", "uint")) and isinstance(
+        store.value, (tirx.Max, tirx.Min, tirx.Add))
 
 
 # Rows of a reduction run at once: each row's terms are still added (or maxed) one after
