@@ -44,10 +44,13 @@ def vectorize_spatial(sch, block, lanes: int) -> None:
         return
     symbolic, static = loops[:k], loops[k:]
     outer = list(symbolic)
+    parallel = worth_parallel(extents, PARALLEL_MIN_ELEMENTS)
     if static:
         size = math.prod(extents[k:])
-        inner = sch.fuse(*static) if len(static) > 1 else static[0]
         factor = vector_factor(size, lanes)
+        if not _fusing_pays(factor, parallel):
+            return
+        inner = sch.fuse(*static) if len(static) > 1 else static[0]
         if factor is None:
             outer.append(inner)
         elif size > factor:
@@ -56,8 +59,16 @@ def vectorize_spatial(sch, block, lanes: int) -> None:
             sch.vectorize(vec)
         else:
             sch.vectorize(inner)
-    if outer and worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
+    if outer and parallel:
         sch.parallel(sch.fuse(*outer) if len(outer) > 1 else outer[0])
+
+
+def _fusing_pays(factor, parallel: bool) -> bool:
+    """Whether fusing a spatial nest gains anything: whole vectors (``factor``) or work for
+    several threads.  Else it only costs a division and a remainder per element to recover
+    each index (the stem's 258 x 258 x 3 padding, one core: its convolution 208 -> 147 us
+    with the nest left alone)."""
+    return factor is not None or parallel
 
 
 def _vectorize_below_broadcast(sch, block, loops, extents, k: int, lanes: int) -> bool:
