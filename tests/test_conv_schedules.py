@@ -150,13 +150,16 @@ def test_resnet_style_conv_is_blocked_vectorized_and_register_tiled(lanes):
     assert all("T.vectorized" in t and "T.unroll" in t for t in transforms)
 
 
-def test_a_3x3_convolution_on_avx512_holds_sixteen_accumulators():
-    # 2 x 8 for a width of a power of two where the stack bound allowed 2 x 4 (MobileViT's
-    # 3x3 convolutions 0.74-0.98x); a 1x1 one keeps the bound; AVX2 keeps its 16 registers
-    assert conv_tile(4, 32, 16, taps=9) == (2, 8)
-    assert conv_tile(4, 32, 16) == (2, 4)
-    assert conv_tile(4, 14, 16, taps=9) == (2, 7)
-    assert conv_tile(4, 32, 8, taps=9) == (2, 4)
+def test_an_avx512_tile_of_eight_accumulators_doubles_for_deep_sums():
+    # 2 x 4 (a width of a power of two under the stack bound) becomes 2 x 8 when each
+    # output sums 32 terms or more; not for short sums, one channel block, a tile of 14
+    # already, or AVX2's 16 registers
+    assert conv_tile(4, 32, 16, depth=9 * 64) == (2, 8)
+    assert conv_tile(8, 128, 16, depth=32) == (2, 8)
+    assert conv_tile(4, 128, 16, depth=16) == (2, 4)
+    assert conv_tile(3, 64, 16, depth=128) == (1, 8)
+    assert conv_tile(4, 56, 16, depth=64) == (2, 7)
+    assert conv_tile(4, 32, 8, depth=9 * 64) == (2, 4)
 
 
 def test_dsl_conv2d_takes_the_blocked_path_with_a_weight_parameter(lanes):

@@ -32,23 +32,33 @@ def max_accumulators(lanes: int) -> int:
 OC_TILE = 2
 
 
-# A convolution with more than one tap (3x3) on AVX-512 may hold 16 accumulators: one
-# more than the stack bound gives, and still none of them in the workspace (the LLVM IR of
-# MobileViT-XS's 3x3 convolutions at 16 has no workspace call).  For widths of a power of
-# two it turns tiles of 2 x 4 into 2 x 8: one AVX-512 core, interleaved, its 3x3
-# convolutions 0.74-0.98x (96 -> 160 at 16 x 16: 719 -> 627 us), ResNet-18's 3x3 at 56 x 56
-# (2 x 7 -> 2 x 8) 1.01x.  Not for 1 x 1 convolutions: 0.84-1.07x, ResNet-18's 64 -> 64 at
-# 56 x 56 among the slower.
-TAPS_ACCUMULATORS = 16
+# Where the stack bound leaves a tile of at most 8 accumulators (2 x 4 for widths of a power
+# of two), an AVX-512 tile of two channel blocks may hold 16: one more than the bound, and
+# still none of them in the workspace (the LLVM IR of MobileViT-XS's convolutions at 16 has
+# no workspace call).  Eight FMAs in flight are just the two FMA pipes' latency, with no
+# slack; sixteen hide it.  One AVX-512 core, interleaved: MobileViT-XS's 3x3 convolutions
+# 0.74-0.98x (96 -> 160 at 16 x 16: 719 -> 627 us), its 1x1 ones of 32 terms or more
+# 0.84-0.95x.  Not with fewer terms per output (a 16 -> 64 1x1: 1.04x), nor one channel
+# block wide (1 x 8 -> 1 x 16: 1.02-1.03x), nor from 14 (ResNet-18's 2 x 7 -> 2 x 8 at
+# 56 x 56: 1.01x for its 3x3, 1.07x for a 64 -> 64 1x1).
+DOUBLED_ACCUMULATORS = 16
+MIN_DOUBLED_DEPTH = 32
 
 
-def conv_tile(out_chunks: int, width: int, lanes: int, taps: int = 1):
+def conv_tile(out_chunks: int, width: int, lanes: int, depth: int = 0):
     """(output-channel blocks, output pixels) of a register tile: the most accumulators
     within the budget, each count dividing its loop; two channel blocks on a tie.
-    ``taps``: the kernel's ky x kx."""
-    budget = max_accumulators(lanes)
-    if taps > 1 and lanes >= 16:
-        budget = max(budget, TAPS_ACCUMULATORS)
+    ``depth``: the terms of each output's sum (input channels x taps)."""
+    best = _best_tile(out_chunks, width, max_accumulators(lanes))
+    if lanes >= 16 and depth >= MIN_DOUBLED_DEPTH and best[0] == OC_TILE \
+            and best[0] * best[1] <= DOUBLED_ACCUMULATORS // 2:
+        doubled = _best_tile(out_chunks, width, DOUBLED_ACCUMULATORS)
+        if doubled[0] == OC_TILE:
+            return doubled
+    return best
+
+
+def _best_tile(out_chunks: int, width: int, budget: int):
     best = None
     for oc_tile in (OC_TILE, 1):
         if out_chunks % oc_tile:
@@ -147,7 +157,8 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
     if len(loops) != 9 or None in extents:
         raise Declined("not a static blocked convolution")
     n, oc_chunk, oh, ow, oc_block, ic_chunk, ky, kx, ic_block = loops
-    oc_tile, pixels = conv_tile(extents[1], extents[3], lanes, taps=extents[6] * extents[7])
+    depth = extents[5] * extents[6] * extents[7] * extents[8]
+    oc_tile, pixels = conv_tile(extents[1], extents[3], lanes, depth)
     ow_outer, ow_inner = sch.split(ow, factors=[None, pixels])
     oc_outer, oc_inner = sch.split(oc_chunk, factors=[None, oc_tile])
     sch.reorder(n, oc_outer, oh, ow_outer, ic_chunk, ky, kx, ic_block, oc_inner, ow_inner,
