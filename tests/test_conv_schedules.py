@@ -157,7 +157,8 @@ def test_an_avx512_tile_of_eight_accumulators_doubles_for_deep_sums():
     assert conv_tile(4, 32, 16, depth=9 * 64) == (2, 8)
     assert conv_tile(8, 128, 16, depth=32) == (2, 8)
     assert conv_tile(4, 128, 16, depth=16) == (2, 4)
-    assert conv_tile(3, 64, 16, depth=128) == (1, 8)
+    assert conv_tile(3, 64, 16, depth=128) == (3, 4)     # three blocks: three at a time
+    assert conv_tile(5, 64, 16, depth=128) == (1, 8)     # five: one at a time
     assert conv_tile(4, 56, 16, depth=64) == (2, 7)
     assert conv_tile(4, 32, 8, depth=9 * 64) == (2, 4)
 
@@ -207,6 +208,7 @@ def test_batch_norm_is_folded_into_the_convolution():
     (1, 8, 3, 1, 1, 16),        # one input channel (NCHW1c)
     (4, 8, 3, 3, 1, 5),         # tiny: stays NCHW (below MIN_MACS)
     (64, 96, 3, 1, 1, 32),      # 3x3 at a width of 32: tiles of 2 x 8 on AVX-512
+    (64, 48, 1, 1, 0, 20),      # three channel blocks of 16: tiles of 3 x 4
 ])
 def test_conv_bn_relu_matches_pytorch(cin, cout, kernel, stride, padding, size):
     _check_against_torch(ConvBnRelu(cin, cout, kernel, stride, padding), (1, cin, size, size))

