@@ -163,6 +163,16 @@ def test_an_avx512_tile_of_eight_accumulators_doubles_for_deep_sums():
     assert conv_tile(4, 32, 8, depth=9 * 64) == (2, 4)
 
 
+def test_only_channel_planes_4kib_apart_are_stored_along_the_width():
+    # 32 x 32 float32 planes start 4 KiB apart: a vector of the channel block stored into
+    # 16 of them hit one L1 set (MobileViT-XS's 96 x 32 x 32 back to NCHW: 48 -> 13 us)
+    from mlclab.backend.schedules.blocked import _planes_alias
+
+    assert _planes_alias(32 * 32) and _planes_alias(64 * 64)
+    assert not _planes_alias(56 * 56) and not _planes_alias(28 * 28)
+    assert not _planes_alias(16 * 16)
+
+
 def test_dsl_conv2d_takes_the_blocked_path_with_a_weight_parameter(lanes):
     src = textwrap.dedent('''
         def block(x: Tensor[(1, 16, 12, 12), f32], w: Tensor[(32, 16, 3, 3), f32],
