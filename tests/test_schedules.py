@@ -659,13 +659,13 @@ def _numpy_row_reduction(op, x):
 
 
 def _built_with_row_group(mod, group: int):
-    from mlclab.backend.schedules import loops
+    from mlclab.backend.schedules import row_reductions
 
-    saved, loops.ROW_GROUP = loops.ROW_GROUP, group
+    saved, row_reductions.ROW_GROUP = row_reductions.ROW_GROUP, group
     try:
         return _build(mod)
     finally:
-        loops.ROW_GROUP = saved
+        row_reductions.ROW_GROUP = saved
 
 
 @pytest.mark.parametrize("op,shape,body", ROW_REDUCTIONS,
@@ -699,14 +699,14 @@ def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial):
 
 
 def _built_without_partial_maxima(mod):
-    from mlclab.backend.schedules import loops
+    from mlclab.backend.schedules import row_reductions
 
-    saved = loops._vector_partials
-    loops._vector_partials = lambda *args: False
+    saved = row_reductions._vector_partials
+    row_reductions._vector_partials = lambda *args: False
     try:
         return _build(mod)
     finally:
-        loops._vector_partials = saved
+        row_reductions._vector_partials = saved
 
 
 @pytest.mark.parametrize("shape", [(4, 4, 256, 256), (2, 3, 64), (5, 32), (6, 48)])

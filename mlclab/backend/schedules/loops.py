@@ -1,12 +1,14 @@
-"""The plain loop schedules: spatial blocks fused, vectorized and parallel; reductions
-with their spatial loops parallel and the reduction itself one serial loop."""
+"""The plain loop schedules: spatial blocks fused, vectorized and parallel (copies along
+their input's contiguous runs, or in tiles; transposes in square tiles); each reduction is
+left to ``row_reductions``."""
 from __future__ import annotations
 
 import math
 
 from .inline import inline_elementwise_prologue
+from .row_reductions import parallel_reduction
 from .tir_util import (PARALLEL_MIN_ELEMENTS, block_bindings, bound_iter, extents_of,
-                       free_vars, is_copy, is_reduction, loop_kinds, static_int,
+                       free_vars, is_copy, is_reduction, static_int,
                        worth_parallel)
 
 
@@ -380,167 +382,3 @@ def vector_factor(extent, lanes: int):
         if extent % factor == 0:
             return factor
     return None
-
-
-def parallel_reduction(sch, block, lanes: int = 1) -> None:
-    """Fuse the spatial loops above a reduction and make them parallel; the reduction
-    loops below keep their order.  A reduction along contiguous rows (softmax's max and
-    sum, a layer norm's mean) also runs a few rows at once (``_interleave_rows``)."""
-    from tvm.tirx import IterVar
-
-    if _vector_partials(sch, block, lanes):
-        return
-    loops = list(sch.get_loops(block))
-    kinds = loop_kinds(sch, block, loops)
-    spatial = []
-    for loop, kind in zip(loops, kinds):
-        if kind != IterVar.DataPar:
-            break
-        spatial.append(loop)
-    if not spatial:
-        return
-    parallel = worth_parallel(extents_of(sch, loops), PARALLEL_MIN_ELEMENTS)
-    reduction = loops[len(spatial):]
-    group = _row_group(sch, block, spatial, reduction, kinds[len(spatial):])
-    if group is not None and _refused(
-            lambda s: _interleave_rows(s, block, spatial, reduction, *group), sch):
-        group = None
-    if group is not None:
-        spatial = _interleave_rows(sch, block, spatial, reduction, *group)
-    if parallel and spatial:
-        sch.parallel(sch.fuse(*spatial) if len(spatial) > 1 else spatial[0])
-    if group is not None:
-        sch.decompose_reduction(block, reduction[0])
-
-
-def _vector_partials(sch, block, lanes: int) -> bool:
-    """A row reduction whose order cannot change a result (``_order_free``) in ``lanes``
-    partial results per row, one vector operation per ``lanes`` terms, then the partials
-    reduced: the scalar chain of one compare per term was a third of MobileViT's softmax,
-    and its safe softmax's "any finite score" check (an int8 max) the same.  False, with
-    nothing changed, for any other block, or a row that is symbolic or not whole vectors
-    (at least two)."""
-    from tvm.tirx import IterVar
-
-    if not _order_free(sch, block) or lanes < 2:
-        return False
-    loops = list(sch.get_loops(block))
-    kinds = loop_kinds(sch, block, loops)
-    extent = static_int(sch.get(loops[-1]).extent)
-    if kinds[-1] != IterVar.CommReduce or any(k != IterVar.DataPar for k in kinds[:-1]) \
-            or not extent or extent % lanes or extent < 2 * lanes:
-        return False
-
-    parallel = worth_parallel(extents_of(sch, loops), PARALLEL_MIN_ELEMENTS)
-
-    def partials(s):
-        rows = list(s.get_loops(block))[:-1]
-        _, lane = s.split(s.get_loops(block)[-1], factors=[None, lanes])
-        factored = s.rfactor(lane, len(rows))
-        if rows:  # the partials of a row computed right before they are reduced
-            row = s.fuse(*rows) if len(rows) > 1 else rows[0]
-            if parallel:  # before compute_at: the partials' block is not a reduction's form
-                s.parallel(row)
-            s.compute_at(factored, row)
-        *_, lane, over = s.get_loops(factored)
-        s.reorder(over, lane)
-        s.vectorize(lane)
-        s.decompose_reduction(factored, over)
-
-    if _refused(partials, sch):
-        return False
-    partials(sch)
-    return True
-
-
-def _order_free(sch, block) -> bool:
-    """Whether the order a reduction combines its terms in cannot change a result: an
-    integer max, min or sum (exact and associative, wrapping included), or softmax's row
-    maximum (``fast_math.ORDER_FREE_MAX``: see there)."""
-    from tvm import tirx
-
-    from ..fast_math import ORDER_FREE_MAX
-
-    node = sch.get(block)
-    if ORDER_FREE_MAX in node.annotations:
-        return True
-    store = node.body
-    if len(node.writes) != 1 or not isinstance(store, tirx.BufferStore):
-        return False
-    dtype = str(store.buffer.dtype)
-    return dtype.startswith(("int", "uint")) and isinstance(
-        store.value, (tirx.Max, tirx.Min, tirx.Add))
-
-
-# Rows of a reduction run at once: each row's terms are still added (or maxed) one after
-# the other in their own order, so results are bit for bit those of one row at a time,
-# but the chains are independent and overlap in the pipeline.  One row at a time is a
-# chain of dependent adds (3-4 cycles each): MobileViT's softmax over 4x4x256 rows of 256
-# took 1.15 ms.  Interleaved by 4 it took 0.55-0.63x that on one core (load 7-8); by 8,
-# 0.6-0.8x (LLVM's SLP vectorizer turns more of the unrolled rows into slow gathers).
-ROW_GROUP = 4
-
-
-def _row_group(sch, block, spatial, reduction, kinds):
-    """``(axis, rows)``: the spatial loop whose rows to interleave (the innermost one with
-    a divisor from ``ROW_GROUP`` down to 2) and how many; None when the reduction is not
-    one of contiguous rows -- its loops must all be static reduction loops, the last one
-    moving every input by one element along its last axis, with a single output."""
-    from tvm.tirx import IterVar
-
-    if ROW_GROUP < 2 or not reduction or any(k != IterVar.CommReduce for k in kinds):
-        return None
-    node = sch.get(block)
-    if len(node.writes) != 1 or None in extents_of(sch, reduction):
-        return None
-    bindings = block_bindings(sch, block)
-    inner = bound_iter(sch, reduction[-1], node, bindings)
-    reduced = [bound_iter(sch, loop, node, bindings) for loop in reduction]
-    if inner is None or None in reduced or not all(
-            _along_row(r, inner, reduced) for r in node.reads):
-        return None
-    for axis in reversed(range(len(spatial))):
-        extent = static_int(sch.get(spatial[axis]).extent)
-        rows = next((g for g in range(ROW_GROUP, 1, -1) if extent and extent % g == 0), None)
-        if rows is not None:
-            return axis, rows
-    # no divisor (a prime such as 197 tokens): groups of ROW_GROUP, the last one partial
-    extent = static_int(sch.get(spatial[-1]).extent)
-    return (len(spatial) - 1, ROW_GROUP) if extent and extent > ROW_GROUP else None
-
-
-def _along_row(region, inner, reduced) -> bool:
-    """Whether an input is read along its last axis by ``inner``, or once per row (a
-    layer norm's mean, read by every term of the variance)."""
-    indices = [r.min for r in region.region]
-    if indices and indices[-1].same_as(inner):
-        return True
-    return not any(v.same_as(r) for i in indices for v in free_vars(i) for r in reduced)
-
-
-def _interleave_rows(sch, block, spatial, reduction, axis: int, rows: int):
-    """Loop ``axis`` of ``spatial`` split into ``rows`` consecutive rows that move below the
-    reduction loops, unrolled, with their accumulators in a local buffer (registers)
-    written out after the reduction.  A group never straddles another axis, so what is
-    written out is exactly what was computed.  Returns the spatial loops left above."""
-    loop = spatial[axis]
-    if static_int(sch.get(loop).extent) > rows:
-        outer, inner = sch.split(loop, factors=[None, rows])
-        above = [*spatial[:axis], outer, *spatial[axis + 1:]]
-    else:
-        inner, above = loop, [*spatial[:axis], *spatial[axis + 1:]]
-    sch.reorder(*above, *reduction, inner)
-    out = sch.cache_write(block, 0, "local")
-    if above:
-        sch.reverse_compute_at(out, above[-1])
-    sch.unroll(inner)
-    return above
-
-
-def _refused(primitives, sch) -> bool:
-    """Whether ``primitives(schedule)`` raises on a copy of ``sch`` (which stays as it was)."""
-    try:
-        primitives(sch.copy())
-    except Exception:  # a form the primitives refuse: the plain schedule instead
-        return True
-    return False
