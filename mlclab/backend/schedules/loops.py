@@ -206,7 +206,7 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     column = None
     if width < extents[-1]:
         column, vec = sch.split(vec, factors=[None, width])
-    above = [outer if k == axis else lp for k, lp in enumerate(loops[:-1])]
+    above = [outer if index == axis else lp for index, lp in enumerate(loops[:-1])]
     above = [lp for lp in above if lp is not None] + ([column] if column is not None else [])
     sch.reorder(*above, tiled, vec)
     sch.unroll(tiled)
