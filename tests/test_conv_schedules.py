@@ -150,6 +150,29 @@ def test_resnet_style_conv_is_blocked_vectorized_and_register_tiled(lanes):
     assert all("T.vectorized" in t and "T.unroll" in t for t in transforms)
 
 
+def test_an_avx512_tile_of_eight_accumulators_doubles_for_deep_sums():
+    # 2 x 4 (a width of a power of two under the stack bound) becomes 2 x 8 when each
+    # output sums 32 terms or more; not for short sums, one channel block, a tile of 14
+    # already, or AVX2's 16 registers
+    assert conv_tile(4, 32, 16, depth=9 * 64) == (2, 8)
+    assert conv_tile(8, 128, 16, depth=32) == (2, 8)
+    assert conv_tile(4, 128, 16, depth=16) == (2, 4)
+    assert conv_tile(3, 64, 16, depth=128) == (3, 4)     # three blocks: three at a time
+    assert conv_tile(5, 64, 16, depth=128) == (1, 8)     # five: one at a time
+    assert conv_tile(4, 56, 16, depth=64) == (2, 7)
+    assert conv_tile(4, 32, 8, depth=9 * 64) == (2, 4)
+
+
+def test_only_channel_planes_4kib_apart_are_stored_along_the_width():
+    # 32 x 32 float32 planes start 4 KiB apart: a vector of the channel block stored into
+    # 16 of them hit one L1 set (MobileViT-XS's 96 x 32 x 32 back to NCHW: 48 -> 13 us)
+    from mlclab.backend.schedules.blocked import _planes_alias
+
+    assert _planes_alias(32 * 32) and _planes_alias(64 * 64)
+    assert not _planes_alias(56 * 56) and not _planes_alias(28 * 28)
+    assert not _planes_alias(16 * 16)
+
+
 def test_dsl_conv2d_takes_the_blocked_path_with_a_weight_parameter(lanes):
     src = textwrap.dedent('''
         def block(x: Tensor[(1, 16, 12, 12), f32], w: Tensor[(32, 16, 3, 3), f32],
@@ -194,6 +217,8 @@ def test_batch_norm_is_folded_into_the_convolution():
     (64, 32, 3, 1, 0, 3),       # a 1x1 output
     (1, 8, 3, 1, 1, 16),        # one input channel (NCHW1c)
     (4, 8, 3, 3, 1, 5),         # tiny: stays NCHW (below MIN_MACS)
+    (64, 96, 3, 1, 1, 32),      # 3x3 at a width of 32: tiles of 2 x 8 on AVX-512
+    (64, 48, 1, 1, 0, 20),      # three channel blocks of 16: tiles of 3 x 4
 ])
 def test_conv_bn_relu_matches_pytorch(cin, cout, kernel, stride, padding, size):
     _check_against_torch(ConvBnRelu(cin, cout, kernel, stride, padding), (1, cin, size, size))

@@ -188,6 +188,28 @@ def test_columns_no_panel_divides_are_padded_to_whole_panels_and_cropped(rows, n
     assert (n, 64) not in constants
 
 
+def test_columns_only_a_narrow_panel_divides_are_padded_to_full_vectors():
+    # MobileViT's 120 and 360 columns divide into panels of 8 only: half an AVX-512 vector
+    assert padded_columns(120, 16) == (16, 128)
+    assert padded_columns(360, 16) == (16, 384)
+    assert padded_columns(1000, 16) == (16, 1024)       # its classifier, one row
+    assert padded_columns(24, 16) == (8, 24)            # 64 would be 40 more columns
+    assert padded_columns(120, 8) == (8, 120)           # already a whole vector (AVX2)
+
+
+@pytest.mark.parametrize("batch,rows,k,n", [(4, 64, 120, 360), (1, 37, 33, 120), (1, 1, 40, 1000)])
+def test_a_matmul_with_narrow_panels_padded_matches_numpy(batch, rows, k, n):
+    layer = _linear(k, n)
+    x = np.random.default_rng(5).standard_normal((batch, rows, k)).astype(np.float32)
+    fn = mlclab.from_torch(layer, torch.from_numpy(x))
+    w, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    np.testing.assert_allclose(fn(x), x @ w.T + b, rtol=1e-4, atol=1e-4)
+    assert "register_tile_prepacked" in _decisions(fn).values()
+    width, columns = padded_columns(n, _lanes())
+    _kernels_, constants = _kernels(fn)
+    assert (columns // width, k, width) in constants and (n, k) not in constants
+
+
 def test_a_vector_times_a_constant_matrix_is_left_as_it_is():
     from tvm import relax
     from tvm.relax import op as R

@@ -695,13 +695,13 @@ def _numpy_row_reduction(op, x):
 
 
 def _built_with_row_group(mod, group: int):
-    from mlclab.backend.schedules import loops
+    from mlclab.backend.schedules import row_reductions
 
-    saved, loops.ROW_GROUP = loops.ROW_GROUP, group
+    saved, row_reductions.ROW_GROUP = row_reductions.ROW_GROUP, group
     try:
         return _build(mod)
     finally:
-        loops.ROW_GROUP = saved
+        row_reductions.ROW_GROUP = saved
 
 
 @pytest.mark.parametrize("op,shape,body", ROW_REDUCTIONS,
@@ -771,6 +771,86 @@ def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial, monkeypatch)
     assert ("T.where(" in text) == partial, text
 
 
+def _built_without_partial_maxima(mod):
+    from mlclab.backend.schedules import row_reductions
+
+    saved = row_reductions._vector_partials
+    row_reductions._vector_partials = lambda *args: False
+    try:
+        return _build(mod)
+    finally:
+        row_reductions._vector_partials = saved
+
+
+@pytest.mark.parametrize("shape", [(4, 4, 256, 256), (2, 3, 64), (5, 32), (6, 48)])
+def test_a_softmax_max_in_vector_partials_gives_the_same_bits(shape):
+    # Softmax's row maximum compared in 16 partial maxima per row instead of one chain: the
+    # maximum is the same in any order, but for the sign of a zero maximum or which number
+    # a row with a NaN gives -- and neither changes the softmax.  Bit for bit the old
+    # schedule's results on rows with a zero maximum of either sign, infinities and NaN.
+    mod = _module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=-1))
+    x = RNG.standard_normal(shape).astype("float32")
+    rows = x.reshape(-1, shape[-1])
+    rows[0] = -np.abs(rows[0])
+    rows[0, [3, 7]] = [0.0, -0.0]                       # the maximum is a zero of either sign
+    rows[1, 5] = np.nan
+    rows[2, 9] = np.inf
+    rows[3, 1] = -np.inf
+    rows[4, :] = -np.inf
+    new, old = _build(mod)(x), _built_without_partial_maxima(mod)(x)
+    assert np.array_equal(new.view(np.uint32), old.view(np.uint32))
+    finite = np.isfinite(rows).all(axis=-1)
+    e = np.exp(rows[finite].astype("float64") - rows[finite].max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(new.reshape(rows.shape)[finite], e / e.sum(axis=-1, keepdims=True),
+                               rtol=RTOL, atol=ATOL * np.sqrt(shape[-1]))
+
+
+def test_only_softmaxs_maximum_is_compared_in_partials():
+    # Softmax's maximum of rows of 64 gets vector partials (an rfactor block); a max that is
+    # a result keeps the order of its terms (which NaN it meets first decides what it gives).
+    # (mlclab's own softmax legalization marks the maximum: the build's passes, not TVM's)
+    softmax = _scheduled(_module([("x", (8, 64))], lambda bb, x: R.nn.softmax(x, axis=-1)))
+    (func,) = _primfuncs(softmax).values()
+    text = func.script()
+    assert 'T.sblock("T_softmax_maxelem_rf' in text and "T.vectorized(" in text, text
+    plain = _scheduled(_module([("x", (8, 64))], lambda bb, x: R.max(x, axis=-1)))
+    (func,) = _primfuncs(plain).values()
+    assert "_rf" not in func.script()
+
+
+@pytest.mark.parametrize("op,dtype,shape", [("max", "int8", (4, 4, 256)), ("min", "int32", (3, 64)),
+                                            ("sum", "int32", (2, 5, 96)), ("max", "int8", (7, 40))])
+def test_an_integer_row_reduction_in_vector_partials_matches_numpy(op, dtype, shape):
+    # Integer max, min and sum are exact in any order (the sum wraps the same way): their
+    # rows reduce in vector partials (an rfactor block) when the row is whole vectors.
+    def body(bb, x):  # one value per row (kept as an axis of 1): parallel_loops' rows
+        return getattr(R, op)(x, axis=-1, keepdims=True)
+
+    bb = relax.BlockBuilder()
+    x = _var("x", shape, dtype)
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(body(bb, x))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    info = np.iinfo(dtype)
+    data = RNG.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+    # numpy's sum wraps in the dtype too
+    want = data.sum(axis=-1, dtype=dtype, keepdims=True) if op == "sum" else \
+        getattr(data, op)(axis=-1, keepdims=True)
+    np.testing.assert_array_equal(_build(mod)(data), want)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    lanes = vector_lanes(resolve_target("llvm"))
+    whole = shape[-1] % lanes == 0 and shape[-1] >= 2 * lanes
+    assert ("_rf" in func.script()) == whole, func.script()
+
+
+def test_a_float_sum_keeps_its_order():
+    mod = _module([("x", (8, 64))], lambda bb, x: R.sum(x, axis=-1, keepdims=True))
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    assert "_rf" not in func.script()
+
+
 @pytest.mark.parametrize("shape,width", [((16, 256, 24), 12), ((4, 6, 5, 7), 7)])
 def test_unfolded_patches_are_vectorized_only_along_contiguous_runs(shape, width):
     # MobileViT folds (4 * heads, tokens, dim) back into (4, tokens, heads * dim): a copy
@@ -791,6 +871,64 @@ def test_unfolded_patches_are_vectorized_only_along_contiguous_runs(shape, width
     widths = {int(w) for w in re.findall(r"T\.vectorized\(T\.int64\((\d+)\)\)",
                                          func.script())}
     assert widths == {width}, func.script()
+
+
+@pytest.mark.parametrize("shape", [(5, 7, 3), (1, 1, 258, 258, 3)])
+def test_an_elementwise_nest_with_no_whole_vector_is_left_unfused(shape):
+    # One fused loop over 258 x 258 x 3 (the stem convolution's padding) recovered every
+    # index with a division and a remainder per element: with no vector to gain and one
+    # thread, the nest stays as it is (its convolution 208 -> 147 us on one core).
+    mod = _check([("x", shape)], lambda bb, x: R.multiply(x, relax.const(2.0, "float32")),
+                 lambda x: x * 2)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    text = func.script()
+    assert "_fused" not in text and "//" not in text, text
+
+
+def _unfold(shape, patch):
+    """timm's MobileViT unfold of (1, C, H, W) into patches: (ph * pw, tokens, C), as Relax
+    and as numpy."""
+    c, h, w = shape
+    ph, pw = patch
+    steps = [lambda x, op: op["reshape"](x, (c * (h // ph), ph, w // pw, pw)),
+             lambda x, op: op["permute"](x, [0, 2, 1, 3]),
+             lambda x, op: op["reshape"](x, (1, c, (h // ph) * (w // pw), ph * pw)),
+             lambda x, op: op["permute"](x, [0, 3, 2, 1]),
+             lambda x, op: op["reshape"](x, (ph * pw, (h // ph) * (w // pw), c))]
+
+    def relax_body(bb, x):
+        ops = {"reshape": R.reshape, "permute": R.permute_dims}
+        for step in steps[:-1]:
+            x = bb.emit(step(x, ops))
+        return steps[-1](x, ops)
+
+    def numpy_body(x):
+        ops = {"reshape": np.reshape, "permute": np.transpose}
+        for step in steps:
+            x = step(x, ops)
+        return x
+    return relax_body, numpy_body
+
+
+UNFOLDS = [((96, 32, 32), (2, 2), 16, 16), ((120, 16, 16), (2, 2), 8, 15),
+           ((5, 6, 10), (2, 2), 5, 5), ((7, 9, 6), (3, 2), 3, 7)]
+
+
+@pytest.mark.parametrize("shape,patch,rows,width", UNFOLDS)
+def test_unfolded_patches_are_copied_in_tiles_and_match_numpy(shape, patch, rows, width):
+    # MobileViT's unfold reads its input 1024 floats apart along the output's channels and 2
+    # apart along its tokens: a scalar copy (183 us for 96 x 32 x 32), now tiles of tokens
+    # (unrolled) by vectors of channels (29 us).  Every split divides its loop: no bounds
+    # check, nothing read outside the input.
+    relax_body, numpy_body = _unfold(shape, patch)
+    mod = _module([("x", (1,) + shape)], relax_body)
+    x = _data((1,) + shape)[0]
+    np.testing.assert_array_equal(_build(mod)(x), numpy_body(x))
+    (func,) = _primfuncs(_legalized(mod)).values()
+    text = schedule_primfunc(func, lanes=16, strict=True).script()
+    assert f"T.unroll(T.int64({rows}))" in text, text
+    assert f"T.vectorized(T.int64({width}))" in text, text
+    assert "T.where" not in text and "T.if_then_else" not in text, text
 
 
 @pytest.mark.parametrize("shape", [(4, 4, 64, 64), (1, 3, 197, 197), (2, 5, 7)])

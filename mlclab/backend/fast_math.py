@@ -69,6 +69,15 @@ def fast_erf_expr(arg):
     return tirx.Let(x, clamped, tirx.Let(x2, x * x, x * p / q))
 
 
+# The annotation on softmax's row maximum: it is only ever subtracted from its own row, so
+# the order its terms are compared in cannot change the softmax (``schedules.loops``
+# vectorizes it within the row).  Any order finds the same maximum, except which of +0 and
+# -0 (the shifted values are then equal up to the sign of zero, and exp of either is 1) and
+# which number when the row holds a NaN (the NaN then makes every shifted value of the row,
+# the sum and so every output NaN, whatever the maximum).
+ORDER_FREE_MAX = "mlclab.order_free_max"
+
+
 def legalize_softmax(bb, call):
     """``relax.nn.softmax`` with a vectorizable exp for float32: TVM's ``exp`` is a libm call
     per element (LLVM has no vector exp either), which made attention's softmax the largest
@@ -94,7 +103,7 @@ def legalize_softmax(bb, call):
         reduced = [*t.shape[:ax], *t.shape[ax + 1:]]
         k = te.reduce_axis((0, t.shape[ax]), name="k")
         biggest = te.compute(reduced, lambda *r: te.max(t(*r[:ax], k, *r[ax:]), axis=k),
-                             name="T_softmax_maxelem")
+                             name="T_softmax_maxelem", attrs={ORDER_FREE_MAX: 1})
         shifted = te.compute(t.shape, lambda *i: t(*i) - biggest(*row(i)), name="shifted")
         fast = topi.fast_exp(shifted)
         exp = te.compute(t.shape, lambda *i: tirx.Select(isnan(shifted(*i)), shifted(*i),

@@ -34,7 +34,9 @@ Outside the blocked convolution no rule splits or reorders the reduction loops, 
 output is summed in exactly the order of the unscheduled code: results change only where
 LLVM contracts ``a*b+c`` into a fused multiply-add on a target that has FMA (about 1e-6
 absolute for values near 1).  The blocked convolution sums its input channels block by
-block, which moves results by float32 rounding (about 1e-6 relative).  Splits only use
+block, which moves results by float32 rounding (about 1e-6 relative).  A reduction whose
+order cannot change a result (an integer max, min or sum; softmax's row maximum) runs in
+vector partials (``row_reductions._vector_partials``), with the same results.  Splits only use
 factors that divide their loop, so no loop gets a bounds predicate, and a symbolic or
 indivisible loop simply stays scalar.
 

@@ -1,12 +1,15 @@
-"""The plain loop schedules: spatial blocks fused, vectorized and parallel; reductions
-with their spatial loops parallel and the reduction itself one serial loop."""
+"""The plain loop schedules: spatial blocks fused, vectorized and parallel (copies along
+their input's contiguous runs, or in tiles; transposes in square tiles); each reduction is
+left to ``row_reductions``."""
 from __future__ import annotations
 
 import math
 
 from .inline import inline_elementwise_prologue
+from .row_reductions import parallel_reduction
 from .tir_util import (PARALLEL_MIN_ELEMENTS, block_bindings, bound_iter, extents_of,
-                       free_vars, is_reduction, loop_kinds, static_int, worth_parallel)
+                       free_vars, is_copy, is_reduction, static_int,
+                       worth_parallel)
 
 
 def schedule_each_block(sch, blocks, lanes: int) -> None:
@@ -35,16 +38,21 @@ def vectorize_spatial(sch, block, lanes: int) -> None:
         k -= 1
     if _vectorize_below_broadcast(sch, block, loops, extents, k, lanes):
         return
+    if _tile_gathered_copy(sch, block, loops, extents, k, lanes):
+        return
     if _vectorize_innermost_row(sch, block, loops, extents, k, lanes):
         return
     if _vectorize_contiguous_runs(sch, block, loops, extents, k, lanes):
         return
     symbolic, static = loops[:k], loops[k:]
     outer = list(symbolic)
+    parallel = worth_parallel(extents, PARALLEL_MIN_ELEMENTS)
     if static:
         size = math.prod(extents[k:])
-        inner = sch.fuse(*static) if len(static) > 1 else static[0]
         factor = vector_factor(size, lanes)
+        if not _fusing_pays(factor, parallel):
+            return
+        inner = sch.fuse(*static) if len(static) > 1 else static[0]
         if factor is None:
             outer.append(inner)
         elif size > factor:
@@ -53,7 +61,7 @@ def vectorize_spatial(sch, block, lanes: int) -> None:
             sch.vectorize(vec)
         else:
             sch.vectorize(inner)
-    if outer and worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
+    if outer and parallel:
         sch.parallel(sch.fuse(*outer) if len(outer) > 1 else outer[0])
 
 
@@ -61,6 +69,14 @@ def vectorize_spatial(sch, block, lanes: int) -> None:
 # no vector divides it: DeiT's softmax rows of 197 (12 vectors and 5 lanes) run as fast so
 # as in whole vectors and a split-off rest (62 against 65 us, one core).
 MAX_ROW_VECTORS = 16
+
+
+def _fusing_pays(factor, parallel: bool) -> bool:
+    """Whether fusing a spatial nest gains anything: whole vectors (``factor``) or work for
+    several threads.  Else it only costs a division and a remainder per element to recover
+    each index (the stem's 258 x 258 x 3 padding, one core: its convolution 208 -> 147 us
+    with the nest left alone)."""
+    return factor is not None or parallel
 
 
 def _vectorize_below_broadcast(sch, block, loops, extents, k: int, lanes: int) -> bool:
@@ -154,6 +170,109 @@ def _vectorize_contiguous_runs(sch, block, loops, extents, k: int, lanes: int) -
     # no run of 4: scalar copies, which at least divide once per element, not per lane
     _vectors_along_innermost(sch, loops, extents, width)
     return True
+
+
+def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
+    """For a copy whose input is not contiguous along the output's innermost loop (no run
+    of 4), but along some other loop (nearly): a transpose in tiles.  MobileViT unfolds
+    2 x 2 patches, 96 x 32 x 32 into 4 x 256 x 96: the output's channels are 1024 floats
+    apart in the input, its tokens 2 apart within each row of 16.  A tile of ``rows``
+    consecutive values of that loop (unrolled) by a vector of the innermost loop: each
+    vector is a gather, but the ``rows`` vectors of a tile read the same few cache lines
+    while they are hot (one core: 183 us scalar, 29 us in 16 x 16 tiles).  The splits
+    divide their loops, so nothing is read that the copy did not read.  False, with
+    nothing changed, for any other block: a symbolic extent, more than one input read
+    otherwise than at the output's position, no vector width dividing the innermost loop,
+    or no loop moving the input by at most ``MAX_TILE_STEP`` elements."""
+    node = sch.get(block)
+    if k != 0 or extents[-1] < 4 or not is_copy(node.body):
+        return False
+    bindings = block_bindings(sch, block)
+    iters = [bound_iter(sch, loop, node, bindings) for loop in loops]
+    domains = {iv.var: static_int(iv.dom.extent) for iv in node.iter_vars}
+    if None in iters or None in domains.values():
+        return False
+    irregular = [r for r in node.reads if not _plain_or_broadcast(r, [iters[-1]])]
+    if len(irregular) != 1 or _contiguous_run(irregular[0], iters[-1], 4, domains):
+        return False
+    width = next((w for w in (lanes, *range(lanes - 1, 3, -1)) if extents[-1] % w == 0), None)
+    if width is None:
+        return False
+    flat = _flat_index(irregular[0])
+    best = None
+    for axis in range(len(loops) - 1):
+        for rows in (lanes, *range(lanes - 1, 1, -1)):
+            if extents[axis] % rows:
+                continue
+            step = _constant_step(flat, iters[axis], rows, domains)
+            if step is not None and 0 < abs(step) <= MAX_TILE_STEP:
+                if best is None or (-rows, abs(step)) < (-best[1], abs(best[2])):
+                    best = (axis, rows, step)
+                break
+    if best is None:
+        return False
+    axis, rows = best[:2]
+    tiled = loops[axis]
+    if rows < extents[axis]:
+        outer, tiled = sch.split(tiled, factors=[None, rows])
+    else:
+        outer = None
+    vec = loops[-1]
+    column = None
+    if width < extents[-1]:
+        column, vec = sch.split(vec, factors=[None, width])
+    above = [outer if index == axis else lp for index, lp in enumerate(loops[:-1])]
+    above = [lp for lp in above if lp is not None] + ([column] if column is not None else [])
+    sch.reorder(*above, tiled, vec)
+    sch.unroll(tiled)
+    sch.vectorize(vec)
+    if above and worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
+        sch.parallel(sch.fuse(*above) if len(above) > 1 else above[0])
+    return True
+
+
+# The largest step (in elements) by which consecutive values of a tile's loop may move the
+# input: a tile of 16 rows then reads 16 x 4 floats of each input line it touches.
+MAX_TILE_STEP = 4
+
+
+def _flat_index(region):
+    """``env -> int``: the element offset an input region's indices reach at ``env`` ({Var:
+    int}) in its row-major buffer; None from it where an index is not evaluable."""
+    indices = [r.min for r in region.region]
+    shape = [static_int(d) for d in region.source.shape]
+
+    def flat(env):
+        total = 0
+        for index, extent in zip(indices, shape):
+            value = _evaluate(index, env)
+            if value is None or extent is None:
+                return None
+            total = total * extent + value
+        return total
+    return flat
+
+
+def _constant_step(flat, var, rows: int, domains: dict):
+    """The step by which each of ``rows`` consecutive values of ``var`` from a multiple of
+    ``rows`` moves ``flat``, when it is one constant at the start, middle and end of every
+    other iterator's range (evaluated, not proved: a wrong guess costs speed only); else
+    None."""
+    others = [v for v in domains if not v.same_as(var)]
+    step = None
+    for pick in (0, 1, 2):
+        env = {v: (0, domains[v] // 2, domains[v] - 1)[pick] for v in others}
+        for start in sorted({0, rows, domains[var] - rows}):
+            base = flat({**env, var: start})
+            for offset in sorted({1, rows // 2, rows - 1}):
+                moved = flat({**env, var: start + offset})
+                if base is None or moved is None:
+                    return None
+                if step is None:
+                    step = moved - base
+                if moved - base != step * offset:
+                    return None
+    return step
 
 
 def _vectors_along_innermost(sch, loops, extents, width) -> None:
@@ -278,155 +397,3 @@ def vector_factor(extent, lanes: int):
         if extent % factor == 0:
             return factor
     return None
-
-
-def parallel_reduction(sch, block, lanes: int = 0) -> None:
-    """Fuse the spatial loops above a reduction and make them parallel; the reduction
-    loops below keep their order.  A reduction along contiguous rows (softmax's max and
-    sum, a layer norm's mean) also runs several rows at once: ``lanes`` rows in the lanes
-    of a vector (``_rows_in_lanes``) where its innermost row axis has that many, else a
-    few rows unrolled (``_interleave_rows``)."""
-    from tvm.tirx import IterVar
-
-    loops = list(sch.get_loops(block))
-    kinds = loop_kinds(sch, block, loops)
-    spatial = []
-    for loop, kind in zip(loops, kinds):
-        if kind != IterVar.DataPar:
-            break
-        spatial.append(loop)
-    if not spatial:
-        return
-    parallel = worth_parallel(extents_of(sch, loops), PARALLEL_MIN_ELEMENTS)
-    reduction = loops[len(spatial):]
-    group = _row_group(sch, block, spatial, reduction, kinds[len(spatial):])
-    if group is not None and lanes and ROWS_IN_LANES and not _refused(
-            lambda s: _rows_in_lanes(s, block, spatial, reduction, lanes, parallel), sch):
-        _rows_in_lanes(sch, block, spatial, reduction, lanes, parallel)
-        return
-    if group is not None and _refused(
-            lambda s: _interleave_rows(s, block, spatial, reduction, *group), sch):
-        group = None
-    if group is not None:
-        spatial = _interleave_rows(sch, block, spatial, reduction, *group)
-    if parallel and spatial:
-        sch.parallel(sch.fuse(*spatial) if len(spatial) > 1 else spatial[0])
-    if group is not None:
-        sch.decompose_reduction(block, reduction[0])
-
-
-# Rows of a reduction run at once: each row's terms are still added (or maxed) one after
-# the other in their own order, so results are bit for bit those of one row at a time,
-# but the chains are independent and overlap in the pipeline.  One row at a time is a
-# chain of dependent adds (3-4 cycles each): MobileViT's softmax over 4x4x256 rows of 256
-# took 1.15 ms.  Interleaved by 4 it took 0.55-0.63x that on one core (load 7-8); by 8,
-# 0.6-0.8x (LLVM's SLP vectorizer turns more of the unrolled rows into slow gathers).
-ROW_GROUP = 4
-
-
-def _row_group(sch, block, spatial, reduction, kinds):
-    """``(axis, rows)``: the spatial loop whose rows to interleave (the innermost one with
-    a divisor from ``ROW_GROUP`` down to 2) and how many; None when the reduction is not
-    one of contiguous rows -- its loops must all be static reduction loops, the last one
-    moving every input by one element along its last axis, with a single output."""
-    from tvm.tirx import IterVar
-
-    if ROW_GROUP < 2 or not reduction or any(k != IterVar.CommReduce for k in kinds):
-        return None
-    node = sch.get(block)
-    if len(node.writes) != 1 or None in extents_of(sch, reduction):
-        return None
-    bindings = block_bindings(sch, block)
-    inner = bound_iter(sch, reduction[-1], node, bindings)
-    reduced = [bound_iter(sch, loop, node, bindings) for loop in reduction]
-    if inner is None or None in reduced or not all(
-            _along_row(r, inner, reduced) for r in node.reads):
-        return None
-    extents = [static_int(sch.get(loop).extent) for loop in spatial]
-    for axis in reversed(range(len(spatial))):
-        if extents[axis] and extents[axis] % ROW_GROUP == 0:
-            return axis, ROW_GROUP
-    # No axis of whole groups (a prime such as 197 tokens): groups of ROW_GROUP with a
-    # partial last one rather than a smaller divisor of another axis -- DeiT's softmax
-    # over 3 x 197 rows, one core, interleaved (load 1.3): 3 heads at once 64 us, 4 rows
-    # 57 us -- else the largest smaller divisor.
-    if extents[-1] and extents[-1] > ROW_GROUP:
-        return len(spatial) - 1, ROW_GROUP
-    for axis in reversed(range(len(spatial))):
-        rows = next((g for g in range(ROW_GROUP - 1, 1, -1)
-                     if extents[axis] and extents[axis] % g == 0), None)
-        if rows is not None:
-            return axis, rows
-    return None
-
-
-# Rows in the lanes of a vector: each lane adds its own row's terms in their own order (bit
-# for bit one row at a time), ``lanes`` chains in one instruction, the terms of a step
-# loaded ``lanes`` rows apart.  A 197 x 192 layer norm on one AVX-512 core, interleaved
-# (load 1.8): 4 rows unrolled 20.5 us, 16 rows in lanes 11.9 us (its last 5 rows one at a
-# time).  With the rows that do not fill a vector under the same loop, behind a predicate,
-# TVM scalarized the loop: 22.9 us.
-ROWS_IN_LANES = True
-
-
-def _rows_in_lanes(sch, block, spatial, reduction, lanes: int, parallel: bool) -> None:
-    """The innermost row axis in groups of ``lanes`` rows, the group's loop below the
-    reduction loops and vectorized, its accumulators a local buffer; the rows that do not
-    fill a vector are split off first (``loop_partition``) and stay a loop of their own,
-    one row at a time.  Raises when the form does not allow it (the caller tries it on a
-    copy first)."""
-    rows = spatial[-1]
-    extent = static_int(sch.get(rows).extent)
-    if extent is None or extent < lanes:
-        raise ValueError("fewer rows than the lanes of a vector")
-    whole = extent // lanes * lanes
-    if whole < extent:
-        # the main part's block, under a block of its own: its loops start at the rows
-        (block,) = sch.get_child_blocks(sch.loop_partition(rows, [whole, None])[0])
-        loops = list(sch.get_loops(block))
-        rows, reduction = loops[-len(reduction) - 1], loops[-len(reduction):]
-    outer, inner = sch.split(rows, factors=[None, lanes])
-    sch.reorder(outer, *reduction, inner)
-    out = sch.cache_write(block, 0, "local")
-    sch.reverse_compute_at(out, outer)
-    sch.vectorize(inner)
-    if parallel and static_int(sch.get(outer).extent) > 1:
-        sch.parallel(outer)
-    sch.decompose_reduction(block, reduction[0])
-
-
-def _along_row(region, inner, reduced) -> bool:
-    """Whether an input is read along its last axis by ``inner``, or once per row (a
-    layer norm's mean, read by every term of the variance)."""
-    indices = [r.min for r in region.region]
-    if indices and indices[-1].same_as(inner):
-        return True
-    return not any(v.same_as(r) for i in indices for v in free_vars(i) for r in reduced)
-
-
-def _interleave_rows(sch, block, spatial, reduction, axis: int, rows: int):
-    """Loop ``axis`` of ``spatial`` split into ``rows`` consecutive rows that move below the
-    reduction loops, unrolled, with their accumulators in a local buffer (registers)
-    written out after the reduction.  A group never straddles another axis, so what is
-    written out is exactly what was computed.  Returns the spatial loops left above."""
-    loop = spatial[axis]
-    if static_int(sch.get(loop).extent) > rows:
-        outer, inner = sch.split(loop, factors=[None, rows])
-        above = [*spatial[:axis], outer, *spatial[axis + 1:]]
-    else:
-        inner, above = loop, [*spatial[:axis], *spatial[axis + 1:]]
-    sch.reorder(*above, *reduction, inner)
-    out = sch.cache_write(block, 0, "local")
-    if above:
-        sch.reverse_compute_at(out, above[-1])
-    sch.unroll(inner)
-    return above
-
-
-def _refused(primitives, sch) -> bool:
-    """Whether ``primitives(schedule)`` raises on a copy of ``sch`` (which stays as it was)."""
-    try:
-        primitives(sch.copy())
-    except Exception:  # a form the primitives refuse: the plain schedule instead
-        return True
-    return False
