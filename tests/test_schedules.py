@@ -574,6 +574,35 @@ def test_a_linear_layer_with_gelu_is_one_register_tiled_kernel(m, k, n):
     assert "T.erf" not in str(scheduled)
 
 
+@pytest.mark.parametrize("shape", [(3, 197, 197), (1, 197, 192), (2, 64, 40), (3, 192, 197)])
+def test_row_reductions_with_rows_split_off_match_numpy_on_every_thread_count(shape):
+    # rows in the lanes of a vector, the rows no vector fills split off: run in parallel,
+    # each thread's accumulators were written back over rows another thread had not
+    # finished (softmax gave inf, layer norm garbage) -- in a subprocess per thread count
+    code = f"""
+import sys, numpy as np, tvm
+sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+import test_schedules as T
+x = (np.random.default_rng(0).standard_normal({shape}) * 10).astype("float32")
+z = x.astype("float64")
+e = np.exp(z - z.max(-1, keepdims=True))
+got = T._build(T._module([("x", x.shape)], lambda bb, v: T.R.nn.softmax(v, axis=-1)))(x)
+np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+ones = tvm.relax.const(np.ones(x.shape[-1], "float32"))
+zeros = tvm.relax.const(np.zeros(x.shape[-1], "float32"))
+got = T._build(T._module([("x", x.shape)],
+                         lambda bb, v: T.R.nn.layer_norm(v, ones, zeros, axes=[-1])))(x)
+m = z.mean(-1, keepdims=True)
+want = (z - m) / np.sqrt(((z - m) ** 2).mean(-1, keepdims=True) + 1e-5)
+np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+"""
+    for threads in ("1", "2", "3"):
+        env = dict(os.environ, MLCLAB_NUM_THREADS=threads)
+        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert run.returncode == 0, (threads, run.stderr[-3000:])
+
+
 @pytest.mark.parametrize("shape,axis", [((3, 197, 197), -1), ((2, 5, 7), 1), ((4, 64), 0)])
 def test_softmax_with_a_vectorizable_exp_matches_numpy(shape, axis):
     mod = _module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=axis))
@@ -760,9 +789,9 @@ def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial, monkeypatch)
     # tokens, a prime: 4 chains beat its 3 heads' 3), else a smaller divisor (3 rows of 9);
     # the group's accumulators are a local buffer, its rows an unrolled loop inside each
     # reduction.
-    from mlclab.backend.schedules import loops
+    from mlclab.backend.schedules import row_reductions
 
-    monkeypatch.setattr(loops, "ROWS_IN_LANES", False)
+    monkeypatch.setattr(row_reductions, "ROWS_IN_LANES", False)
     mod = _legalized(_module([("x", shape)], lambda bb, x: R.nn.softmax(x, axis=-1)))
     (func,) = _primfuncs(mod).values()
     text = schedule_primfunc(func, lanes=16, strict=True).script()

@@ -171,6 +171,11 @@ def _rows_in_lanes(sch, block, spatial, reduction, lanes: int, parallel: bool) -
         raise ValueError("fewer rows than the lanes of a vector")
     whole = extent // lanes * lanes
     if whole < extent:
+        # Not in parallel: the accumulators' write-back under each group then covers every
+        # row of the partitioned block, not the group's, and threads wrote back rows other
+        # threads had not finished (a 197-row softmax came out inf). One after the other,
+        # a row's last write-back is of its final value.
+        parallel = False
         # the main part's block, under a block of its own: its loops start at the rows
         (block,) = sch.get_child_blocks(sch.loop_partition(rows, [whole, None])[0])
         loops = list(sch.get_loops(block))
