@@ -6,15 +6,18 @@ from __future__ import annotations
 import math
 
 
-# Run a kernel on one thread unless it takes tens of microseconds there.  Handing work to
-# TVM's worker costs microseconds when it is awake (it spins ~0.4 ms after a kernel,
+# Run a kernel on one thread unless it takes several microseconds there.  Handing work to
+# TVM's worker costs a microsecond or two when it is awake (it spins ~0.4 ms after a kernel,
 # mlclab.tvm_setup.POOL_SPIN_COUNT) and tens when it must be woken, and when numpy and mlclab
 # alternate on 2 cores (validate(), any timing cell) a parallel kernel can wait for a worker
 # that can't get a core (the MLP 64x784-128-10 took 0.4-3 ms on two threads against 0.26 ms
 # on one, with TVM's workers spinning ~0.1 s).  A spatial element is about a load and a
-# store; a multiply-add of a register-tiled reduction is a sixteenth of a vector FMA.
-PARALLEL_MIN_ELEMENTS = 1 << 18
-PARALLEL_MIN_MACS = 1 << 22
+# store; a multiply-add of a register-tiled reduction is a sixteenth of a vector FMA.  With
+# the workers awake through a call, thresholds 8x lower than 2^18 and 2^22 (which were set
+# for workers woken per kernel) took MobileNetV2 on 2 threads to 0.89x and RegNetY-400MF to
+# 0.93x (one process, both builds interleaved, quiet machine; 16x lower gained no more).
+PARALLEL_MIN_ELEMENTS = 1 << 15
+PARALLEL_MIN_MACS = 1 << 19
 
 # A matmul of a few rows (a decoding step's one token) does a multiply-add per weight
 # element it loads: its time is streaming the weight, not arithmetic, and a second core
