@@ -254,7 +254,6 @@ def _short(exc: Exception) -> str:
 def _child(name: str, threads: int, rounds: int, with_compile: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     env.update(TVM_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")       # as run_all.py (PyTorch's pool)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
     cmd = [sys.executable, str(Path(__file__).resolve()), "--one", name, "--threads",
            str(threads), "--rounds", str(rounds)] + ([] if with_compile else ["--no-compile"])
