@@ -128,7 +128,8 @@ def _conv_blocks(call, lanes: int, incoming=None):
     if out is None or math.prod(out) * math.prod(ws[1:]) < MIN_MACS:
         return None
     if int(a.groups) != 1:
-        return blocks_of_grouped(xs[1], ws, int(a.groups), lanes, incoming)
+        return blocks_of_grouped(xs[1], ws, int(a.groups), lanes, incoming,
+                                 strided=any(int(s) != 1 for s in a.strides))
     ob = channel_block(ws[0], lanes)
     if ob < MIN_BLOCK:
         return None
