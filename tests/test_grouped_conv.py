@@ -87,6 +87,10 @@ def test_a_strided_depthwise_conv_takes_a_block_narrower_than_a_dense_one():
     assert blocks_of_grouped(58, (58, 1, 3, 3), 58, 16, strided=True) == ConvBlocks(2, 1, 2)
     # at stride 1 the register tile runs it in NCHW along the width
     assert blocks_of_grouped(58, (58, 1, 3, 3), 58, 16) is None
+    # ... and in blocks under half a vector: blocks of 4 are AVX2's, not AVX-512's
+    assert blocks_of_grouped(116, (116, 1, 3, 3), 116, 16) is None
+    assert blocks_of_grouped(116, (116, 1, 3, 3), 116, 8) == ConvBlocks(4, 1, 4)
+    assert blocks_of_grouped(116, (116, 1, 3, 3), 116, 16, strided=True) == ConvBlocks(4, 1, 4)
     # a prime count has no block but 1
     assert blocks_of_grouped(29, (29, 1, 3, 3), 29, 16, strided=True) is None
 
