@@ -274,6 +274,17 @@ def test_a_prime_channel_count_wider_than_a_vector_falls_back():
     assert "layout_transform" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
 
 
+def test_a_block_under_half_a_vector_leaves_the_conv_in_nchw(lanes):
+    from mlclab.backend.channel_blocks import MIN_BLOCK, min_block
+
+    assert min_block(16) == 8 and min_block(8) == 4 and min_block(4) == MIN_BLOCK
+    # ShuffleNetV2's 116 channels (4 x 29): blocks of 4, a quarter of an AVX-512 vector
+    model = ConvBnRelu(116, 116, 1, 1, 0)
+    mod = _check_against_torch(model, (1, 116, 13, 15))
+    text = _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    assert ("layout_transform" in text) == (channel_block(116, lanes) >= min_block(lanes))
+
+
 def test_a_tiny_conv_stays_nchw():
     """Lesson 3's first block: 2,304 multiply-adds, less than the transforms would cost."""
     mod = _check_against_torch(torch.nn.Conv2d(1, 4, 3, padding=1), (1, 1, 8, 8))

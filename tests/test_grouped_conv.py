@@ -82,6 +82,19 @@ def test_depthwise_keeps_the_neighbours_block_and_a_one_channel_weight_block():
     assert ConvBlocks(16, 1, 16).layouts() == ("NCHW16c", "OIHW1i16o", "NCHW16c")
 
 
+def test_a_strided_depthwise_conv_takes_a_block_narrower_than_a_dense_one():
+    # no general schedule runs a strided depthwise conv in NCHW: blocks of 2 rather than none
+    assert blocks_of_grouped(58, (58, 1, 3, 3), 58, 16, strided=True) == ConvBlocks(2, 1, 2)
+    # at stride 1 the register tile runs it in NCHW along the width
+    assert blocks_of_grouped(58, (58, 1, 3, 3), 58, 16) is None
+    # ... and in blocks under half a vector: blocks of 4 are AVX2's, not AVX-512's
+    assert blocks_of_grouped(116, (116, 1, 3, 3), 116, 16) is None
+    assert blocks_of_grouped(116, (116, 1, 3, 3), 116, 8) == ConvBlocks(4, 1, 4)
+    assert blocks_of_grouped(116, (116, 1, 3, 3), 116, 16, strided=True) == ConvBlocks(4, 1, 4)
+    # a prime count has no block but 1
+    assert blocks_of_grouped(29, (29, 1, 3, 3), 29, 16, strided=True) is None
+
+
 def test_grouped_blocks_divide_the_groups():
     # 64 channels in groups of 16: the neighbours' block 16 divides the group
     assert blocks_of_grouped(64, (64, 16, 3, 3), 4, 16) == ConvBlocks(16, 16, 16)
@@ -110,6 +123,8 @@ def test_convolutions_without_usable_blocks_stay_nchw(args):
     (32, 14, 7, 1, 3),    # ConvNeXt's 7x7
     (32, 12, 3, 1, 0),    # no padding
     (24, 13, 3, 2, 1),    # a block of 12 channels (24 = 2 x 12), a prime width
+    (58, 15, 3, 2, 1),    # ShuffleNetV2's: 58 = 2 x 29, blocks of 2 since it is strided
+    (34, 13, 5, 2, 2),    # 34 = 2 x 17, a 5x5 kernel
 ])
 def test_depthwise_conv_is_blocked_scheduled_and_matches_pytorch(channels, size, kernel, stride,
                                                                  padding):

@@ -25,7 +25,7 @@ output pixels held in registers (see ``schedules.blocked``).
   those no one uses are dead code and removed, so the transforms are only at the edges.
 
 Anything else -- dilated convolutions, depthwise ones with a channel multiplier, symbolic
-sizes, other dtypes, channel counts with no block of at least ``MIN_BLOCK``, convolutions
+sizes, other dtypes, channel counts with no block of at least ``min_block``, convolutions
 too small to pay for the transforms (``MIN_MACS``) -- is left exactly as it was, for the
 general schedules.
 ``legalize_conv2d`` lowers the blocked convolution to one loop nest whose reduction block
@@ -37,7 +37,7 @@ import functools
 import math
 
 from .channel_blocks import (BLOCKED_OP, CONV2D, MIN_BLOCK,  # noqa: F401
-                             channel_block, is_blocked)
+                             channel_block, is_blocked, min_block)
 from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
                            legalize_depthwise)
 from .relax_exprs import dtype_of, is_constant, op_name, static_shape
@@ -128,9 +128,10 @@ def _conv_blocks(call, lanes: int, incoming=None):
     if out is None or math.prod(out) * math.prod(ws[1:]) < MIN_MACS:
         return None
     if int(a.groups) != 1:
-        return blocks_of_grouped(xs[1], ws, int(a.groups), lanes, incoming)
+        return blocks_of_grouped(xs[1], ws, int(a.groups), lanes, incoming,
+                                 strided=any(int(s) != 1 for s in a.strides))
     ob = channel_block(ws[0], lanes)
-    if ob < MIN_BLOCK:
+    if ob < min_block(lanes):
         return None
     ib = incoming if incoming and xs[1] % incoming == 0 else channel_block(xs[1], lanes)
     return ConvBlocks(ib, ib, ob)

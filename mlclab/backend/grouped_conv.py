@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .channel_blocks import BLOCKED_OP, DEPTHWISE_CONV2D, MIN_BLOCK, channel_block
+from .channel_blocks import (BLOCKED_OP, DEPTHWISE_CONV2D, MIN_BLOCK, channel_block,
+                             min_block)
 
 # The block's name (what the TIR view shows); the schedules read the annotation instead.
 DEPTHWISE_NAME = "depthwise_conv2d_NCHWc"
@@ -45,22 +46,34 @@ class ConvBlocks:
                 f"NCHW{self.out}c")
 
 
+# The narrowest channel block a strided depthwise convolution takes.  In NCHW no general
+# schedule handles one (the register tile needs its columns one apart: stride 2 moves the
+# input by two), so it ran one float at a time: ShuffleNetV2's 58-channel 3x3/2 (block 2,
+# 58 = 2 x 29) took 629 us, 14 % of the model on one core; in 2-channel blocks 44 us plus
+# two layout transforms of ~10 us.  A stride-1 one stays in NCHW below ``min_block``: the
+# register tile runs it along the width (ShuffleNetV2's 58-channel 3x3/1: 14 us in NCHW,
+# 31 us in 2-channel blocks).
+STRIDED_DEPTHWISE_MIN_BLOCK = 2
+
+
 def blocks_of_grouped(in_channels: int, weight_shape, groups: int, lanes: int,
-                      incoming: int | None = None):
+                      incoming: int | None = None, strided: bool = False):
     """The ``ConvBlocks`` of a grouped convolution (``groups > 1``) of ``in_channels`` with
     an OIHW weight of ``weight_shape``, or None when it stays in NCHW.  ``incoming`` is the
-    block its input already has, if it is blocked.
+    block its input already has, if it is blocked; ``strided``: whether a stride is above 1.
 
     Depthwise (one input and one output channel per group) keeps the neighbours' block, so
-    nothing is re-blocked.  A channel multiplier (one input, several outputs per group)
-    stays in NCHW.  Otherwise each block must divide the group's channels."""
+    nothing is re-blocked; a block narrower than ``min_block`` only when strided
+    (``STRIDED_DEPTHWISE_MIN_BLOCK``).  A channel multiplier (one input, several outputs
+    per group) stays in NCHW.  Otherwise each block must divide the group's channels."""
     out_channels, per_group_in = int(weight_shape[0]), int(weight_shape[1])
     per_group_out = out_channels // groups
     if per_group_in * groups != in_channels or per_group_out * groups != out_channels:
         return None
     if per_group_in == 1 and per_group_out == 1:
         block = channel_block(out_channels, lanes)
-        return ConvBlocks(block, 1, block) if block >= MIN_BLOCK else None
+        least = STRIDED_DEPTHWISE_MIN_BLOCK if strided else min_block(lanes)
+        return ConvBlocks(block, 1, block) if block >= least else None
     if per_group_in == 1:
         return None
     data = _dividing_block(in_channels, per_group_in, lanes, incoming)
