@@ -274,6 +274,35 @@ def test_a_prime_channel_count_wider_than_a_vector_falls_back():
     assert "layout_transform" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
 
 
+def test_output_channels_in_a_cut_vector_are_padded_to_whole_vectors(lanes, monkeypatch):
+    """200 output channels are blocks of 10 on AVX-512 (a 16-lane vector and a 2-lane one
+    per FMA): computed as 208 in blocks of 16 with zero weights, sliced back to 200 in NCHW
+    for the bias, the activation and the next convolution (odd image, stride 2).  Each
+    output's sum is the unpadded one's, so the results are the same bits."""
+    from mlclab.backend import conv_layout
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(7, 200, 3, 2, 1), torch.nn.ReLU(),
+                                torch.nn.Conv2d(200, 24, 1))
+    mod = _check_against_torch(model, (1, 7, 13, 11))
+    text = _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    cut = lanes // 2 < channel_block(200, lanes) < lanes
+    assert ("R.strided_slice" in text) == cut
+    assert (f"R.Tensor((1, {208 // lanes}, 7, 6, {lanes})" in text) == cut
+    padded, _ = _run(*_import(model, (1, 7, 13, 11)))
+    monkeypatch.setattr(conv_layout, "PAD_SHARE", 0)
+    unpadded, _ = _run(*_import(model, (1, 7, 13, 11)))
+    assert np.array_equal(padded, unpadded)
+
+
+def test_padding_a_cut_vector_is_bounded():
+    """24 channels (blocks of 12) would need a third more: not padded."""
+    from mlclab.backend import conv_layout
+
+    mod = _check_against_torch(torch.nn.Conv2d(8, 24, 3, padding=1), (1, 8, 9, 9))
+    assert "R.strided_slice" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    assert conv_layout.PAD_SHARE < 8 / 24
+
+
 def test_a_tiny_conv_stays_nchw():
     """Lesson 3's first block: 2,304 multiply-adds, less than the transforms would cost."""
     mod = _check_against_torch(torch.nn.Conv2d(1, 4, 3, padding=1), (1, 1, 8, 8))
