@@ -163,6 +163,23 @@ def test_an_avx512_tile_of_eight_accumulators_doubles_for_deep_sums():
     assert conv_tile(4, 32, 8, depth=9 * 64) == (2, 4)
 
 
+def test_four_channel_blocks_where_the_width_leaves_two_few_pixels():
+    # SqueezeNet's stem (111 = 3 x 37 wide) and its 27-wide stage: 2 x 3 or 1 x 9 -> 4 x 3;
+    # not where two blocks already hold as many (2 x 6 against 4 x 3) or four do not divide
+    assert conv_tile(4, 111, 16, depth=27) == (4, 3)
+    assert conv_tile(8, 27, 16, depth=288) == (4, 3)
+    assert conv_tile(4, 12, 16, depth=27) == (2, 6)
+    assert conv_tile(6, 111, 16, depth=27) == (2, 3)
+    assert conv_tile(4, 13, 16, depth=512) == (1, 13)
+
+
+def test_a_stem_in_tiles_of_four_blocks_matches_pytorch():
+    """Four output blocks per tile over an odd width: 19 columns, 3x3 stride 2, no padding
+    -> 9 (4 x 3 on AVX-512, against 2 x 3 or 1 x 9)."""
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 64, 3, 2), torch.nn.ReLU())
+    _check_against_torch(model, (1, 3, 21, 19))
+
+
 def test_only_channel_planes_4kib_apart_are_stored_along_the_width():
     # 32 x 32 float32 planes start 4 KiB apart: a vector of the channel block stored into
     # 16 of them hit one L1 set (MobileViT-XS's 96 x 32 x 32 back to NCHW: 48 -> 13 us)
