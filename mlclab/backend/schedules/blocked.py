@@ -232,6 +232,12 @@ def _planes_alias(plane: int) -> bool:
     return plane * 4 % 4096 == 0
 
 
+# Output pixels whose windows a pooling walks together (a divisor of the width, at most
+# this): each pixel's maximum is a chain of dependent compares, and one chain at a time
+# waited on each.
+POOL_PIXELS = 8
+
+
 def schedule_blocked_pool(sch, blocks, lanes: int) -> None:
     """Pooling in the blocked layout: ``[n * c_chunk * oh (parallel), ow] x [ky, kx] x
     [c_block (vector)]`` -- each window step is one vector compare over a channel block
@@ -247,11 +253,15 @@ def schedule_blocked_pool(sch, blocks, lanes: int) -> None:
     if len(loops) != 7 or None in extents_of(sch, loops):
         raise ValueError("not a static blocked pooling")
     n, c_chunk, oh, ow, c_block, ky, kx = loops
-    sch.reorder(n, c_chunk, oh, ow, ky, kx, c_block)
+    width = extents_of(sch, [ow])[0]
+    pixels = next(p for p in range(min(width, POOL_PIXELS), 0, -1) if width % p == 0)
+    ow_outer, ow_inner = sch.split(ow, factors=[None, pixels])
+    sch.reorder(n, c_chunk, oh, ow_outer, ky, kx, ow_inner, c_block)
     rows = sch.fuse(n, c_chunk, oh)
     if worth_parallel([work(sch, pool)], PARALLEL_MIN_ELEMENTS):
         sch.parallel(rows)
     sch.vectorize(c_block)
+    sch.unroll(ow_inner)
     sch.decompose_reduction(pool, ky)
     for b in blocks:
         if not b.same_as(pool):  # the padding
