@@ -96,6 +96,34 @@ def test_ceil_mode_pool_is_blocked_and_vectorized():
     assert 'T.float32("-inf")' in text and "T.int64(27), T.int64(27), T.int64(16)" in text
 
 
+def test_pool_walks_several_windows_at_once_with_the_same_bits(monkeypatch):
+    """32 columns, kernel 3, stride 2, ceil mode -> 16 output columns, walked 8 at a time
+    (``POOL_PIXELS``): NaN, -inf and +-0 in scattered windows give the bits of one window at
+    a time."""
+    from mlclab.backend.schedules import blocked
+
+    model = ConvPool(3, 2, 0)
+    mod, x = _import(model, (1, 8, 11, 32))
+    (pool,) = [f for name, f in _scheduled(mod).items() if "max_pool2d" in name]
+    assert "T.unroll(T.int64(8))" in pool.script()
+    with torch.no_grad():
+        model.conv.weight.zero_()
+        model.conv.bias.copy_(torch.tensor([0.0, -0.0, float("-inf"), 1, 2, 3, 4, 5]
+                                           + [0.5] * 8))
+        model.conv.weight[5, 0, 1, 1] = 1.0
+    x[0, 0, 3, 7] = float("nan")
+    x[0, 0, 6, 20] = float("nan")
+    mod, _ = _import(model, (1, 8, 11, 32))
+    walked = _run(mod, x)
+    monkeypatch.setattr(blocked, "POOL_PIXELS", 1)
+    single = _run(mod, x)
+    assert np.array_equal(walked.view(np.uint32), single.view(np.uint32))
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(walked, want, rtol=1e-5, atol=1e-5)
+    assert 0 < np.isnan(walked).sum() < walked.size / 4    # NaN windows, and others
+
+
 def test_ceil_mode_pool_keeps_nan():
     model = ConvPool(3, 2, 0)
     mod, x = _import(model, (1, 8, 9, 9))

@@ -163,6 +163,23 @@ def test_an_avx512_tile_of_eight_accumulators_doubles_for_deep_sums():
     assert conv_tile(4, 32, 8, depth=9 * 64) == (2, 4)
 
 
+def test_four_channel_blocks_where_the_width_leaves_two_few_pixels():
+    # SqueezeNet's stem (111 = 3 x 37 wide) and its 27-wide stage: 2 x 3 or 1 x 9 -> 4 x 3;
+    # not where two blocks already hold as many (2 x 6 against 4 x 3) or four do not divide
+    assert conv_tile(4, 111, 16, depth=27) == (4, 3)
+    assert conv_tile(8, 27, 16, depth=288) == (4, 3)
+    assert conv_tile(4, 12, 16, depth=27) == (2, 6)
+    assert conv_tile(6, 111, 16, depth=27) == (2, 3)
+    assert conv_tile(4, 13, 16, depth=512) == (1, 13)
+
+
+def test_a_stem_in_tiles_of_four_blocks_matches_pytorch():
+    """Four output blocks per tile over an odd width: 19 columns, 3x3 stride 2, no padding
+    -> 9 (4 x 3 on AVX-512, against 2 x 3 or 1 x 9)."""
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 64, 3, 2), torch.nn.ReLU())
+    _check_against_torch(model, (1, 3, 21, 19))
+
+
 def test_only_channel_planes_4kib_apart_are_stored_along_the_width():
     # 32 x 32 float32 planes start 4 KiB apart: a vector of the channel block stored into
     # 16 of them hit one L1 set (MobileViT-XS's 96 x 32 x 32 back to NCHW: 48 -> 13 us)
@@ -283,6 +300,35 @@ def test_a_block_under_half_a_vector_leaves_the_conv_in_nchw(lanes):
     mod = _check_against_torch(model, (1, 116, 13, 15))
     text = _until(mod, "mlclab.BlockConvLayout")["main"].script()
     assert ("layout_transform" in text) == (channel_block(116, lanes) >= min_block(lanes))
+
+
+def test_output_channels_in_a_cut_vector_are_padded_to_whole_vectors(lanes, monkeypatch):
+    """200 output channels are blocks of 10 on AVX-512 (a 16-lane vector and a 2-lane one
+    per FMA): computed as 208 in blocks of 16 with zero weights, sliced back to 200 in NCHW
+    for the bias, the activation and the next convolution (odd image, stride 2).  Each
+    output's sum is the unpadded one's, so the results are the same bits."""
+    from mlclab.backend import conv_layout
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(7, 200, 3, 2, 1), torch.nn.ReLU(),
+                                torch.nn.Conv2d(200, 24, 1))
+    mod = _check_against_torch(model, (1, 7, 13, 11))
+    text = _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    cut = lanes // 2 < channel_block(200, lanes) < lanes
+    assert ("R.strided_slice" in text) == cut
+    assert (f"R.Tensor((1, {208 // lanes}, 7, 6, {lanes})" in text) == cut
+    padded, _ = _run(*_import(model, (1, 7, 13, 11)))
+    monkeypatch.setattr(conv_layout, "PAD_SHARE", 0)
+    unpadded, _ = _run(*_import(model, (1, 7, 13, 11)))
+    assert np.array_equal(padded, unpadded)
+
+
+def test_padding_a_cut_vector_is_bounded():
+    """24 channels (blocks of 12) would need a third more: not padded."""
+    from mlclab.backend import conv_layout
+
+    mod = _check_against_torch(torch.nn.Conv2d(8, 24, 3, padding=1), (1, 8, 9, 9))
+    assert "R.strided_slice" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
+    assert conv_layout.PAD_SHARE < 8 / 24
 
 
 def test_a_tiny_conv_stays_nchw():
