@@ -145,7 +145,6 @@ def prepare() -> None:
     os.environ.setdefault("TVM_THREAD_POOL_SPIN_COUNT", str(POOL_SPIN_COUNT))
 
 
-
 def tvm():
     """The ``tvm`` module, imported once with mlclab's settings applied."""
     global _READY
