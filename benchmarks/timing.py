@@ -46,7 +46,8 @@ HEADER = (f"{'workload':<34} {'mlclab ms':>10} {'numpy ms':>10} {'torch ms':>10}
           f"{'vs torch':>9} {'vs numpy':>9}  goal")
 
 
-def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0, runs=1) -> tuple[list, int]:
+def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0, runs=1,
+               settle=0.0) -> tuple[list, int]:
     """The median wall time in ms of each of ``calls``, timed one call each per round with
     the order rotating round by round (two calls: AB, BA, AB, ...), and the rounds run.
     ``rounds`` is raised until the measurement took at least ``min_seconds``.
@@ -56,7 +57,9 @@ def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0, runs=1) -> tuple[
     Runtime's ~30 ms after a run, OpenBLAS's ~100 ms after a BLAS call, measured here:
     docs/performance.md, section 4), so the call that follows another runtime's shares a
     core with that runtime's spinning worker -- which a program running one model never
-    does. The first call of a turn absorbs that, and the other side's data in the caches."""
+    does. The first call of a turn absorbs that, and the other side's data in the caches.
+    A spin longer than a call (ONNX Runtime's 30 ms against a 4 ms model) outlasts it:
+    ``settle`` seconds of sleep before each turn let every pool go idle first."""
     for _ in range(warmup):
         for call in calls:
             call()
@@ -74,6 +77,8 @@ def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0, runs=1) -> tuple[
                 shift = (k // 2) % len(calls)
                 turn = turn[shift:] + turn[:shift]
             for i in turn:
+                if settle:
+                    time.sleep(settle)
                 for run in range(runs):
                     t0 = clock()
                     calls[i]()

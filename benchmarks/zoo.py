@@ -9,11 +9,11 @@ Every model is built from its library's config with random weights (seed 0; noth
 downloaded), in eval mode, batch 1.  Each (model, thread count) runs in a process of its own
 (TVM's thread pool is sized once per process; PyTorch, torch.compile and ONNX Runtime get the
 same count), where the four are timed interleaved (``timing.interleave``, each turn ``RUNS``
-calls of one runtime, the first untimed: it shares a core with the previous runtime's
-spinning workers) and compared by their medians.  Also printed: mlclab's compile time
-(``from_torch`` plus the first call), whether mlclab's own pipeline built it
-(``fn.program.optimized``; TVM's plain pipeline is the fallback, with no schedules) and the
-largest difference from PyTorch's output.
+calls of one runtime after 0.15 s idle, the first untimed: the previous runtime's workers
+spin after its calls, ONNX Runtime's for ~30 ms) and compared by their medians.  Also
+printed: mlclab's compile time (``from_torch`` plus the first call), whether mlclab's own
+pipeline built it (``fn.program.optimized``; TVM's plain pipeline is the fallback, with no
+schedules) and the largest difference from PyTorch's output.
 
 The zoo's packages (torchvision, timm, transformers, onnx, onnxruntime) are the optional extra
 ``zoo``; a model whose package is missing is skipped with a message, a runner that is missing
@@ -40,6 +40,7 @@ RESULT = "ZOO-RESULT "      # the line a child process reports its measurement o
 CHILD_TIMEOUT = 1800        # seconds per (model, threads): BERT-base's compiles are long
 TOLERANCE = 1e-3            # largest |mlclab - PyTorch| relative to the output's largest value
 RUNS = 3                    # calls per runtime per turn, the first untimed (timing.interleave)
+SETTLE_S = 0.15             # idle before each turn: the last runtime's workers stop spinning
 SEQ = 128                   # tokens of the text models' input
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # see run_all.py
 
@@ -236,7 +237,7 @@ def measure(name: str, threads: int, rounds: int, with_compile: bool) -> dict:
         names = list(runners)
         medians, result["rounds"] = interleave(
             [lambda: fn(*arrays)] + [runners[n] for n in names], rounds=rounds, warmup=2,
-            runs=RUNS)
+            runs=RUNS, settle=SETTLE_S)
     result["ms"] = dict(zip(["mlclab"] + names, medians))
     return result
 
@@ -357,7 +358,7 @@ def main(argv=None) -> int:
         return 0
     threads = [int(t) for t in (args.threads or ("1" if args.quick else "1,2")).split(",")]
     print(f"model zoo, batch 1, random weights; {rounds} interleaved rounds of {RUNS} calls "
-          f"(the first untimed); "
+          f"(the first untimed) after {SETTLE_S} s idle; "
           f"{os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print("ratios are mlclab's median time / the other's (below 1: mlclab is faster)\n")
     print(HEADER, flush=True)
