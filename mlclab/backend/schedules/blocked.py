@@ -7,7 +7,7 @@ from .loops import vectorize_spatial
 from .register_tile import epilogue_per_tile
 from .rule import Declined
 from .tir_util import (PARALLEL_MIN_ELEMENTS, PARALLEL_MIN_MACS, blocks_of, extents_of, is_copy,
-                       is_reduction, static_int, work, worth_parallel)
+                       is_reduction, largest_divisor, static_int, work, worth_parallel)
 
 
 # The most vector accumulators a convolution's register tile holds.  Two limits: the
@@ -76,7 +76,7 @@ def _best_tile(out_chunks: int, width: int, budget: int):
     for oc_tile in (OC_TILE if out_chunks % OC_TILE == 0 else ODD_OC_TILE, 1, QUAD_OC_TILE):
         if out_chunks % oc_tile:
             continue
-        pixels = next(p for p in range(min(width, budget // oc_tile), 0, -1) if width % p == 0)
+        pixels = largest_divisor(width, budget // oc_tile)
         if best is None or oc_tile * pixels > best[0] * best[1]:
             best = (oc_tile, pixels)
     return best
@@ -195,7 +195,7 @@ def schedule_channel_blocking(sch, block, lanes: int) -> None:
     if None in extents:
         raise ValueError("a symbolic layout transform")
     width = extents[3]
-    columns = next(c for c in range(min(width, TRANSFORM_COLUMNS), 0, -1) if width % c == 0)
+    columns = largest_divisor(width, TRANSFORM_COLUMNS)
     if len(loops) == 4:  # into the blocked layout: loops over the NCHW input
         n, c, h, w = loops
         block_size = static_int(sch.get(block).writes[0].source.shape[4])
@@ -207,7 +207,7 @@ def schedule_channel_blocking(sch, block, lanes: int) -> None:
         rows, vector, unrolled = (n, c_outer, h), w_inner, c_inner
     elif _planes_alias(extents[2] * extents[3]):  # back to NCHW, planes 4 KiB apart
         n, c_outer, h, w, c_inner = loops
-        columns = next(c for c in range(min(width, lanes), 0, -1) if width % c == 0)
+        columns = largest_divisor(width, lanes)
         w_outer, w_inner = sch.split(w, factors=[None, columns])
         sch.reorder(n, c_outer, h, w_outer, c_inner, w_inner)
         rows, vector, unrolled = (n, c_outer, h), w_inner, c_inner
@@ -254,7 +254,7 @@ def schedule_blocked_pool(sch, blocks, lanes: int) -> None:
         raise ValueError("not a static blocked pooling")
     n, c_chunk, oh, ow, c_block, ky, kx = loops
     width = extents_of(sch, [ow])[0]
-    pixels = next(p for p in range(min(width, POOL_PIXELS), 0, -1) if width % p == 0)
+    pixels = largest_divisor(width, POOL_PIXELS)
     ow_outer, ow_inner = sch.split(ow, factors=[None, pixels])
     sch.reorder(n, c_chunk, oh, ow_outer, ky, kx, ow_inner, c_block)
     rows = sch.fuse(n, c_chunk, oh)

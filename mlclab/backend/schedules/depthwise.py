@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .blocked import blocked_ops, finish_blocked_tile, max_accumulators, one_blocked_reduction
 from .rule import CPURule, Declined
-from .tir_util import extents_of, static_int
+from .tir_util import extents_of, largest_divisor, static_int
 
 
 class BlockedDepthwiseConv2d(CPURule):
@@ -66,7 +66,7 @@ def depthwise_pixels(width: int, lanes: int) -> int:
     """Output pixels per register tile: the largest divisor of the output ``width`` within
     the accumulator budget (one vector each), so no loop needs a bounds check."""
     budget = max_accumulators(lanes)
-    return next(p for p in range(min(width, budget), 0, -1) if width % p == 0)
+    return largest_divisor(width, budget)
 
 
 def schedule_blocked_depthwise(sch, blocks, lanes: int) -> None:

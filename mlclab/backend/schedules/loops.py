@@ -8,7 +8,7 @@ import math
 from .inline import inline_elementwise_prologue
 from .row_reductions import parallel_reduction
 from .tir_util import (PARALLEL_MIN_ELEMENTS, block_bindings, bound_iter, extents_of,
-                       free_vars, is_copy, is_reduction, static_int,
+                       free_vars, is_copy, is_reduction, largest_divisor, static_int,
                        worth_parallel)
 
 
@@ -195,13 +195,13 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     irregular = [r for r in node.reads if not _plain_or_broadcast(r, [iters[-1]])]
     if len(irregular) != 1 or _contiguous_run(irregular[0], iters[-1], 4, domains):
         return False
-    width = next((w for w in (lanes, *range(lanes - 1, 3, -1)) if extents[-1] % w == 0), None)
-    if width is None:
+    width = largest_divisor(extents[-1], lanes)
+    if width < 4:
         return False
     flat = _flat_index(irregular[0])
     best = None
     for axis in range(len(loops) - 1):
-        for rows in (lanes, *range(lanes - 1, 1, -1)):
+        for rows in range(lanes, 1, -1):
             if extents[axis] % rows:
                 continue
             step = _constant_step(flat, iters[axis], rows, domains)
