@@ -70,7 +70,7 @@ def fast_erf_expr(arg):
 
 
 # The annotation on softmax's row maximum: it is only ever subtracted from its own row, so
-# the order its terms are compared in cannot change the softmax (``schedules.loops``
+# the order its terms are compared in cannot change the softmax (``schedules.row_reductions``
 # vectorizes it within the row).  Any order finds the same maximum, except which of +0 and
 # -0 (the shifted values are then equal up to the sign of zero, and exp of either is 1) and
 # which number when the row holds a NaN (the NaN then makes every shifted value of the row,
