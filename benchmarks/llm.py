@@ -34,11 +34,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+from timing import SETTLE_S  # noqa: E402
+
 RESULT = "LLM-RESULT "
 PROMPT, NEW = 128, 32
 CHILD_TIMEOUT = 3600
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # see run_all.py
-SETTLE_S = 0.15   # idle before each generation: other runtimes' workers stop spinning
 
 
 def static_gpt2(layers: int):

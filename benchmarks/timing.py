@@ -46,6 +46,11 @@ HEADER = (f"{'workload':<34} {'mlclab ms':>10} {'numpy ms':>10} {'torch ms':>10}
           f"{'vs torch':>9} {'vs numpy':>9}  goal")
 
 
+# Idle before a runtime's turn, so that the previous runtime's workers have stopped
+# spinning (ONNX Runtime's spin ~30 ms after a run, OpenBLAS's ~100 ms after a BLAS call).
+SETTLE_S = 0.15
+
+
 def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0, runs=1,
                settle=0.0) -> tuple[list, int]:
     """The median wall time in ms of each of ``calls``, timed one call each per round with

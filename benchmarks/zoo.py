@@ -36,11 +36,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+from timing import SETTLE_S, interleave  # noqa: E402
+
 RESULT = "ZOO-RESULT "      # the line a child process reports its measurement on
 CHILD_TIMEOUT = 1800        # seconds per (model, threads): BERT-base's compiles are long
 TOLERANCE = 1e-3            # largest |mlclab - PyTorch| relative to the output's largest value
 RUNS = 3                    # calls per runtime per turn, the first untimed (timing.interleave)
-SETTLE_S = 0.15             # idle before each turn: the last runtime's workers stop spinning
 SEQ = 128                   # tokens of the text models' input
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # see run_all.py
 
@@ -212,7 +213,6 @@ def measure(name: str, threads: int, rounds: int, with_compile: bool) -> dict:
 
     import mlclab
     from mlclab import tvm_setup
-    from timing import interleave
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
