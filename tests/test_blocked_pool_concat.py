@@ -92,8 +92,10 @@ def test_ceil_mode_pool_is_blocked_and_vectorized():
     assert schedule_decision(pool)[0] == "blocked_max_pool2d"
     text = pool.script()
     assert "T.vectorized" in text
-    # the ragged last window (rows and columns 24-26 of 26) padded with max's identity
-    assert 'T.float32("-inf")' in text and "T.int64(27), T.int64(27), T.int64(16)" in text
+    # the ragged last window (rows and columns 24-26 of 26) read through the padding's
+    # condition, max's identity outside the image, with no padded copy
+    assert 'T.float32("-inf")' in text and "< T.int64(26)" in text
+    assert "sblock_alloc_buffer" not in text
 
 
 def test_pool_walks_several_windows_at_once_with_the_same_bits(monkeypatch):
@@ -122,6 +124,52 @@ def test_pool_walks_several_windows_at_once_with_the_same_bits(monkeypatch):
         want = model(x).numpy()
     np.testing.assert_allclose(walked, want, rtol=1e-5, atol=1e-5)
     assert 0 < np.isnan(walked).sum() < walked.size / 4    # NaN windows, and others
+
+
+class ConvPadPool(torch.nn.Module):
+    """A convolution and a max pool with padding, no activation between: NaN, -inf and
+    -0.0 reach the pool's windows at the image's edges."""
+
+    def __init__(self, kernel=3, stride=2, padding=1):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(8, 16, 1)
+        self.pool = torch.nn.MaxPool2d(kernel, stride, padding)
+
+    def forward(self, x):
+        return self.pool(self.conv(x))
+
+
+@pytest.mark.parametrize("kernel,stride,padding", [(3, 2, 1), (3, 1, 1), (2, 2, 1)])
+def test_padded_pool_reads_through_the_padding_with_the_same_bits(kernel, stride, padding,
+                                                                  monkeypatch):
+    """The pool reads its input through the padding's condition (``INLINE_POOL_PADDING``)
+    instead of a padded copy: NaN, -inf and +-0 at the edges and corners give the bits of
+    the padded copy's pool, and PyTorch's values."""
+    from mlclab.backend.schedules import blocked
+
+    model = ConvPadPool(kernel, stride, padding)
+    with torch.no_grad():
+        model.conv.weight.zero_()
+        model.conv.bias.copy_(torch.tensor([0.0, -0.0, float("-inf"), 1, 2, -3, 4, 5] * 2))
+        model.conv.weight[:, 0] = 1.0
+    mod, x = _import(model, (1, 8, 9, 14))
+    x[0, 0] = 0.0
+    x[0, 0, 0, 0] = float("nan")           # a corner: windows that overhang two edges
+    x[0, 0, 8, 5] = float("nan")           # the bottom edge
+    x[0, 0, 4, 13] = float("-inf")         # the right edge
+    x[0, 0, 2, 0] = -0.0
+    (pool,) = [f for name, f in _scheduled(mod).items() if "max_pool2d" in name]
+    assert "sblock_alloc_buffer" not in pool.script()      # no padded copy
+    read_through = _run(mod, x)
+    monkeypatch.setattr(blocked, "INLINE_POOL_PADDING", False)
+    (copied,) = [f for name, f in _scheduled(mod).items() if "max_pool2d" in name]
+    assert "max_pool2d_NCHWc_pad" in copied.script()
+    padded_copy = _run(mod, x)
+    assert np.array_equal(read_through.view(np.uint32), padded_copy.view(np.uint32))
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(read_through, want, rtol=1e-6, atol=0)
+    assert 0 < np.isnan(read_through).sum() < read_through.size / 4
 
 
 def test_ceil_mode_pool_keeps_nan():

@@ -180,6 +180,34 @@ def test_a_stem_in_tiles_of_four_blocks_matches_pytorch():
     _check_against_torch(model, (1, 3, 21, 19))
 
 
+@pytest.mark.parametrize("kernel,stride,size", [(3, 2, (23, 30)), (7, 2, (20, 17)),
+                                               (3, 1, (9, 11))])
+def test_a_narrow_blocked_padding_is_a_fill_and_a_vector_copy(kernel, stride, size,
+                                                              monkeypatch):
+    """A stem's RGB image is blocked by 3: its zero padding was one float at a time under
+    a bounds test (210 of ResNet-18d's stem's 309 us).  It is now a fill of zeros and a
+    copy of the image rows in vectors; the convolution reads the same values, so the
+    results are the same bits."""
+    from mlclab.backend.schedules import blocked
+
+    model = ConvBnRelu(3, 32, kernel, stride, kernel // 2)
+    mod = _check_against_torch(model, (1, 3, *size))
+    (conv,) = [f for name, f in _kernels(_until(mod, "mlclab.ScheduleCPU")).items()
+               if "conv2d" in name]
+    text = conv.script()
+    assert 'T.sblock("conv2d_NCHWc_pad_pad_const")' in text      # the fill
+    lines = text.splitlines()
+    copy = next(i for i, line in enumerate(lines) if 'T.sblock("conv2d_NCHWc_pad")' in line)
+    assert "T.vectorized" in lines[copy - 1]                        # the copy, in vectors
+    split, _ = _run(*_import(model, (1, 3, *size)))
+    monkeypatch.setattr(blocked, "SPLIT_NARROW_PADDING", False)
+    (old,) = [f for name, f in _kernels(_until(mod, "mlclab.ScheduleCPU")).items()
+              if "conv2d" in name]
+    assert "pad_const" not in old.script()
+    whole, _ = _run(*_import(model, (1, 3, *size)))
+    assert np.array_equal(split.view(np.uint32), whole.view(np.uint32))
+
+
 def test_only_channel_planes_4kib_apart_are_stored_along_the_width():
     # 32 x 32 float32 planes start 4 KiB apart: a vector of the channel block stored into
     # 16 of them hit one L1 set (MobileViT-XS's 96 x 32 x 32 back to NCHW: 48 -> 13 us)
