@@ -184,6 +184,55 @@ def test_ceil_mode_pool_keeps_nan():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+class ConvAvgPoolConv(torch.nn.Module):
+    """DenseNet's transition and ResNet-D's shortcut: a convolution, an average pool and
+    a convolution after it."""
+
+    def __init__(self, kernel, stride, ceil_mode, count_include_pad):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(8, 32, 3, padding=1)
+        self.pool = torch.nn.AvgPool2d(kernel, stride, ceil_mode=ceil_mode,
+                                       count_include_pad=count_include_pad)
+        self.after = torch.nn.Conv2d(32, 16, 1)
+
+    def forward(self, x):
+        return self.after(torch.relu(self.pool(self.conv(x))))
+
+
+# (kernel, stride, ceil_mode, count_include_pad, height, width): windows that tile the
+# image (blocked: ResNet-D's 2x2 ceil-mode pool without the padding's count, DenseNet's
+# 2x2, a 3x3 stride 1 one whose count 9 is divided, not multiplied), and ones that do not
+# (an odd width under ceil mode, a 3x3 stride 3 window overhanging the width: NCHW).
+AVG_POOLS = [(2, 2, True, False, 14, 16, True), (2, 2, False, True, 12, 10, True),
+             (3, 1, True, True, 9, 11, True), (2, 2, True, False, 12, 13, False),
+             (3, 3, False, True, 12, 14, False)]
+
+
+@pytest.mark.parametrize("kernel,stride,ceil_mode,count_include_pad,h,w,stays_blocked",
+                         AVG_POOLS)
+def test_average_pool_stays_blocked_where_its_windows_tile_the_image(
+        kernel, stride, ceil_mode, count_include_pad, h, w, stays_blocked, monkeypatch):
+    """The blocked average pool gives the NCHW one's bits (the same sums, a division by the
+    count or a multiplication by its power-of-two inverse) and PyTorch's values; the graph
+    keeps no NCHW round trip around it."""
+    from mlclab.backend import blocked_pool
+
+    model = ConvAvgPoolConv(kernel, stride, ceil_mode, count_include_pad)
+    mod, x = _import(model, (1, 8, h, w))
+    kernels = _scheduled(mod)
+    (pool,) = [f for name, f in kernels.items() if "avg_pool2d" in name]
+    assert (schedule_decision(pool)[0] == "blocked_max_pool2d") == stays_blocked
+    transforms = [name for name in kernels if "layout_transform" in name]
+    assert len(transforms) == (2 if stays_blocked else 4)     # the image in, the result out
+    got = _run(mod, x)
+    monkeypatch.setattr(blocked_pool, "BLOCKED_AVG_POOL", False)
+    nchw = _run(mod, x)
+    assert np.array_equal(got.view(np.uint32), nchw.view(np.uint32))
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 class Fire(torch.nn.Module):
     """SqueezeNet's Fire module: squeeze 1x1, expand 1x1 and 3x3, concatenated, then a
     ceil-mode max pool."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 # with the block but which any other operator could take.
 BLOCKED_OP = "mlclab.blocked_op"
 CONV2D, MAX_POOL2D = "conv2d_NCHWc", "max_pool2d_NCHWc"
+AVG_POOL2D = "avg_pool2d_NCHWc"
 DEPTHWISE_CONV2D = "depthwise_conv2d_NCHWc"
 # The smallest channel block worth a vector: fewer output channels per block than this
 # (fewer than 4 channels, or a prime count wider than a vector such as 17) leaves the

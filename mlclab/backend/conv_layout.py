@@ -18,9 +18,10 @@ output pixels held in registers (see ``schedules.blocked``).
 * the operators between convolutions that do not care about the layout -- activations
   (``ELEMENTWISE``), an add, subtract, multiply or divide of two blocked tensors (a
   residual) or of a per-channel vector (a bias) or a scalar, max pooling (``ceil_mode``
-  too), a concatenation of channels, the mean over the image (squeeze-excite's pool) --
-  stay in the blocked layout, so a ResNet is transformed once at its input and once before
-  the classifier; a value a convolution needs in another block is re-blocked by one copy;
+  too), average pooling whose windows tile the image, a concatenation of channels, the
+  mean over the image (squeeze-excite's pool) -- stay in the blocked layout, so a ResNet
+  is transformed once at its input and once before the classifier; a value a convolution
+  needs in another block is re-blocked by one copy;
 * every value keeps its NCHW binding (a ``layout_transform`` back) for any other user;
   those no one uses are dead code and removed, so the transforms are only at the edges.
 
@@ -36,6 +37,7 @@ from __future__ import annotations
 import functools
 import math
 
+from .blocked_pool import blocked_pooling
 from .channel_blocks import (BLOCKED_OP, CONV2D, MIN_BLOCK,  # noqa: F401
                              channel_block, is_blocked, min_block)
 from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
@@ -99,9 +101,6 @@ def _has_blockable_conv(func, lanes: int) -> bool:
     return block is not None and any(
         isinstance(b.value, relax.Call) and _conv_blocks(b.value, lanes) is not None
         for b in block.bindings)
-
-
-
 
 
 def _conv_blocks(call, lanes: int, incoming=None):
@@ -188,7 +187,6 @@ def _blocked_weight(w, blocks):
         return o // ob, i // ib, h, w_, i % ib, o % ob
 
     return relax.op.layout_transform(w, index_map=kernel_map)
-
 
 
 def _make_blocker():
@@ -288,7 +286,8 @@ def _make_blocker():
                     "relax.subtract": self._binary,
                     "relax.multiply": self._binary,
                     "relax.divide": self._binary,   # hard-swish's / 6
-                    "relax.nn.max_pool2d": self._max_pool2d,
+                    "relax.nn.max_pool2d": self._pool2d,
+                    "relax.nn.avg_pool2d": self._pool2d,
                     "relax.concat": self._concat,
                     "relax.mean": self._global_mean,
                 }.get(name) or (self._unary if name in ELEMENTWISE else None))
@@ -419,19 +418,14 @@ def _make_blocker():
             self.changed = True
             return True
 
-        def _max_pool2d(self, binding, call) -> bool:
+        def _pool2d(self, binding, call) -> bool:
+            """A max or average pooling over the blocked tensor, where ``blocked_pool``
+            keeps it blocked."""
             (x,) = call.args
-            a = call.attrs
-            if x not in self.blocked or (a.layout, a.out_layout) != ("NCHW", "NCHW") \
-                    or any(int(d) != 1 for d in a.dilation):
+            out = blocked_pooling(call, *self.blocked[x]) if x in self.blocked else None
+            if out is None:
                 return False
-            xb, block = self.blocked[x]
-            layout = f"NCHW{block}c"
-            out = R.nn.max_pool2d(
-                xb, pool_size=a.pool_size, strides=a.strides, padding=a.padding,
-                dilation=a.dilation, ceil_mode=a.ceil_mode,
-                count_include_pad=a.count_include_pad, layout=layout, out_layout=layout)
-            self._bind(binding, out, block)
+            self._bind(binding, out, self.blocked[x][1])
             return True
 
     return Blocker

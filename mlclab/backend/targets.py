@@ -245,7 +245,7 @@ def _legalize_passes(target, optimized: bool = False, fast_math: bool = False) -
 
     from ..ops.lowering import LEGALIZE
     from ..ops.strict import STRICT
-    from .blocked_pool import legalize_max_pool2d
+    from .blocked_pool import legalize_avg_pool2d, legalize_max_pool2d
     from .concat import legalize_concat
     from .conv_layout import legalize_conv2d
     from .fast_math import (legalize_gelu, legalize_sigmoid, legalize_silu, legalize_softmax,
@@ -255,6 +255,7 @@ def _legalize_passes(target, optimized: bool = False, fast_math: bool = False) -
     first, *rest = cpu_generic.legalize_passes(target)
     assert first.info.name == "LegalizeOps", first.info.name
     blocked = {"relax.nn.conv2d": legalize_conv2d, "relax.nn.max_pool2d": legalize_max_pool2d,
+               "relax.nn.avg_pool2d": legalize_avg_pool2d,
                # a vectorizable erf and exp (fast_math.py)
                "relax.nn.gelu": legalize_gelu, "relax.nn.softmax": legalize_softmax,
                "relax.sigmoid": legalize_sigmoid, "relax.nn.silu": legalize_silu,

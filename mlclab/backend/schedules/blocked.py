@@ -278,23 +278,30 @@ INLINE_POOL_PADDING = True
 
 
 def schedule_blocked_pool(sch, blocks, lanes: int) -> None:
-    """Pooling in the blocked layout: ``[n * c_chunk * oh (parallel), ow] x [ky, kx] x
-    [c_block (vector)]`` -- each window step is one vector compare over a channel block
-    (the unscheduled loop nest compared one float at a time: 4 ms for ResNet-18's pool of
-    64x112x112, against 0.3 ms so)."""
-    from ..channel_blocks import MAX_POOL2D
+    """Pooling in the blocked layout: ``[n * c_chunk * oh (parallel), ow_outer] x [ky, kx]
+    x [ow_inner (unrolled), c_block (vector)]`` -- each window step is one vector compare
+    (max) or add (average) over a channel block for ``ow_inner`` pixels (the unscheduled
+    loop nest compared one float at a time: 4 ms for ResNet-18's pool of 64x112x112,
+    against 0.3 ms so).  Blocks after the reduction (the average's scale, a fused
+    activation) run per tile while it is in registers."""
+    from ..channel_blocks import AVG_POOL2D, MAX_POOL2D
 
-    pools = [b for b in blocks if blocked_op(sch.get(b)) == MAX_POOL2D and is_reduction(sch, b)]
-    if len(pools) != 1 or len(blocks) > 2:
+    pools = [b for b in blocks
+             if blocked_op(sch.get(b)) in (MAX_POOL2D, AVG_POOL2D) and is_reduction(sch, b)]
+    if len(pools) != 1:
         raise ValueError("not one blocked pooling")
     pool = pools[0]
+    index = next(i for i, b in enumerate(blocks) if b.same_as(pool))
+    padding, after = blocks[:index], blocks[index + 1:]
+    if len(padding) > 1 or any(is_reduction(sch, b) for b in after):
+        raise ValueError("not one blocked pooling")
     loops = list(sch.get_loops(pool))
     if len(loops) != 7 or None in extents_of(sch, loops):
         raise ValueError("not a static blocked pooling")
-    others = [b for b in blocks if not b.same_as(pool)]
-    if INLINE_POOL_PADDING and not blocks[0].same_as(pool):
-        sch.compute_inline(blocks[0])  # the padding, read through its condition
-        others = others[1:]
+    if INLINE_POOL_PADDING:
+        for b in padding:
+            sch.compute_inline(b)  # read through its condition
+        padding = []
     n, c_chunk, oh, ow, c_block, ky, kx = loops
     width = extents_of(sch, [ow])[0]
     pixels = largest_divisor(width, POOL_PIXELS)
@@ -303,9 +310,10 @@ def schedule_blocked_pool(sch, blocks, lanes: int) -> None:
     rows = sch.fuse(n, c_chunk, oh)
     if worth_parallel([work(sch, pool)], PARALLEL_MIN_ELEMENTS):
         sch.parallel(rows)
+    for block in after:
+        epilogue_per_tile(sch, block, ow_outer)
     sch.vectorize(c_block)
     sch.unroll(ow_inner)
     sch.decompose_reduction(pool, ky)
-    for b in others:  # the padding, or an element-wise block fused after the pool
+    for b in padding:
         vectorize_spatial(sch, b, lanes)
-

@@ -33,14 +33,15 @@ class BlockedLayoutTransform(CPURule):
 
 
 class BlockedMaxPool(CPURule):
-    """Max pooling in the blocked layout: one vector compare per window step."""
+    """Max or average pooling in the blocked layout: one vector compare or add per window
+    step (the name is the max pool's, which it scheduled first)."""
 
     name = "blocked_max_pool2d"
 
     def is_applicable(self, func):
-        from ..channel_blocks import MAX_POOL2D
+        from ..channel_blocks import AVG_POOL2D, MAX_POOL2D
 
-        return None if MAX_POOL2D in blocked_ops(func) else "no blocked max_pool2d"
+        return None if {MAX_POOL2D, AVG_POOL2D} & blocked_ops(func) else "no blocked pooling"
 
     def schedule(self, sch, blocks, lanes):
         schedule_blocked_pool(sch, blocks, lanes)
