@@ -196,7 +196,8 @@ class ConvAvgPoolConv(torch.nn.Module):
         self.after = torch.nn.Conv2d(32, 16, 1)
 
     def forward(self, x):
-        return self.after(torch.relu(self.pool(self.conv(x))))
+        pooled = self.pool(self.conv(x))   # an output too: NaN would hide it in ``after``'s
+        return torch.cat([self.after(torch.relu(pooled)).flatten(), pooled.flatten()])
 
 
 # (kernel, stride, ceil_mode, count_include_pad, height, width): windows that tile the
@@ -218,13 +219,18 @@ def test_average_pool_stays_blocked_where_its_windows_tile_the_image(
     from mlclab.backend import blocked_pool
 
     model = ConvAvgPoolConv(kernel, stride, ceil_mode, count_include_pad)
+    with torch.no_grad():  # NaN, inf, -inf and -0.0 channels reach the pool's windows
+        model.conv.bias[3:7] = torch.tensor([float("nan"), float("inf"), float("-inf"), -0.0])
+        model.conv.weight[3:7] = 0.0
     mod, x = _import(model, (1, 8, h, w))
     kernels = _scheduled(mod)
     (pool,) = [f for name, f in kernels.items() if "avg_pool2d" in name]
     assert (schedule_decision(pool)[0] == "blocked_max_pool2d") == stays_blocked
     transforms = [name for name in kernels if "layout_transform" in name]
-    assert len(transforms) == (2 if stays_blocked else 4)     # the image in, the result out
+    # the image in and both results out; in NCHW the pool's input out and its result in too
+    assert len(transforms) == (3 if stays_blocked else 4)
     got = _run(mod, x)
+    assert np.isnan(got).any() and np.isposinf(got).any() and np.isneginf(got).any()
     monkeypatch.setattr(blocked_pool, "BLOCKED_AVG_POOL", False)
     nchw = _run(mod, x)
     assert np.array_equal(got.view(np.uint32), nchw.view(np.uint32))
