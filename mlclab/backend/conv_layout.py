@@ -450,11 +450,16 @@ def _Blocker(mod, lanes: int):
 # --------------------------------------------------------------------------- lowering
 def legalize_conv2d(bb, call):
     """LegalizeOps' rule for ``relax.nn.conv2d``: the blocked convolution as one loop nest
-    (padding, then the reduction named ``BLOCK_NAME``), any other layout TVM's own way."""
+    (padding, then the reduction named ``BLOCK_NAME``), a 1x1 one in NCHW as a matmul
+    (``pointwise_conv``), any other TVM's own way."""
     import tvm
+
+    from .pointwise_conv import is_pointwise_nchw, legalize_pointwise
 
     a = call.attrs
     if not is_blocked(a.data_layout):
+        if is_pointwise_nchw(call):
+            return legalize_pointwise(bb, call)
         default = tvm.ir.Op.get("relax.nn.conv2d").get_attr("FLegalize")
         return default(bb, call)
     strides = [int(s) for s in a.strides]

@@ -1,0 +1,105 @@
+"""The 1x1 convolution in NCHW (``backend/pointwise_conv.py``): a matmul of the weights by
+the pixels, register-tiled over output channels, image rows and pixel vectors at once.
+
+The general register tile took it as rows of output channels by one row of pixels: two
+channels (58 = 2 x 29) by one 14-pixel vector (28 = 2 x 14), two accumulators, image rows
+never tiled -- ShuffleNetV2's 58-channel 1x1 convolutions ran at 29 % of the FLOP roof.
+Here a tile is ``oc x rows x vectors`` of ``width`` pixels (2 x 7 x 1 of 14 there): per
+input channel, ``oc`` broadcast weights and ``rows x vectors`` input vectors feed
+``oc x rows x vectors`` FMAs.  The input channels are summed in the order of the
+unscheduled loop nest, so the results are the same bits.
+"""
+from __future__ import annotations
+
+from .blocked import blocked_ops, max_accumulators, one_blocked_reduction
+from .loops import vectorize_spatial
+from .register_tile import epilogue_per_tile
+from .rule import CPURule, Declined
+from .tir_util import PARALLEL_MIN_MACS, extents_of, work, worth_parallel
+
+
+class PointwiseConv2d(CPURule):
+    """A 1x1 conv2d in NCHW: output channels x image rows x pixel vectors in registers."""
+
+    name = "pointwise_conv2d"
+
+    def is_applicable(self, func):
+        from ..channel_blocks import POINTWISE_CONV2D
+
+        return None if POINTWISE_CONV2D in blocked_ops(func) else "no 1x1 NCHW conv2d"
+
+    def schedule(self, sch, blocks, lanes):
+        schedule_pointwise_conv(sch, blocks, lanes)
+
+
+def pointwise_tile(out_channels: int, height: int, width: int, lanes: int, budget: int):
+    """``(channels, vectors)`` of a register tile over ``height x width`` pixels in vectors
+    of ``lanes``, each dividing its loop and the vectors whole image rows (the epilogue
+    under the tile covers whole rows): the most accumulators within ``budget``, then the
+    fewest loads per input channel (channels broadcast plus vectors loaded); None when no
+    tile of whole rows exists."""
+    best, best_key = None, None
+    for oc in _divisors(out_channels, budget):
+        for per_tile in _divisors(height * width // lanes, budget // oc):
+            if per_tile * lanes % width:
+                continue
+            key = (oc * per_tile, -(oc + per_tile))
+            if best_key is None or key > best_key:
+                best, best_key = (oc, per_tile), key
+    return best
+
+
+# The most bytes of input a tile may read (its pixels times the input channels) and still
+# run every output-channel tile past them, out of L1 (48 KiB on this core); a larger one
+# streams the pixels past each channel tile's weights instead.  One AVX-512 core,
+# interleaved: 58 -> 58 at 28 x 28 (26 KiB) 26 us pixels outer, 45 us channels outer;
+# 116 -> 116 at 28 x 28 (52 KiB) 321 us pixels outer, 175 us channels outer.
+L1_TILE_BYTES = 32 * 1024
+
+
+def _divisors(extent: int, at_most: int):
+    return [d for d in range(1, min(extent, at_most) + 1) if extent % d == 0]
+
+
+def schedule_pointwise_conv(sch, blocks, lanes: int) -> None:
+    """``[n * rows_outer * columns_outer * oc_outer (parallel)] x [ic] x [oc_inner, rows,
+    vectors (unrolled), pixels (vector)]``, the fused epilogue (bias, ReLU) per tile.  The
+    output channels are the innermost tiles, so the input rows a tile reads stay in cache
+    while every channel tile runs past them."""
+    from ..channel_blocks import POINTWISE_CONV2D
+
+    conv, prologue, epilogue = one_blocked_reduction(sch, blocks, POINTWISE_CONV2D,
+                                                     "1x1 convolution")
+    loops = list(sch.get_loops(conv))
+    extents = extents_of(sch, loops)
+    if len(loops) != 5 or None in extents:
+        raise Declined("not a static 1x1 convolution")
+    n, oc, y, x, ic = loops
+    _, out_channels, height, width, in_channels = extents
+    if height * width % lanes:
+        raise Declined(f"{height} x {width} pixels: not whole vectors of {lanes}")
+    # The image's rows follow each other in memory: its pixels are one axis of whole vectors.
+    tile = pointwise_tile(out_channels, height, width, lanes, max_accumulators(lanes))
+    if tile is None:
+        raise Declined(f"no tile of whole {width}-pixel rows in whole vectors of {lanes}")
+    oc_tile, per_tile = tile
+    oc_outer, oc_inner = sch.split(oc, factors=[None, oc_tile])
+    p_outer, p_vectors, p_lanes = sch.split(sch.fuse(y, x), factors=[None, per_tile, lanes])
+    if in_channels * per_tile * lanes * 4 <= L1_TILE_BYTES:
+        outer = (n, p_outer, oc_outer)   # the pixels' channels stay in L1 for every oc tile
+    else:
+        outer = (n, oc_outer, p_outer)   # the tile's weights stay, the pixels stream past
+    sch.reorder(*outer, ic, oc_inner, p_vectors, p_lanes)
+    if not epilogue:
+        epilogue = [sch.cache_write(conv, 0, "global")]
+    tile = sch.fuse(*outer)
+    if worth_parallel([work(sch, conv)], PARALLEL_MIN_MACS):
+        sch.parallel(tile)
+    for block in epilogue:
+        epilogue_per_tile(sch, block, tile)
+    sch.vectorize(p_lanes)
+    for loop in (p_vectors, oc_inner):
+        sch.unroll(loop)
+    sch.decompose_reduction(conv, ic)
+    for block in prologue:
+        vectorize_spatial(sch, block, lanes)
