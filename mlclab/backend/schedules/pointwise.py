@@ -1,13 +1,16 @@
 """The 1x1 convolution in NCHW (``backend/pointwise_conv.py``): a matmul of the weights by
-the pixels, register-tiled over output channels, image rows and pixel vectors at once.
+the pixels, register-tiled over output channels and whole vectors of pixels.
 
 The general register tile took it as rows of output channels by one row of pixels: two
 channels (58 = 2 x 29) by one 14-pixel vector (28 = 2 x 14), two accumulators, image rows
 never tiled -- ShuffleNetV2's 58-channel 1x1 convolutions ran at 29 % of the FLOP roof.
-Here a tile is ``oc x rows x vectors`` of ``width`` pixels (2 x 7 x 1 of 14 there): per
-input channel, ``oc`` broadcast weights and ``rows x vectors`` input vectors feed
-``oc x rows x vectors`` FMAs.  The input channels are summed in the order of the
-unscheduled loop nest, so the results are the same bits.
+An image's rows follow each other in memory, so where its pixels are whole vectors (28 x 28
+is 49 vectors of 16) a tile is ``oc`` channels by ``vectors`` of the flattened image (2 x 7
+there, whole rows, so the epilogue under the tile is rectangular): per input channel,
+``oc`` broadcast weights and ``vectors`` loads feed ``oc x vectors`` FMAs.  Where they are
+not (14 x 14 is 12.25 vectors) and a row is a little narrower than a vector, each row is
+padded to one vector (``_pad_rows_and_tile``).  The input channels are summed in the order
+of the unscheduled loop nest, so the results are the same bits.
 """
 from __future__ import annotations
 
@@ -62,10 +65,10 @@ def _divisors(extent: int, at_most: int):
 
 
 def schedule_pointwise_conv(sch, blocks, lanes: int) -> None:
-    """``[n * rows_outer * columns_outer * oc_outer (parallel)] x [ic] x [oc_inner, rows,
-    vectors (unrolled), pixels (vector)]``, the fused epilogue (bias, ReLU) per tile.  The
-    output channels are the innermost tiles, so the input rows a tile reads stay in cache
-    while every channel tile runs past them."""
+    """``[n * pixels_outer * oc_outer (parallel)] x [ic] x [oc_inner, vectors (unrolled),
+    lanes (vector)]``, the fused epilogue (bias, ReLU) per tile -- the output-channel tiles
+    inside the pixel tiles where the tile's input fits ``L1_TILE_BYTES``, outside them
+    otherwise."""
     from ..channel_blocks import POINTWISE_CONV2D
 
     conv, prologue, epilogue = one_blocked_reduction(sch, blocks, POINTWISE_CONV2D,
@@ -77,7 +80,10 @@ def schedule_pointwise_conv(sch, blocks, lanes: int) -> None:
     n, oc, y, x, ic = loops
     _, out_channels, height, width, in_channels = extents
     if height * width % lanes:
-        raise Declined(f"{height} x {width} pixels: not whole vectors of {lanes}")
+        if width >= lanes or lanes - width > width * ROW_PAD_SHARE:
+            raise Declined(f"{height} x {width} pixels: not whole vectors of {lanes}")
+        _pad_rows_and_tile(sch, conv, lanes, out_channels, height, in_channels)
+        return
     # The image's rows follow each other in memory: its pixels are one axis of whole vectors.
     tile = pointwise_tile(out_channels, height, width, lanes, max_accumulators(lanes))
     if tile is None:
@@ -103,3 +109,59 @@ def schedule_pointwise_conv(sch, blocks, lanes: int) -> None:
     sch.decompose_reduction(conv, ic)
     for block in prologue:
         vectorize_spatial(sch, block, lanes)
+
+
+# The most a row narrower than a vector may be padded, as a share of its pixels (14 -> 16).
+# ShuffleNetV2's 116 -> 116 at 14 x 14, one AVX-512 core, kernel medians: 45-47 us as the
+# general register tile (4 channels x one 14-lane vector), 37-38 us padded in tiles of 4
+# channels x 2 rows (2 x 7 rows, whose 52 KiB of input leave L1: 44 us).
+ROW_PAD_SHARE = 1 / 7
+
+
+def _pad_rows_and_tile(sch, conv, lanes: int, out_channels: int, height: int,
+                       in_channels: int) -> None:
+    """Image rows narrower than a vector whose pixels are not whole vectors (14 x 14):
+    each row padded to one vector with zeros (``pad_einsum``: a padded copy of the input,
+    a padded result cropped into the output), then ``oc x rows`` one-vector rows per tile.
+    The padded columns add zeros to sums that are thrown away."""
+    from .tir_util import child_blocks, try_inline
+
+    sch.pad_einsum(conv, [1, 1, 1, lanes, 1])
+    blocks = child_blocks(sch)
+    index = next(k for k, b in enumerate(blocks) if sch.get(b).same_as(sch.get(conv)))
+    prologue, after = blocks[:index], blocks[index + 1:]
+    if len(after) > 1:
+        try_inline(sch, after[0])   # the crop, into the epilogue that follows
+        after = child_blocks(sch)[index + 1:]
+    n, oc, y, x, ic = sch.get_loops(conv)
+    # as many rows as keep the tile's input in L1 while every channel tile runs past them
+    in_rows = max(1, L1_TILE_BYTES // (in_channels * lanes * 4))
+    oc_tile, rows = _rows_tile(out_channels, height, max_accumulators(lanes), in_rows)
+    oc_outer, oc_inner = sch.split(oc, factors=[None, oc_tile])
+    y_outer, y_inner = sch.split(y, factors=[None, rows])
+    sch.reorder(n, y_outer, oc_outer, ic, oc_inner, y_inner, x)
+    tile = sch.fuse(n, y_outer, oc_outer)
+    if worth_parallel([work(sch, conv)], PARALLEL_MIN_MACS):
+        sch.parallel(tile)
+    for block in after:
+        epilogue_per_tile(sch, block, tile)
+    sch.vectorize(x)
+    for loop in (y_inner, oc_inner):
+        sch.unroll(loop)
+    sch.decompose_reduction(conv, ic)
+    for block in prologue:   # the padding: one vector per row, its last lanes zero
+        *outer_loops, columns = sch.get_loops(block)
+        sch.fuse(*outer_loops)
+        sch.vectorize(columns)
+
+
+def _rows_tile(out_channels: int, height: int, budget: int, max_rows: int):
+    """``(channels, rows)`` of a tile of one-vector rows: the most accumulators within
+    ``budget`` and at most ``max_rows`` rows, then the fewest loads."""
+    best, best_key = None, None
+    for oc in _divisors(out_channels, budget):
+        for rows in _divisors(height, min(max_rows, budget // oc)):
+            key = (oc * rows, -(oc + rows))
+            if best_key is None or key > best_key:
+                best, best_key = (oc, rows), key
+    return best
