@@ -1,6 +1,6 @@
 """1x1 convolutions left in NCHW, lowered as a matmul (mlclab/backend/pointwise_conv.py) and
 tiled over output channels and whole pixel vectors (schedules/pointwise.py), and blocks of
-half a vector padded to whole ones (conv_layout.PAD_FROM): which convolutions take the
+half a vector padded to whole ones (channel_blocks.PAD_FROM): which convolutions take the
 paths, and that every result equals PyTorch's, and the previous lowering's bit for bit
 (the same sums in the same order), NaN and infinity included."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlclab.backend import conv_layout, pointwise_conv
+from mlclab.backend import channel_blocks, pointwise_conv
 from mlclab.backend.channel_blocks import channel_block, min_block
 from mlclab.backend.schedules import schedule_decision
 from mlclab.backend.schedules.blocked import max_accumulators
@@ -152,11 +152,11 @@ def test_half_a_vector_of_output_channels_is_padded_to_whole_vectors(lanes, monk
                                 torch.nn.Conv2d(232, 24, 3, padding=1))
     mod = _check_against_torch(model, (1, 16, 7, 7))
     text = _until(mod, "mlclab.BlockConvLayout")["main"].script()
-    half = lanes * conv_layout.PAD_FROM <= channel_block(232, lanes) < lanes
+    half = lanes * channel_blocks.PAD_FROM <= channel_block(232, lanes) < lanes
     assert ("R.strided_slice" in text) == half
     assert (f"R.Tensor((1, {240 // lanes}, 7, 7, {lanes})" in text) == half
     padded, _ = _run(*_import(model, (1, 16, 7, 7)))
-    monkeypatch.setattr(conv_layout, "PAD_FROM", 0.51)
+    monkeypatch.setattr(channel_blocks, "PAD_FROM", 0.51)
     text = _until(_import(model, (1, 16, 7, 7))[0], "mlclab.BlockConvLayout")["main"].script()
     assert "R.strided_slice" not in text
     unpadded, _ = _run(*_import(model, (1, 16, 7, 7)))
