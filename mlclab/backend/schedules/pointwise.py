@@ -113,20 +113,25 @@ def schedule_pointwise_conv(sch, blocks, lanes: int) -> None:
 
 # The most a row narrower than a vector may be padded, as a share of its pixels (14 -> 16).
 # ShuffleNetV2's 116 -> 116 at 14 x 14, one AVX-512 core, kernel medians: 45-47 us as the
-# general register tile (4 channels x one 14-lane vector), 37-38 us padded in tiles of 4
-# channels x 2 rows (2 x 7 rows, whose 52 KiB of input leave L1: 44 us).
+# general register tile (4 channels x one 14-lane vector); padded, 44 us in tiles of 2
+# channels x 7 rows (whose 52 KiB of input leave L1), 37 us in 4 x 2, 27 us in 4 x 3 (the
+# image's 14 rows padded to 15).
 ROW_PAD_SHARE = 1 / 7
 
 
 def _pad_rows_and_tile(sch, conv, lanes: int, out_channels: int, height: int,
                        in_channels: int) -> None:
     """Image rows narrower than a vector whose pixels are not whole vectors (14 x 14):
-    each row padded to one vector with zeros (``pad_einsum``: a padded copy of the input,
-    a padded result cropped into the output), then ``oc x rows`` one-vector rows per tile.
-    The padded columns add zeros to sums that are thrown away."""
+    each row padded to one vector with zeros, and the rows to a whole number of tiles
+    (``pad_einsum``: a padded copy of the input, a padded result cropped into the output),
+    then ``oc x rows`` one-vector rows per tile.  The padding adds zeros to sums that are
+    thrown away."""
     from .tir_util import child_blocks, try_inline
 
-    sch.pad_einsum(conv, [1, 1, 1, lanes, 1])
+    # as many rows as keep the tile's input in L1 while every channel tile runs past them
+    in_rows = max(1, L1_TILE_BYTES // (in_channels * lanes * 4))
+    oc_tile, rows = _rows_tile(out_channels, height, max_accumulators(lanes), in_rows)
+    sch.pad_einsum(conv, [1, 1, rows, lanes, 1])
     blocks = child_blocks(sch)
     index = next(k for k, b in enumerate(blocks) if sch.get(b).same_as(sch.get(conv)))
     prologue, after = blocks[:index], blocks[index + 1:]
@@ -134,9 +139,6 @@ def _pad_rows_and_tile(sch, conv, lanes: int, out_channels: int, height: int,
         try_inline(sch, after[0])   # the crop, into the epilogue that follows
         after = child_blocks(sch)[index + 1:]
     n, oc, y, x, ic = sch.get_loops(conv)
-    # as many rows as keep the tile's input in L1 while every channel tile runs past them
-    in_rows = max(1, L1_TILE_BYTES // (in_channels * lanes * 4))
-    oc_tile, rows = _rows_tile(out_channels, height, max_accumulators(lanes), in_rows)
     oc_outer, oc_inner = sch.split(oc, factors=[None, oc_tile])
     y_outer, y_inner = sch.split(y, factors=[None, rows])
     sch.reorder(n, y_outer, oc_outer, ic, oc_inner, y_inner, x)
@@ -157,11 +159,13 @@ def _pad_rows_and_tile(sch, conv, lanes: int, out_channels: int, height: int,
 
 def _rows_tile(out_channels: int, height: int, budget: int, max_rows: int):
     """``(channels, rows)`` of a tile of one-vector rows: the most accumulators within
-    ``budget`` and at most ``max_rows`` rows, then the fewest loads."""
+    ``budget`` and at most ``max_rows`` rows, then the fewest rows of padding, then the
+    fewest loads; the channels divide ``out_channels``, the rows are padded to whole
+    tiles."""
     best, best_key = None, None
     for oc in _divisors(out_channels, budget):
-        for rows in _divisors(height, min(max_rows, budget // oc)):
-            key = (oc * rows, -(oc + rows))
+        for rows in range(1, min(max_rows, budget // oc) + 1):
+            key = (oc * rows, -(-height // rows * rows), -(oc + rows))
             if best_key is None or key > best_key:
                 best, best_key = (oc, rows), key
     return best
