@@ -14,11 +14,9 @@ of the unscheduled loop nest, so the results are the same bits.
 """
 from __future__ import annotations
 
-from .blocked import blocked_ops, max_accumulators, one_blocked_reduction
-from .loops import vectorize_spatial
-from .register_tile import epilogue_per_tile
+from .blocked import blocked_ops, finish_blocked_tile, max_accumulators, one_blocked_reduction
 from .rule import CPURule, Declined
-from .tir_util import PARALLEL_MIN_MACS, extents_of, work, worth_parallel
+from .tir_util import extents_of
 
 
 class PointwiseConv2d(CPURule):
@@ -96,19 +94,8 @@ def schedule_pointwise_conv(sch, blocks, lanes: int) -> None:
     else:
         outer = (n, oc_outer, p_outer)   # the tile's weights stay, the pixels stream past
     sch.reorder(*outer, ic, oc_inner, p_vectors, p_lanes)
-    if not epilogue:
-        epilogue = [sch.cache_write(conv, 0, "global")]
-    tile = sch.fuse(*outer)
-    if worth_parallel([work(sch, conv)], PARALLEL_MIN_MACS):
-        sch.parallel(tile)
-    for block in epilogue:
-        epilogue_per_tile(sch, block, tile)
-    sch.vectorize(p_lanes)
-    for loop in (p_vectors, oc_inner):
-        sch.unroll(loop)
-    sch.decompose_reduction(conv, ic)
-    for block in prologue:
-        vectorize_spatial(sch, block, lanes)
+    finish_blocked_tile(sch, conv, prologue, epilogue, rows=outer, tile=None, vector=p_lanes,
+                        unrolled=(p_vectors, oc_inner), first_reduction=ic, lanes=lanes)
 
 
 # The most a row narrower than a vector may be padded, as a share of its pixels (14 -> 16).
@@ -142,15 +129,9 @@ def _pad_rows_and_tile(sch, conv, lanes: int, out_channels: int, height: int,
     oc_outer, oc_inner = sch.split(oc, factors=[None, oc_tile])
     y_outer, y_inner = sch.split(y, factors=[None, rows])
     sch.reorder(n, y_outer, oc_outer, ic, oc_inner, y_inner, x)
-    tile = sch.fuse(n, y_outer, oc_outer)
-    if worth_parallel([work(sch, conv)], PARALLEL_MIN_MACS):
-        sch.parallel(tile)
-    for block in after:
-        epilogue_per_tile(sch, block, tile)
-    sch.vectorize(x)
-    for loop in (y_inner, oc_inner):
-        sch.unroll(loop)
-    sch.decompose_reduction(conv, ic)
+    finish_blocked_tile(sch, conv, [], after, rows=(n, y_outer, oc_outer), tile=None,
+                        vector=x, unrolled=(y_inner, oc_inner), first_reduction=ic,
+                        lanes=lanes)
     for block in prologue:   # the padding: one vector per row, its last lanes zero
         *outer_loops, columns = sch.get_loops(block)
         sch.fuse(*outer_loops)
