@@ -8,7 +8,7 @@ general register tile then took tiles of two output channels by one row of pixel
 1x1 convolution with unit stride and no padding, ``out[n, o, y, x] = sum_i data[n, i, y, x]
 * weight[o, i, 0, 0]`` is a matmul of the weights by the pixels: lowered here as that one
 reduction over ``i``, in the same order (so the same sums), with no copy, and annotated so
-that ``schedules.pointwise`` tiles output channels, image rows and pixel vectors together.
+that ``schedules.pointwise`` tiles output channels by whole vectors of pixels.
 """
 from __future__ import annotations
 
