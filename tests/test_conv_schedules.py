@@ -345,7 +345,7 @@ def test_output_channels_in_a_cut_vector_are_padded_to_whole_vectors(lanes, monk
     per FMA): computed as 208 in blocks of 16 with zero weights, sliced back to 200 in NCHW
     for the bias, the activation and the next convolution (odd image, stride 2).  Each
     output's sum is the unpadded one's, so the results are the same bits."""
-    from mlclab.backend import conv_layout
+    from mlclab.backend import channel_blocks
 
     model = torch.nn.Sequential(torch.nn.Conv2d(7, 200, 3, 2, 1), torch.nn.ReLU(),
                                 torch.nn.Conv2d(200, 24, 1))
@@ -355,18 +355,18 @@ def test_output_channels_in_a_cut_vector_are_padded_to_whole_vectors(lanes, monk
     assert ("R.strided_slice" in text) == cut
     assert (f"R.Tensor((1, {208 // lanes}, 7, 6, {lanes})" in text) == cut
     padded, _ = _run(*_import(model, (1, 7, 13, 11)))
-    monkeypatch.setattr(conv_layout, "PAD_SHARE", 0)
+    monkeypatch.setattr(channel_blocks, "PAD_SHARE", 0)
     unpadded, _ = _run(*_import(model, (1, 7, 13, 11)))
     assert np.array_equal(padded, unpadded)
 
 
 def test_padding_a_cut_vector_is_bounded():
     """24 channels (blocks of 12) would need a third more: not padded."""
-    from mlclab.backend import conv_layout
+    from mlclab.backend import channel_blocks
 
     mod = _check_against_torch(torch.nn.Conv2d(8, 24, 3, padding=1), (1, 8, 9, 9))
     assert "R.strided_slice" not in _until(mod, "mlclab.BlockConvLayout")["main"].script()
-    assert conv_layout.PAD_SHARE < 8 / 24
+    assert channel_blocks.PAD_SHARE < 8 / 24
 
 
 def test_a_tiny_conv_stays_nchw():

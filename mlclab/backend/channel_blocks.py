@@ -10,6 +10,9 @@ BLOCKED_OP = "mlclab.blocked_op"
 CONV2D, MAX_POOL2D = "conv2d_NCHWc", "max_pool2d_NCHWc"
 AVG_POOL2D = "avg_pool2d_NCHWc"
 DEPTHWISE_CONV2D = "depthwise_conv2d_NCHWc"
+# Not a blocked layout: a 1x1 convolution left in NCHW, lowered as a matmul of the weights
+# by the pixels (``pointwise_conv``), which its own schedule recognises by the same mark.
+POINTWISE_CONV2D = "conv2d_1x1_NCHW"
 # The smallest channel block worth a vector: fewer output channels per block than this
 # (fewer than 4 channels, or a prime count wider than a vector such as 17) leaves the
 # convolution to the general schedule; wider vectors ask more (``min_block``).  Input
@@ -32,6 +35,29 @@ def channel_block(channels: int, lanes: int) -> int:
     (64 -> 16 on AVX-512, 24 -> 12, 3 -> 3).  The same for a value's producer and its
     consumers, so a blocked value never needs re-blocking between two convolutions."""
     return next(b for b in range(min(lanes, channels), 0, -1) if channels % b == 0)
+
+
+# The most output channels padding may add, as a share of the channels: SqueezeNet's 1000
+# classes in blocks of 10 (a 16-lane vector and a 2-lane one per FMA on AVX-512) padded to
+# 1008 in blocks of 16 ran 0.60x (one core, the 512 -> 1000 1x1 at 13 x 13).
+PAD_SHARE = 1 / 16
+# The narrowest channel block, as a share of a vector, whose convolution is padded to whole
+# vectors: half.  ShuffleNetV2's 232 channels (8 x 29, blocks of 8 on AVX-512) padded to
+# 240 in blocks of 16: its 1x1 convolutions at 7 x 7 49 -> 25 us each, the model 0.91x
+# (one core, in one process, bit-identical).  On AVX2 a block of 4 is half a vector too
+# (not measured there).
+PAD_FROM = 1 / 2
+
+
+def padded_channels(channels: int, block: int, lanes: int):
+    """The output channels a convolution whose channels come in blocks of ``block`` is
+    computed with when that block is a vector cut in pieces (at least ``PAD_FROM`` of one,
+    narrower than one: 8, 10 or 12 of 16) and padding to whole vectors adds at most
+    ``PAD_SHARE`` of them; else None (``conv_layout`` pads the weight with zeros)."""
+    if not lanes * PAD_FROM <= block < lanes:
+        return None
+    padded = -(-channels // lanes) * lanes
+    return padded if padded - channels <= channels * PAD_SHARE else None
 
 
 def is_blocked(layout) -> bool:

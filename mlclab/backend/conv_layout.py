@@ -39,7 +39,7 @@ import math
 
 from .blocked_pool import blocked_pooling
 from .channel_blocks import (BLOCKED_OP, CONV2D, MIN_BLOCK,  # noqa: F401
-                             channel_block, is_blocked, min_block)
+                             channel_block, is_blocked, min_block, padded_channels)
 from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
                            legalize_depthwise)
 from .relax_exprs import dtype_of, is_constant, op_name, static_shape
@@ -136,23 +136,13 @@ def _conv_blocks(call, lanes: int, incoming=None):
     return ConvBlocks(ib, ib, ob)
 
 
-# The most output channels padding may add, as a share of the channels: SqueezeNet's 1000
-# classes in blocks of 10 (a 16-lane vector and a 2-lane one per FMA on AVX-512) padded to
-# 1008 in blocks of 16 ran 0.60x (one core, the 512 -> 1000 1x1 at 13 x 13).
-PAD_SHARE = 1 / 16
-
-
 def _padded_channels(call, blocks, lanes: int):
     """The output channels a convolution is computed with when its channel block is a
-    vector cut in pieces (wider than half a vector, narrower than one: 10 or 12 of 16) and
-    padding to whole vectors adds at most ``PAD_SHARE`` of them -- with a constant weight
+    vector cut in pieces (``channel_blocks.padded_channels``) -- with a constant weight
     (padded with zeros here) and no groups; else None."""
-    out_channels = int(static_shape(call.args[1])[0])
-    if int(call.attrs.groups) != 1 or not is_constant(call.args[1]) \
-            or not lanes // 2 < blocks.out < lanes:
+    if int(call.attrs.groups) != 1 or not is_constant(call.args[1]):
         return None
-    padded = -(-out_channels // lanes) * lanes
-    return padded if padded - out_channels <= out_channels * PAD_SHARE else None
+    return padded_channels(int(static_shape(call.args[1])[0]), blocks.out, lanes)
 
 
 def _index_maps(block: int):
@@ -444,11 +434,16 @@ def _Blocker(mod, lanes: int):
 # --------------------------------------------------------------------------- lowering
 def legalize_conv2d(bb, call):
     """LegalizeOps' rule for ``relax.nn.conv2d``: the blocked convolution as one loop nest
-    (padding, then the reduction named ``BLOCK_NAME``), any other layout TVM's own way."""
+    (padding, then the reduction named ``BLOCK_NAME``), a 1x1 one in NCHW as a matmul
+    (``pointwise_conv``), any other TVM's own way."""
     import tvm
+
+    from .pointwise_conv import is_pointwise_nchw, legalize_pointwise
 
     a = call.attrs
     if not is_blocked(a.data_layout):
+        if is_pointwise_nchw(call):
+            return legalize_pointwise(bb, call)
         default = tvm.ir.Op.get("relax.nn.conv2d").get_attr("FLegalize")
         return default(bb, call)
     strides = [int(s) for s in a.strides]

@@ -11,6 +11,9 @@ the function which rule that was and why the earlier ones declined (``apply.py``
   copies, and convolutions (dense, grouped, depthwise) and max pooling in the blocked layout
   (register tiles of output pixels times channel-block vectors, the fused epilogue per tile,
   rows in parallel; ``blocked.py``, ``depthwise.py``);
+* ``pointwise_conv2d``: a 1x1 convolution left in NCHW (``backend/pointwise_conv.py``) as a
+  matmul of the weights by the pixels: tiles of output channels by whole vectors of the
+  flattened image, or of rows padded to one vector (``pointwise.py``);
 * ``outer_axes_reduction``: a reduction that keeps the innermost axis of its input and
   output (the blocked global average pool of squeeze-excite, a column sum): vector
   accumulators along that axis (``outer_reduction.py``);

@@ -129,9 +129,10 @@ def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrol
                         first_reduction, lanes: int) -> None:
     """What a blocked convolution's schedule does once its loops are split and ordered:
     the ``rows`` loops fused (parallel if the work is worth it), the epilogue blocks --
-    or a tile-sized accumulator LLVM keeps in registers -- applied under ``tile`` while the
-    tile is hot, the channel block ``vector``-ized, the ``unrolled`` loops unrolled, the
-    init split off at ``first_reduction``, and the padding a vectorized copy."""
+    or a tile-sized accumulator LLVM keeps in registers -- applied under ``tile`` (None:
+    the fused rows loop itself) while the tile is hot, the channel block ``vector``-ized,
+    the ``unrolled`` loops unrolled, the init split off at ``first_reduction``, and the
+    padding a vectorized copy."""
     if not epilogue:
         epilogue = [sch.cache_write(conv, 0, "global")]
     fused = sch.fuse(*rows)
@@ -140,7 +141,7 @@ def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrol
     # The epilogue blocks that stayed separate (relu reads its input twice, so a residual
     # add before it is stored, not inlined) follow the tile one after the other.
     for block in epilogue:
-        epilogue_per_tile(sch, block, tile)
+        epilogue_per_tile(sch, block, fused if tile is None else tile)
     sch.vectorize(vector)
     for loop in unrolled:
         sch.unroll(loop)

@@ -14,6 +14,7 @@ from .loops import schedule_each_block
 from .outer_reduction import OuterAxesReduction
 from .packed_matmul import packed_width, schedule_packed_matmul
 from .padded_tile import awkward_extents, pad_and_tile
+from .pointwise import PointwiseConv2d
 from .register_tile import tile_single_reduction
 from .rule import CPURule
 
@@ -131,6 +132,7 @@ CPU_RULES = (
     BlockedMaxPool(),
     BlockedConv2d(),
     BlockedDepthwiseConv2d(),
+    PointwiseConv2d(),
     # before the register tiles, which would take a blocked global pool as a matmul
     OuterAxesReduction(),
     PrepackedRegisterTile(),
