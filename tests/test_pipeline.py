@@ -24,9 +24,10 @@ def steps():
 
 def test_steps_are_exactly_the_build_passes(steps):
     assert steps.names == [p.info.name for p in build_passes("llvm")]
-    assert steps.names[:11] == ["mlclab.PackWeights", "FuseTransposeMatmul", "DispatchSampling",
+    assert steps.names[:12] == ["mlclab.PackWeights", "FuseTransposeMatmul", "DispatchSampling",
                                 "DispatchSortScan",
                                 "mlclab.FoldBatchNorm", "mlclab.BlockConvLayout",
+                                "mlclab.FuseConcatNormRelu",
                                 "LegalizeOps", "AnnotateTIROpPattern", "FoldConstant", "FuseOps",
                                 "FuseTIR"]
     # Applying the passes one at a time ends where the whole pipeline in one go does.
