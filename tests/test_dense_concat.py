@@ -12,7 +12,7 @@ import pytest
 
 import torch
 
-from mlclab.backend import concat, conv_layout
+from mlclab.backend import channel_blocks, concat
 from mlclab.backend.passes import build_passes, resolve_target
 from mlclab.backend.schedules import schedule_decision
 from mlclab.tvm_setup import tvm
@@ -96,7 +96,7 @@ def _kernels(mod):
 
 
 def _old_path(monkeypatch):
-    monkeypatch.setattr(conv_layout, "BLOCK_NCHW_PARTS", False)
+    monkeypatch.setattr(channel_blocks, "BLOCK_NCHW_PARTS", False)
     monkeypatch.setattr(concat, "FUSE_NORM_RELU", False)
 
 

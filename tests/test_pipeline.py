@@ -40,7 +40,7 @@ def test_steps_are_exactly_the_build_passes(steps):
 def test_each_step_knows_whether_it_changed_the_module(steps):
     assert not steps["DispatchSampling"].changed
     assert steps["LegalizeOps"].changed and steps["FuseOps"].changed
-    assert steps[6] is steps["LegalizeOps"]
+    assert steps[7] is steps["LegalizeOps"]
     with pytest.raises(KeyError, match="no pass 'Nope'"):
         steps["Nope"]
     assert "(no change)" in repr(steps)

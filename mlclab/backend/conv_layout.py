@@ -37,7 +37,7 @@ import functools
 import math
 
 from .channel_blocks import (BLOCKED_OP, CONV2D, MIN_BLOCK,  # noqa: F401
-                             channel_block, is_blocked, min_block)
+                             channel_block, is_blocked, min_block, nchw_part_joins)
 from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
                            legalize_depthwise)
 from .relax_exprs import dtype_of, is_constant, op_name, static_shape
@@ -58,8 +58,6 @@ MIN_MACS = 1 << 13
 ELEMENTWISE = frozenset({
     "relax.nn.relu", "relax.nn.relu6", "relax.clip", "relax.nn.leakyrelu", "relax.nn.silu",
     "relax.nn.gelu", "relax.nn.gelu_tanh", "relax.sigmoid", "relax.tanh"})
-# Whether a concatenation with a blocked part blocks its NCHW parts too (``_concat``).
-BLOCK_NCHW_PARTS = True
 
 
 def block_conv_layout(lanes: int):
@@ -101,9 +99,6 @@ def _has_blockable_conv(func, lanes: int) -> bool:
     return block is not None and any(
         isinstance(b.value, relax.Call) and _conv_blocks(b.value, lanes) is not None
         for b in block.bindings)
-
-
-
 
 
 def _conv_blocks(call, lanes: int, incoming=None):
@@ -386,14 +381,8 @@ def _make_blocker():
         def _concat(self, binding, call) -> bool:
             """Blocked tensors joined along the channels (SqueezeNet's Fire modules): the
             channel blocks are joined along the block axis when every part, and the
-            result, use the same block -- then channel ``c`` is where it would be.
-
-            A part still in NCHW whose channels the block divides is blocked first when
-            another part is blocked already (``BLOCK_NCHW_PARTS``): DenseNet's dense blocks
-            after the first start from an average pool's NCHW output, and every layer's
-            concatenation -- with its batch norm and ReLU -- stayed in NCHW, each layer's
-            new channels sent back to NCHW and the whole map re-blocked for the next
-            convolution.  The pool's output is blocked once and read by every layer."""
+            result, use the same block -- then channel ``c`` is where it would be; an NCHW
+            part may join, blocked once (``channel_blocks.nchw_part_joins``)."""
             parts = call.args[0]
             parts = self.tuples.get(parts, parts)
             shape = static_shape(binding.var)
@@ -401,21 +390,13 @@ def _make_blocker():
                     or int(call.attrs.axis) % 4 != 1:
                 return False
             block = channel_block(shape[1], self.lanes)
-            if not all(self._concat_part(p, block) for p in parts.fields) or \
-                    not any(p in self.blocked for p in parts.fields):
+            known = [self.blocked.get(p) for p in parts.fields]
+            if not any(known) or not all(k[1] == block if k else nchw_part_joins(p, block)
+                                         for p, k in zip(parts.fields, known)):
                 return False
             blocked = relax.Tuple([self._blocked_input(p, block) for p in parts.fields])
             self._bind(binding, R.concat(blocked, axis=1), block)
             return True
-
-        def _concat_part(self, part, block: int) -> bool:
-            """Whether ``part`` can join a concatenation blocked by ``block``: blocked by
-            it, or (``BLOCK_NCHW_PARTS``) a static NCHW float32 tensor it divides."""
-            if part in self.blocked:
-                return self.blocked[part][1] == block
-            shape = static_shape(part)
-            return BLOCK_NCHW_PARTS and isinstance(part, relax.Var) and shape is not None \
-                and len(shape) == 4 and shape[1] % block == 0 and dtype_of(part) == "float32"
 
         def _global_mean(self, binding, call) -> bool:
             """The mean over the image (a global average pool: squeeze-excite's first
