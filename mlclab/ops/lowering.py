@@ -23,8 +23,10 @@ def relu_of(value, dtype: str):
 
     zero = tirx.const(0, dtype)
     # numpy's maximum(x, 0) on the tie -0.0 vs 0: float16 keeps x (-0.0), others 0.
-    # The kept x is fenced for float16: LLVM (no-NaNs, as TVM sets it) would turn the
-    # select into a max instruction, which answers the tie with +0.0.
+    # The kept x is fenced for float16: where relu fed a float16 floor division, the
+    # unfenced select came out of LLVM as a max, which answers the tie with +0.0 (not
+    # TVM's no-NaNs option, which is not in force on x86: docs/performance.md section
+    # 13). tests/test_numerics_differential.py's FOUND keeps `y // relu(x)`.
     if str(dtype) == "float16":
         return tirx.Select(value < zero, zero, fence(value))
     return tirx.Select(value <= zero, zero, value)
