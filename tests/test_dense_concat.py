@@ -100,10 +100,11 @@ def _old_path(monkeypatch):
     monkeypatch.setattr(concat, "FUSE_NORM_RELU", False)
 
 
-@pytest.mark.parametrize("size", [(12, 10), (64, 48)])   # the kernel serial, then parallel
-def test_dense_layers_give_the_bits_of_the_copy_and_batch_norm(monkeypatch, size):
+# the kernel serial, parallel, and over a batch of two
+@pytest.mark.parametrize("batch, size", [(1, (12, 10)), (1, (64, 48)), (2, (12, 10))])
+def test_dense_layers_give_the_bits_of_the_copy_and_batch_norm(monkeypatch, batch, size):
     model = Dense()
-    x = _special_input((1, 3, *size))
+    x = _special_input((batch, 3, *size))
     mod = _import(model, x)
     kernels = _kernels(mod)
     fused = {n: f for n, f in kernels.items() if n.startswith(concat.NORM_RELU_NAME)}
