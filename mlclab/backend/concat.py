@@ -253,7 +253,8 @@ def _norm_relu_primfunc(shapes: tuple, fast_math: bool):
     times), no pass of the rule engine over its blocks, and loops long enough that LLVM
     does not unroll them whole: written plain, one block per input and scheduled by
     ``parallel_loops`` (per input: channel blocks x rows x vectors), DenseNet-121's 58 of
-    them doubled its scheduling time and took ~7 s more of LLVM's code generation."""
+    them doubled its scheduling time, and LLVM unrolled each input's short loops whole
+    (~7 s more JIT at the first call)."""
     import operator
 
     from tvm import tirx
