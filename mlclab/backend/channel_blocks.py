@@ -60,6 +60,25 @@ def padded_channels(channels: int, block: int, lanes: int):
     return padded if padded - channels <= channels * PAD_SHARE else None
 
 
+# Whether a concatenation with a blocked part blocks its NCHW parts too (``conv_layout``).
+BLOCK_NCHW_PARTS = True
+
+
+def nchw_part_joins(part, block: int) -> bool:
+    """Whether an NCHW ``part`` (a Relax value) joins a concatenation blocked by ``block``
+    (``BLOCK_NCHW_PARTS``): a static float32 variable whose channels ``block`` divides.
+    DenseNet's dense blocks after the first start from an average pool's NCHW output: each
+    layer's join (and its batch norm and ReLU) stayed in NCHW, its new channels and the
+    whole map transformed each layer.  Blocked, the pool's output is transformed once."""
+    from tvm import relax
+
+    from .relax_exprs import dtype_of, static_shape
+
+    shape = static_shape(part)
+    return BLOCK_NCHW_PARTS and isinstance(part, relax.Var) and shape is not None \
+        and len(shape) == 4 and shape[1] % block == 0 and dtype_of(part) == "float32"
+
+
 def is_blocked(layout) -> bool:
     """Whether ``layout`` is a channel-blocked one such as ``NCHW16c``."""
     layout = str(layout)

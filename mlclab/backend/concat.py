@@ -95,3 +95,244 @@ def _concat_primfunc(shapes: tuple, axis: int, dtype: str):
                         T.buffer_store(flat_out, flat[row, col], at)
                 offset += inner
     return builder.get()
+
+
+# --------------------------------------------------------------------- with a batch norm
+# The name of the kernel that concatenates blocked tensors and applies a folded batch norm
+# and a ReLU on the way (``fuse_concat_norm_relu``).
+NORM_RELU_NAME = "concatenate_multiply_add_relu"
+# Its schedule, as the build record names it (the kernel is written scheduled).
+NORM_RELU_RULE = "concat_norm_relu"
+# Whether ``fuse_concat_norm_relu`` rewrites (the old path -- a copy, then the batch norm
+# and ReLU over the copy -- is kept for measuring against).
+FUSE_NORM_RELU = True
+
+
+def fuse_concat_norm_relu(fast_math: bool = False):
+    """A module pass: ``relu(concat(parts) * scale + shift)`` of blocked (``NCHW[x]c``)
+    tensors joined along the channels, with per-channel constant ``scale`` and ``shift``
+    (a folded inference batch norm) and nothing else reading the intermediates, becomes one
+    kernel that reads each part once and writes the normalised result into its slice.
+
+    DenseNet's pre-activation layers are exactly this: each layer joins every earlier
+    feature map, then a batch norm and a ReLU over the join.  Lowered one operator at a
+    time that is a copy of the whole map and a second pass over it (two kernels, the map
+    written twice and read twice); the copy is pure movement.  Each element is computed
+    by the same expressions in the same order as the operators' own lowerings
+    (``ops.strict.float_arithmetic``, ``ops.lowering.relu_of``), so the results are the
+    same bits.  Runs after ``conv_layout.block_conv_layout``, before legalization."""
+    import tvm
+    from tvm import relax
+
+    from .fold_batchnorm import single_dataflow_block, with_functions
+
+    @tvm.transform.module_pass(opt_level=0, name="mlclab.FuseConcatNormRelu")
+    def fuse(mod, _ctx):
+        if not FUSE_NORM_RELU:
+            return mod
+        found = {}
+        for gv, func in mod.functions_items():
+            block = single_dataflow_block(func) if isinstance(func, relax.Function) else None
+            matches = _norm_relu_matches(block) if block is not None else None
+            if matches:
+                found[gv] = matches
+        if not found:
+            return mod
+        # one builder for the module: the kernels it adds get names unique in it
+        fuser = _fuser_class()(mod, {v: m for ms in found.values() for v, m in ms.items()},
+                               fast_math)
+        updates = {gv: relax.analysis.remove_all_unused(fuser.visit_expr(mod[gv]))
+                   for gv in found}
+        out = with_functions(mod, updates)
+        for gv, func in fuser.builder_.get().functions_items():
+            if gv not in out:   # the kernels added
+                out[gv] = func
+        return out
+
+    return fuse
+
+
+def _norm_relu_matches(block) -> dict:
+    """relu var -> (parts, scale, shift) for each ``relu(concat(parts) * scale + shift)``
+    of the dataflow ``block`` that ``fuse_concat_norm_relu`` rewrites."""
+    from tvm import relax
+
+    from .relax_exprs import dtype_of, is_constant, op_name, static_shape
+
+    value_of = {b.var: b.value for b in block.bindings}
+    uses: dict = {}
+    for b in block.bindings:
+        for var in relax.analysis.free_vars(b.value):
+            uses[var] = uses.get(var, 0) + 1
+
+    def single(var, name):
+        """The call ``var`` is bound to, if it is ``name``'s and read only by one binding
+        of this block (a ``DataflowVar``: nothing outside the block sees it)."""
+        value = value_of.get(var)
+        if not isinstance(var, relax.DataflowVar) or not isinstance(value, relax.Call) \
+                or op_name(value) != name or uses.get(var, 0) != 1:
+            return None
+        return value
+
+    matches = {}
+    for b in block.bindings:
+        if not isinstance(b.value, relax.Call) or op_name(b.value) != "relax.nn.relu":
+            continue
+        add = single(b.value.args[0], "relax.add")
+        mul = single(add.args[0], "relax.multiply") if add is not None else None
+        cat = single(mul.args[0], "relax.concat") if mul is not None else None
+        if cat is None:
+            continue
+        parts = value_of.get(cat.args[0], cat.args[0])
+        out = static_shape(b.var)
+        if not isinstance(parts, relax.Tuple) or len(parts.fields) < 2 or out is None \
+                or len(out) != 5 or int(cat.attrs.axis) % 5 != 1:
+            continue
+        shapes = [static_shape(p) for p in parts.fields]
+        channel = (1, out[1], 1, 1, out[4])
+        scale, shift = mul.args[1], add.args[1]
+        if any(s is None or len(s) != 5 or s[:1] + s[2:] != out[:1] + out[2:]
+               for s in shapes) or dtype_of(b.var) != "float32" \
+                or any(dtype_of(p) != "float32" for p in parts.fields) \
+                or not all(is_constant(c) and static_shape(c) == channel
+                           and dtype_of(c) == "float32" for c in (scale, shift)):
+            continue
+        matches[b.var] = (parts, scale, shift)
+    return matches
+
+
+def _make_fuser():
+    from tvm import relax
+
+    @relax.expr_functor.mutator
+    class Fuser(relax.PyExprMutator):
+        """Binds each matched relu var to the one kernel (its intermediates left dead)."""
+
+        def __init__(self, mod, matches: dict, fast_math: bool):
+            super().__init__(mod)
+            self.matches, self.fast_math = matches, fast_math
+
+        def visit_var_binding_(self, binding):
+            match = self.matches.get(binding.var)
+            if match is None:
+                super().visit_var_binding_(binding)
+                return
+            from .relax_exprs import static_shape
+
+            parts, scale, shift = match
+            shapes = tuple(tuple(static_shape(p)) for p in parts.fields)
+            func = _norm_relu_primfunc(shapes, self.fast_math)
+            gv = self.builder_.add_func(func, NORM_RELU_NAME)
+            call = relax.call_tir(gv, [self.visit_expr(p) for p in parts.fields]
+                                  + [scale, shift], binding.var.ty)
+            self.builder_.emit_normalized(relax.VarBinding(binding.var,
+                                                           self.builder_.normalize(call)))
+
+    return Fuser
+
+
+@functools.cache
+def _fuser_class():
+    """The mutator class, made on first use (defining it imports TVM)."""
+    return _make_fuser()
+
+
+@functools.lru_cache(maxsize=256)
+def _norm_relu_primfunc(shapes: tuple, fast_math: bool):
+    """The PrimFunc of ``relu(concat(x...) * scale + shift)`` for blocked float32 inputs of
+    ``shapes`` (``(n, c_i, h, w, block)``, joined along ``c``), written already scheduled:
+
+        parallel n * channel blocks of the output    (serial when small)
+          for each input i: if the block is one of input i's:
+            for pixel (h * w)
+              vector block:  out[.., offset_i + c, ..] = relu(x_i * scale + shift)
+
+    A channel block's plane is one contiguous run in and out, and the choice of input is
+    made once per channel block, not per element.  One parallel loop for all the inputs
+    (DenseNet joins up to 48: a loop of threads per input would wake the workers that many
+    times), no pass of the rule engine over its blocks, and loops long enough that LLVM
+    does not unroll them whole: written plain, one block per input and scheduled by
+    ``parallel_loops`` (per input: channel blocks x rows x vectors), DenseNet-121's 58 of
+    them doubled its scheduling time, and LLVM unrolled each input's short loops whole
+    (~7 s more JIT at the first call)."""
+    import operator
+
+    from tvm import tirx
+    from tvm.script.ir_builder import IRBuilder
+    from tvm.script.ir_builder import tirx as T
+    from tvm.tirx import IntImm
+
+    from ..ops.lowering import relu_of
+    from ..ops.strict import float_arithmetic
+    from .schedules.apply import DECLINED_ATTR, SCHEDULE_ATTR
+    from .schedules.tir_util import PARALLEL_MIN_ELEMENTS, worth_parallel
+
+    if fast_math:    # TVM's own lowering of the two: the plain operators
+        multiply, add = operator.mul, operator.add
+    else:
+        multiply, add = float_arithmetic(operator.mul), float_arithmetic(operator.add)
+
+    def i64(d):
+        return IntImm("int64", d)
+
+    n, _, h, w, lanes = shapes[0]
+    channels = sum(s[1] for s in shapes)
+    blocks = (T.parallel if worth_parallel([n * channels * h * w * lanes],
+                                           PARALLEL_MIN_ELEMENTS) else T.serial)
+    zero = i64(0)
+    with IRBuilder() as builder:
+        with T.prim_func(private=True, s_tir=True):
+            T.func_name(NORM_RELU_NAME)
+            inputs = [T.arg(f"x{i}", T.Buffer([i64(d) for d in s], "float32"))
+                      for i, s in enumerate(shapes)]
+            per_channel = [i64(d) for d in (1, channels, 1, 1, lanes)]
+            scale = T.arg("scale", T.Buffer(per_channel, "float32"))
+            shift = T.arg("shift", T.Buffer(per_channel, "float32"))
+            out = T.arg("T_relu", T.Buffer([i64(d) for d in (n, channels, h, w, lanes)],
+                                           "float32"))
+            T.func_attr({"tirx.noalias": True, "tirx.is_scheduled": True,
+                         SCHEDULE_ATTR: NORM_RELU_RULE, DECLINED_ATTR: []})
+            with blocks(i64(0), i64(n * channels)) as block:
+                offset = 0
+                for i, (x, shape) in enumerate(zip(inputs, shapes)):
+                    in_part = block % i64(channels)
+                    if offset:
+                        in_part = in_part - i64(offset)
+                    with T.If(tirx.all(in_part >= zero, in_part < i64(shape[1])) if offset
+                              else in_part < i64(shape[1])):
+                        with T.Then():
+                            _norm_relu_plane(T, x, scale, shift, out, block, in_part,
+                                             (n, channels, h, w, lanes), offset, f"T_concat_{i}",
+                                             multiply, add, relu_of)
+                    offset += shape[1]
+    return builder.get()
+
+
+def _norm_relu_plane(T, x, scale, shift, out, block, in_part, dims, offset, name,
+                     multiply, add, relu_of):
+    """One channel block's plane of one input, normalised into its place (the statement
+    under ``_norm_relu_primfunc``'s choice of input)."""
+    from tvm import tirx
+    from tvm.tirx import IntImm
+
+    def i64(d):
+        return IntImm("int64", d)
+
+    n, channels, h, w, lanes = dims
+    zero = i64(0)
+    with T.serial(i64(0), i64(h * w)) as pixel:
+        with T.vectorized(i64(0), i64(lanes)) as lane:
+            with T.sblock(name):
+                b = T.axis.spatial(i64(n), block // i64(channels))
+                c = T.axis.spatial(x.shape[1], in_part)
+                y = T.axis.spatial(i64(h), pixel // i64(w))
+                x_ = T.axis.spatial(i64(w), pixel % i64(w))
+                e = T.axis.spatial(i64(lanes), lane)
+                at = c + i64(offset) if offset else c
+                channel = (zero, at, zero, zero, e)
+                T.reads(x[b, c, y, x_, e], scale[channel], shift[channel])
+                T.writes(out[b, at, y, x_, e])
+                normed = tirx.Var("normed", "float32")
+                value = add(multiply(x[b, c, y, x_, e], scale[channel]), shift[channel])
+                T.buffer_store(out, tirx.Let(normed, value, relu_of(normed, "float32")),
+                               [b, at, y, x_, e])

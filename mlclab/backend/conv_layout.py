@@ -39,7 +39,8 @@ import math
 
 from .blocked_pool import blocked_pooling
 from .channel_blocks import (BLOCKED_OP, CONV2D, MIN_BLOCK,  # noqa: F401
-                             channel_block, is_blocked, min_block, padded_channels)
+                             channel_block, is_blocked, min_block, nchw_part_joins,
+                             padded_channels)
 from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
                            legalize_depthwise)
 from .relax_exprs import dtype_of, is_constant, op_name, static_shape
@@ -373,18 +374,20 @@ def _make_blocker():
         def _concat(self, binding, call) -> bool:
             """Blocked tensors joined along the channels (SqueezeNet's Fire modules): the
             channel blocks are joined along the block axis when every part, and the
-            result, use the same block -- then channel ``c`` is where it would be."""
+            result, use the same block -- then channel ``c`` is where it would be; an NCHW
+            part may join, blocked once (``channel_blocks.nchw_part_joins``)."""
             parts = call.args[0]
             parts = self.tuples.get(parts, parts)
             shape = static_shape(binding.var)
             if not isinstance(parts, relax.Tuple) or shape is None or len(shape) != 4 \
-                    or int(call.attrs.axis) % 4 != 1 or \
-                    any(p not in self.blocked for p in parts.fields):
+                    or int(call.attrs.axis) % 4 != 1:
                 return False
             block = channel_block(shape[1], self.lanes)
-            if any(self.blocked[p][1] != block for p in parts.fields):
+            known = [self.blocked.get(p) for p in parts.fields]
+            if not any(known) or not all(k[1] == block if k else nchw_part_joins(p, block)
+                                         for p, k in zip(parts.fields, known)):
                 return False
-            blocked = relax.Tuple([self.blocked[p][0] for p in parts.fields])
+            blocked = relax.Tuple([self._blocked_input(p, block) for p in parts.fields])
             self._bind(binding, R.concat(blocked, axis=1), block)
             return True
 

@@ -181,6 +181,7 @@ def _llvm_passes(target, optimized: bool, fast_math: bool = False) -> list:
     from tvm.relax.backend.cpu_generic.pipeline import dataflow_lower_passes
 
     from .alignment import relax_param_alignment
+    from .concat import fuse_concat_norm_relu
     from .conv_layout import block_conv_layout
     from .empty_constants import make_empty_constants_at_run_time
     from .extra_passes import active as extra_passes
@@ -218,6 +219,9 @@ def _llvm_passes(target, optimized: bool, fast_math: bool = False) -> list:
         # Convolutions in the NCHW[x]c layout, with their constant weights re-laid out
         # once here (see conv_layout.py).
         *mlclab(block_conv_layout(vector_lanes(target))),
+        # A blocked concatenation followed by a folded batch norm and a ReLU (DenseNet's
+        # layers) as one kernel, without the copy in between (see concat.py).
+        *mlclab(fuse_concat_norm_relu(fast_math)),
         # the user's own graph rewrites (mlclab.extra_passes), in both pipelines, guarded
         *[own_pass(p) for p in extra_passes()],
         *legalize,

@@ -17,21 +17,27 @@ from __future__ import annotations
 from .strict import broadcast, fence, isnan
 
 
+def relu_of(value, dtype: str):
+    """relu of one element as the operator table computes it: NaN stays NaN."""
+    from tvm import tirx
+
+    zero = tirx.const(0, dtype)
+    # numpy's maximum(x, 0) on the tie -0.0 vs 0: float16 keeps x (-0.0), others 0.
+    # The kept x is fenced for float16: where relu fed a float16 floor division, the
+    # unfenced select came out of LLVM as a max, which answers the tie with +0.0 (not
+    # TVM's no-NaNs option, which is not in force on x86: docs/performance.md section
+    # 13). tests/test_numerics_differential.py's FOUND keeps `y // relu(x)`.
+    if str(dtype) == "float16":
+        return tirx.Select(value < zero, zero, fence(value))
+    return tirx.Select(value <= zero, zero, value)
+
+
 def _relu(bb, call):
-    from tvm import te, tirx
+    from tvm import te
 
     def compute(x):
-        zero = tirx.const(0, x.dtype)
-        # numpy's maximum(x, 0) on the tie -0.0 vs 0: float16 keeps x (-0.0), others 0.
-        # The kept x is fenced for float16: where relu fed a float16 floor division, the
-        # unfenced select came out of LLVM as a max, which answers the tie with +0.0 (not
-        # TVM's no-NaNs option, which is not in force on x86: docs/performance.md section
-        # 13). tests/test_numerics_differential.py's FOUND keeps `y // relu(x)`.
-        if str(x.dtype) == "float16":
-            return te.compute(x.shape, lambda *i: tirx.Select(x(*i) < zero, zero, fence(x(*i))),
-                              name="compute", tag="elemwise")
-        return te.compute(x.shape, lambda *i: tirx.Select(x(*i) <= zero, zero, x(*i)),
-                          name="compute", tag="elemwise")
+        return te.compute(x.shape, lambda *i: relu_of(x(*i), x.dtype), name="compute",
+                          tag="elemwise")
 
     return bb.call_te(compute, call.args[0], primfunc_name_hint="relu")
 

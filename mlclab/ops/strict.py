@@ -175,15 +175,23 @@ def _add64(u, v, sign=1):
     return tirx.bitwise_or(tirx.shift_left(hi, thirty_two), lo & low_mask)
 
 
+def float_arithmetic(op):
+    """The strict element function of a float ``+ - * /`` (``op`` from ``operator``): what
+    the legalization below computes per element, for a kernel written by hand that must
+    give the same bits (``backend.concat``'s concatenation with a batch norm)."""
+    def fn(u, v):
+        # The second operand fenced too: ``x - x`` would be folded to 0 (NaN for inf)
+        # inside the result's fence, since both sides are the same expression; and a
+        # constant first operand, as ``0.0 * x`` is folded as it is built.
+        return fence(op(fence(u) if _const(u) else u, fence(v)))
+    return fn
+
+
 def _arithmetic(name: str, op):
     def legalize(bb, call):
         dtype = _dtype(call)
         if _is_float(dtype):
-            def fn(u, v):
-                # The second operand fenced too: ``x - x`` would be folded to 0 (NaN for inf)
-                # inside the result's fence, since both sides are the same expression; and a
-                # constant first operand, as ``0.0 * x`` is folded as it is built.
-                return fence(op(fence(u) if _const(u) else u, fence(v)))
+            fn = float_arithmetic(op)
         elif dtype == "int32" and name in ("add", "subtract", "multiply"):
             fn = _wrapping(op, dtype)
         elif dtype == "int64" and name in ("add", "subtract"):
