@@ -52,7 +52,7 @@ SETTLE_S = 0.15
 
 
 def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0, runs=1,
-               settle=0.0) -> tuple[list, int]:
+               settle=0.0, turn_s=0.0) -> tuple[list, int]:
     """The median wall time in ms of each of ``calls``, timed one call each per round with
     the order rotating round by round (two calls: AB, BA, AB, ...), and the rounds run.
     ``rounds`` is raised until the measurement took at least ``min_seconds``.
@@ -64,7 +64,13 @@ def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0, runs=1,
     core with that runtime's spinning worker -- which a program running one model never
     does. The first call of a turn absorbs that, and the other side's data in the caches.
     A spin longer than a call (ONNX Runtime's 30 ms against a 4 ms model) outlasts it:
-    ``settle`` seconds of sleep before each turn let every pool go idle first."""
+    ``settle`` seconds of sleep before each turn let every pool go idle first.
+
+    A turn also lasts at least ``turn_s`` seconds (more calls, all but the first timed). On
+    this VM a 2-thread call right after an idle stretch of 20 ms or more ran at about its
+    1-thread time for the next few milliseconds (SqueezeNet 2.7 ms against 1.8 ms in a
+    stream: docs/performance.md, section 8), and turns of three short calls after 0.15 s
+    idle kept the machine 92 % idle: each runtime is timed once it runs steadily."""
     for _ in range(warmup):
         for call in calls:
             call()
@@ -84,11 +90,13 @@ def interleave(calls, *, rounds=41, warmup=3, min_seconds=0.0, runs=1,
             for i in turn:
                 if settle:
                     time.sleep(settle)
-                for run in range(runs):
+                run, turn_started = 0, clock()
+                while run < runs or clock() - turn_started < turn_s:
                     t0 = clock()
                     calls[i]()
                     if run or runs == 1:
                         samples[i].append(clock() - t0)
+                    run += 1
             k += 1
     finally:
         if gc_was_enabled:

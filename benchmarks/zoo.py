@@ -8,9 +8,10 @@ Runtime, at 1 and 2 threads (issue 21).
 Every model is built from its library's config with random weights (seed 0; nothing is
 downloaded), in eval mode, batch 1.  Each (model, thread count) runs in a process of its own
 (TVM's thread pool is sized once per process; PyTorch, torch.compile and ONNX Runtime get the
-same count), where the four are timed interleaved (``timing.interleave``, each turn ``RUNS``
-calls of one runtime after 0.15 s idle, the first untimed: the previous runtime's workers
-spin after its calls, ONNX Runtime's for ~30 ms) and compared by their medians.  Also
+same count), where the four are timed interleaved (``timing.interleave``, each turn at least
+``RUNS`` calls and ``TURN_S`` seconds of one runtime after 0.15 s idle, the first call
+untimed: the previous runtime's workers spin after its calls, ONNX Runtime's for ~30 ms, and
+a second thread runs slowly for a few milliseconds after idle) and compared by their medians.  Also
 printed: mlclab's compile time (``from_torch`` plus the first call), whether mlclab's own
 pipeline built it (``fn.program.optimized``; TVM's plain pipeline is the fallback, with no
 schedules) and the largest difference from PyTorch's output.
@@ -42,6 +43,7 @@ RESULT = "ZOO-RESULT "      # the line a child process reports its measurement o
 CHILD_TIMEOUT = 1800        # seconds per (model, threads): BERT-base's compiles are long
 TOLERANCE = 1e-3            # largest |mlclab - PyTorch| relative to the output's largest value
 RUNS = 3                    # calls per runtime per turn, the first untimed (timing.interleave)
+TURN_S = 0.05               # and at least this long: each runtime timed running steadily
 SEQ = 128                   # tokens of the text models' input
 DROPPED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # see run_all.py
 
@@ -237,7 +239,7 @@ def measure(name: str, threads: int, rounds: int, with_compile: bool) -> dict:
         names = list(runners)
         medians, result["rounds"] = interleave(
             [lambda: fn(*arrays)] + [runners[n] for n in names], rounds=rounds, warmup=2,
-            runs=RUNS, settle=SETTLE_S)
+            runs=RUNS, settle=SETTLE_S, turn_s=TURN_S)
     result["ms"] = dict(zip(["mlclab"] + names, medians))
     return result
 

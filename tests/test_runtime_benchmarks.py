@@ -36,6 +36,28 @@ def test_runs_time_all_but_the_first_call_of_each_turn(monkeypatch):
     assert medians == [1e3, 1e3]       # ms: the slow first calls were not timed
 
 
+def test_a_turn_lasts_at_least_turn_s_and_its_later_calls_are_timed(monkeypatch):
+    import timing
+
+    now = [0.0]
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(timing.time, "sleep", lambda seconds: None)
+    calls = {"m": 0, "n": 0}
+
+    def side(name, seconds):
+        def call():
+            calls[name] += 1
+            now[0] += seconds
+        return call
+
+    # m's calls take 10 ms, so a 50 ms turn holds five of them; n's take 60 ms: the turn's
+    # three calls already last longer, so n keeps its three
+    medians, k = timing.interleave([side("m", 0.010), side("n", 0.060)], rounds=2, warmup=0,
+                                   runs=3, settle=0.15, turn_s=0.05)
+    assert k == 2 and calls == {"m": 10, "n": 6}
+    assert [round(m) for m in medians] == [10, 60]
+
+
 def test_verdict_compares_the_ratio_of_medians_with_the_goal():
     assert Comparison("a", 1.0, 2.0, 5, goal=0.5).verdict == "ok"
     assert Comparison("a", 1.1, 2.0, 5, goal=0.5).verdict == "MISSED"
