@@ -359,8 +359,9 @@ def main(argv=None) -> int:
         compile_stages.main(args.models.split(",") if args.models else [])
         return 0
     threads = [int(t) for t in (args.threads or ("1" if args.quick else "1,2")).split(",")]
-    print(f"model zoo, batch 1, random weights; {rounds} interleaved rounds of {RUNS} calls "
-          f"(the first untimed) after {SETTLE_S} s idle; "
+    print(f"model zoo, batch 1, random weights; {rounds} interleaved rounds of turns of at "
+          f"least {RUNS} calls and {TURN_S * 1e3:g} ms (the first call untimed) after "
+          f"{SETTLE_S} s idle; "
           f"{os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print("ratios are mlclab's median time / the other's (below 1: mlclab is faster)\n")
     print(HEADER, flush=True)
