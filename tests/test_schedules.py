@@ -447,7 +447,8 @@ def test_every_kernel_records_the_rule_that_scheduled_it():
     assert "register_tile_packed: 2 reductions, not one" in softmax[1]
     assert [reason.split(":")[0] for reason in softmax[1]] == [
         "blocked_layout_transform", "blocked_max_pool2d", "blocked_conv2d",
-        "blocked_depthwise_conv2d", "outer_axes_reduction", "register_tile_prepacked",
+        "blocked_depthwise_conv2d", "pointwise_conv2d", "outer_axes_reduction",
+        "register_tile_prepacked",
         "register_tile_padded", "register_tile_packed", "register_tile"]
     a, b = _data((64, 96), (96, 128))
     z = np.maximum(a.astype("float64") @ b, 0)
