@@ -31,12 +31,12 @@ def _import(model, shape):
     return mod, x
 
 
-def _run(mod, x):
+def _run(mod, x, fast_math=False):
     from tvm import relax
 
     from mlclab.api.build import build_executable
 
-    executable, record = build_executable(mod, "llvm")
+    executable, record = build_executable(mod, "llvm", fast_math=fast_math)
     out = relax.VirtualMachine(executable, tvm().cpu())["main"](tvm().runtime.tensor(x.numpy()))
     while not hasattr(out, "numpy"):   # the frontend returns a 1-tuple
         out = out[0]

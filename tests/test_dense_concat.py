@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from mlclab.backend import blocked_pool, channel_blocks, concat
-from mlclab.backend.passes import build_passes, resolve_target
 from mlclab.backend.schedules import schedule_decision
 from mlclab.tvm_setup import tvm
+from tests.test_blocked_pool_concat import _run, _scheduled
 
 
 class Dense(torch.nn.Module):
@@ -72,29 +72,6 @@ def _special_input(shape):
     return x
 
 
-def _run(mod, x, fast_math=False):
-    from tvm import relax
-
-    from mlclab.api.build import build_executable
-
-    executable, record = build_executable(mod, "llvm", fast_math=fast_math)
-    assert record.optimized, "mlclab's pipeline fell back to TVM's plain one"
-    out = relax.VirtualMachine(executable, tvm().cpu())["main"](tvm().runtime.tensor(x.numpy()))
-    while not hasattr(out, "numpy"):   # the frontend returns a 1-tuple
-        out = out[0]
-    return out.numpy()
-
-
-def _kernels(mod):
-    from tvm import tirx
-
-    passes = build_passes("llvm")
-    names = [p.info.name for p in passes]
-    with resolve_target("llvm"):
-        mod = tvm().transform.Sequential(passes[:names.index("mlclab.ScheduleCPU") + 1])(mod)
-    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
-
-
 def _old_path(monkeypatch):
     monkeypatch.setattr(channel_blocks, "BLOCK_NCHW_PARTS", False)
     monkeypatch.setattr(concat, "FUSE_NORM_RELU", False)
@@ -109,7 +86,7 @@ def test_dense_layers_give_the_bits_of_the_copy_and_batch_norm(monkeypatch, batc
     model = Dense()
     x = _special_input((batch, 3, *size))
     mod = _import(model, x)
-    kernels = _kernels(mod)
+    kernels = _scheduled(mod)
     fused = {n: f for n, f in kernels.items() if n.startswith(concat.NORM_RELU_NAME)}
     # the three layers after the first (one part: TVM's own fused kernel) and the final norm
     assert len(fused) == 3
@@ -121,7 +98,7 @@ def test_dense_layers_give_the_bits_of_the_copy_and_batch_norm(monkeypatch, batc
     assert len(transforms) <= 4, transforms     # image in, pool out and in, result out
     new = _run(mod, x)
     _old_path(monkeypatch)
-    old_kernels = _kernels(mod)
+    old_kernels = _scheduled(mod)
     assert not any(n.startswith(concat.NORM_RELU_NAME) for n in old_kernels)
     assert sum("layout_transform" in n for n in old_kernels) > len(transforms)
     old = _run(mod, x)
@@ -158,7 +135,7 @@ def test_a_join_read_twice_is_not_fused():
     model = Both()
     x = torch.randn(1, 3, 16, 16)
     mod = _import(model, x)
-    assert not any(n.startswith(concat.NORM_RELU_NAME) for n in _kernels(mod))
+    assert not any(n.startswith(concat.NORM_RELU_NAME) for n in _scheduled(mod))
     from tvm import relax
 
     from mlclab.api.build import build_executable
@@ -180,5 +157,5 @@ def test_nchw_parts_stay_nchw_when_no_part_is_blocked():
     model = Plain()
     x = torch.randn(1, 16, 8, 8)
     mod = _import(model, x)
-    assert not any("layout_transform" in n for n in _kernels(mod))
+    assert not any("layout_transform" in n for n in _scheduled(mod))
     np.testing.assert_allclose(_run(mod, x), model(x).numpy(), rtol=1e-6)
