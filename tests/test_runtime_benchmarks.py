@@ -79,3 +79,47 @@ def test_zoo_summary_names_who_meets_the_onnx_runtime_goal_and_who_misses_it():
     met, missed = zoo.ort_summary(results).splitlines()
     assert met.endswith(": fast")
     assert missed == "above it: slow 1.50x at 2 threads (load 3.0)"
+
+
+def test_zoo_kernels_sorts_both_runtimes_names_into_the_same_kinds():
+    import zoo_kernels
+
+    assert zoo_kernels.kind("fused_conv2d_NCHWc8_add6_relu4") == "conv"
+    assert zoo_kernels.kind("Conv /layer1/layer1.0/act1/Relu_output_0_nchwc") == "conv"
+    assert zoo_kernels.kind("max_pool2d") == zoo_kernels.kind("MaxPool /maxpool") == "pool"
+    assert zoo_kernels.kind("GlobalAveragePool /pool") == "pool"
+    assert zoo_kernels.kind("fused_packed_matmul_add") == zoo_kernels.kind("Gemm /fc") == "matmul"
+    assert zoo_kernels.kind("te_layout_transform") == zoo_kernels.kind("ReorderOutput x") \
+        == "layout"
+    assert zoo_kernels.kind("mean") == "other"
+    assert zoo_kernels.by_kind([("conv2d_a", 2.0), ("Conv b", 3.0), ("mean", 1.0)]) == \
+        {"conv": 5.0, "other": 1.0}
+
+
+def test_zoo_kernels_takes_each_kernels_fastest_round_after_the_first_ones():
+    import pytest
+    import zoo_kernels
+
+    slow_start = [[("a", 9.0), ("b", 9.0)]] * zoo_kernels.SKIPPED
+    runs = slow_start + [[("a", 3e-6), ("b", 5e-6)], [("a", 1e-6), ("b", 7e-6)]]
+    assert zoo_kernels.fastest(runs) == [("a", pytest.approx(1.0)), ("b", pytest.approx(5.0))]
+    with pytest.raises(RuntimeError, match="changed"):
+        zoo_kernels.fastest(slow_start + [[("a", 1.0)], [("b", 1.0)]])
+
+
+def test_zoo_kernels_report_pairs_convolutions_only_when_the_counts_match():
+    import zoo_kernels
+
+    result = {"model": "m", "threads": 1, "load": 0.5,
+              "mlclab": [("fused_conv2d_a", 110.0), ("max_pool2d", 20.0),
+                         ("fused_conv2d_b", 90.0)],
+              "onnxruntime": [("Conv /a", 100.0), ("MaxPool /p", 10.0), ("Conv /b", 100.0)]}
+    text = zoo_kernels.report(result)
+    assert "mlclab's kernels 220 us, ONNX Runtime's operators 210 us (1.048x)" in text
+    rows = [line.split() for line in text.splitlines()]
+    assert ["conv", "200", "200", "+0", "us"] in rows and ["pool", "20", "10", "+10", "us"] in rows
+    assert "     110      100     +10  fused_conv2d_a" in text
+    assert "      90      100     -10  fused_conv2d_b" in text
+    result["onnxruntime"] = result["onnxruntime"][:2]
+    assert "(2 convolution kernels against 1 Conv operators: not paired)" in \
+        zoo_kernels.report(result)
