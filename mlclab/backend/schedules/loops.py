@@ -381,8 +381,10 @@ def _tile_transpose(sch, block, loops, extents, lanes: int) -> bool:
         others = [lp for k, lp in enumerate(loops) if k not in (along, inner)]
         parallel = worth_parallel(extents, PARALLEL_MIN_ELEMENTS)
         if extents[inner] % lanes:
+            rows = [e for k, e in enumerate(extents) if k not in (along, inner)]
+            several = None in rows or math.prod(rows) > 1
             _tile_transpose_rows(sch, loops[along], loops[inner], others, extents[inner],
-                                 lanes, parallel)
+                                 lanes, parallel and several, parallel and not several)
             return True
         ko, ki = sch.split(loops[along], factors=[None, lanes])
         jo, ji = sch.split(loops[inner], factors=[None, lanes])
@@ -396,12 +398,13 @@ def _tile_transpose(sch, block, loops, extents, lanes: int) -> bool:
 
 
 def _tile_transpose_rows(sch, along, inner, others, width: int, lanes: int,
-                         parallel: bool) -> None:
+                         parallel_rows: bool, parallel_tiles: bool) -> None:
     """The transpose tiles for output rows of a ``width`` no vector divides (GPT-2's keys
     after 129 tokens, ``(12, 129, 64) -> (12, 64, 129)``): the whole tiles of each row as
     above, the last ``width % lanes`` columns a loop of their own (a predicate in every
     tile would keep them from being vectorized).  On one core: 159 us as one fused loop
-    with a division per element, 15.6 us in tiles.  Threads share the outer loops."""
+    with a division per element, 15.6 us in tiles.  Threads share the outer loops (those
+    of several rows, else the row's tiles)."""
     sch.reorder(*others, inner, along)
     outer = sch.fuse(*others) if len(others) > 1 else (others[0] if others else None)
     main, _rest = sch.loop_partition(inner, [width // lanes * lanes, None])
@@ -412,9 +415,9 @@ def _tile_transpose_rows(sch, along, inner, others, width: int, lanes: int,
     sch.reorder(ko, jo, ki, ji)
     sch.unroll(ki)
     sch.vectorize(ji)
-    if parallel and outer is not None:
+    if parallel_rows and outer is not None:
         sch.parallel(outer)
-    elif parallel:
+    elif parallel_tiles:
         sch.parallel(ko)
 
 
