@@ -9,7 +9,7 @@ from .inline import inline_elementwise_prologue
 from .row_reductions import parallel_reduction
 from .tir_util import (PARALLEL_MIN_ELEMENTS, block_bindings, bound_iter, extents_of,
                        free_vars, is_copy, is_reduction, largest_divisor, static_int,
-                       worth_parallel)
+                       within_domains, worth_parallel)
 
 
 def schedule_each_block(sch, blocks, lanes: int) -> None:
@@ -370,8 +370,9 @@ def _tile_transpose(sch, block, loops, extents, lanes: int) -> bool:
     iters = [bound_iter(sch, loop, node, bindings) for loop in loops]
     if iters[inner] is None or extents[inner] is None:
         return False
+    analyzer = within_domains(node)
     for region in node.reads:
-        last = region.region[-1].min
+        last = analyzer.simplify(region.region[-1].min)
         along = next((k for k, v in enumerate(iters[:inner]) if v is not None and last.same_as(v)),
                      None)
         if along is None or extents[along] is None:
