@@ -184,6 +184,30 @@ def test_transpose_gets_square_tiles():
     assert "T.unroll(T.int64(8))" in text and "T.vectorized(T.int64(8))" in text
 
 
+# GPT-2's keys after 129 tokens, scaled and transposed for q @ k.T (and reshaped to heads, as
+# its decoding step does: the reshape leaves ``(v // 129 + u) % 64`` in the read); a plain 2-D
+# transpose with no outer loop to share; rows of 17 and 33 (one whole tile and a tail); a
+# tail wider than half a vector.
+@pytest.mark.parametrize("shape,axes,heads", [
+    ((1, 12, 129, 64), (0, 1, 3, 2), None), ((1, 12, 129, 64), (0, 1, 3, 2), (12, 64, 129)),
+    ((300, 16), None, None), ((5, 17, 8), (0, 2, 1), None), ((3, 33, 16), (0, 2, 1), None),
+    ((2, 30, 8), (0, 2, 1), None)])
+def test_transposes_with_a_row_tail_are_tiled_and_exact(shape, axes, heads):
+    scale = 0.3535533905932738
+
+    def body(bb, k):
+        scaled = R.multiply(bb.emit(R.permute_dims(k, axes)), relax.const(scale, "float32"))
+        return R.reshape(bb.emit(scaled), heads) if heads else scaled
+
+    mod = _module([("k", shape)], body)
+    (x,) = _data(shape)
+    want = np.transpose(x, axes) * np.float32(scale)
+    np.testing.assert_array_equal(_build(mod)(x), want.reshape(heads) if heads else want)
+    for func in _primfuncs(_legalized(mod)).values():
+        text = schedule_primfunc(func, lanes=8, strict=True).script()
+        assert "T.unroll(T.int64(8))" in text and "T.vectorized(T.int64(8))" in text, text
+
+
 @pytest.mark.parametrize("n,c,h,w,o,kernel,stride,pad", [
     (1, 3, 32, 32, 8, 3, 1, 1), (2, 4, 28, 28, 6, 5, 1, 2), (1, 3, 17, 13, 5, 3, 2, 0),
     (1, 2, 7, 7, 3, 1, 1, 0), (1, 1, 11, 29, 2, 3, 1, 1)])

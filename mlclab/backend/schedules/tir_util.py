@@ -59,6 +59,18 @@ def balanced(parallel_extent: int) -> bool:
     return parallel_extent > 0 and (parallel_extent % count == 0 or parallel_extent >= 4 * count)
 
 
+def within_domains(node):
+    """An arithmetic analyzer that knows each of ``node``'s iterators stays in its domain,
+    so an index a reshape left behind simplifies (GPT-2's keys scaled, transposed and
+    reshaped: ``(v // 129 + u) % 64`` with ``v < 129`` and ``u < 64`` is ``u``)."""
+    from tvm.sym.analyzer import Analyzer
+
+    analyzer = Analyzer()
+    for iv in node.iter_vars:
+        analyzer.bind(iv.var, iv.dom)
+    return analyzer
+
+
 def bound_iter(sch, loop, node, bindings):
     """The block iterator variable that ``loop`` drives alone (``v = loop``), or None."""
     var = sch.get(loop).loop_var
