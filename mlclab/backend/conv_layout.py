@@ -39,10 +39,11 @@ import math
 
 from .blocked_pool import blocked_pooling
 from .channel_blocks import (BLOCKED_OP, CONV2D, MIN_BLOCK,  # noqa: F401
-                             channel_block, is_blocked, min_block, nchw_part_joins,
-                             padded_channels)
+                             channel_block, index_maps, is_blocked, min_block,
+                             nchw_part_joins)
 from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
                            legalize_depthwise)
+from .padded_layout import PaddedValues, padded_width
 from .relax_exprs import dtype_of, is_constant, op_name, static_shape
 
 # The blocks' names (what the TIR view shows).  The schedules recognise the reductions by
@@ -137,26 +138,6 @@ def _conv_blocks(call, lanes: int, incoming=None):
     return ConvBlocks(ib, ib, ob)
 
 
-def _padded_channels(call, blocks, lanes: int):
-    """The output channels a convolution is computed with when its channel block is a
-    vector cut in pieces (``channel_blocks.padded_channels``) -- with a constant weight
-    (padded with zeros here) and no groups; else None."""
-    if int(call.attrs.groups) != 1 or not is_constant(call.args[1]):
-        return None
-    return padded_channels(int(static_shape(call.args[1])[0]), blocks.out, lanes)
-
-
-def _index_maps(block: int):
-    """NCHW -> NCHW{block}c and back."""
-    def forward(n, c, h, w):
-        return n, c // block, h, w, c % block
-
-    def back(n, cc, h, w, c):
-        return n, cc * block + c, h, w
-
-    return forward, back
-
-
 def _reblock_map(old: int, new: int):
     """NCHW{old}c -> NCHW{new}c."""
     def reblock(n, c, h, w, b):
@@ -196,6 +177,7 @@ def _make_blocker():
             self.blocked = {}
             self.tuples = {}  # original var -> the relax.Tuple it was bound to
             self.reblocked = {}  # (original var, block) -> it in that other block
+            self.padded = PaddedValues(self)  # values padded to whole vectors
             self.changed = False
 
         # -- helpers ------------------------------------------------------------
@@ -215,7 +197,7 @@ def _make_blocker():
                     known[0], index_map=_reblock_map(known[1], block)), f"{var.name}_reblocked")
                 self.reblocked[var, block] = value
                 return value
-            forward, _ = _index_maps(block)
+            forward, _ = index_maps(block)
             value = self.builder_.emit(R.layout_transform(self.visit_expr(var),
                                                           index_map=forward),
                                        f"{var.name}_blocked")
@@ -229,7 +211,7 @@ def _make_blocker():
             if not isinstance(blocked_value, relax.Var):
                 name = binding.var.name if isinstance(binding.var, relax.DataflowVar) else ""
                 blocked_value = self.builder_.emit(blocked_value, name)
-            _, back = _index_maps(block)
+            _, back = index_maps(block)
             nchw = self.builder_.normalize(R.layout_transform(blocked_value, index_map=back))
             self.builder_.emit_normalized(relax.VarBinding(binding.var, nchw))
             self.blocked[binding.var] = (blocked_value, block)
@@ -291,9 +273,9 @@ def _make_blocker():
             blocks = _conv_blocks(call, self.lanes, known[1] if known else None)
             if blocks is None:
                 return False
-            padded = _padded_channels(call, blocks, self.lanes)
+            padded = padded_width(call, blocks, self.lanes)
             if padded is not None:
-                return self._padded_conv2d(binding, call, blocks, padded)
+                return self.padded.conv2d(binding, call, blocks, padded)
             xb = self._blocked_input(x, blocks.data)
             wb = _blocked_weight(w if is_constant(w) else self.visit_expr(w), blocks)
             if not is_constant(wb):
@@ -305,32 +287,6 @@ def _make_blocker():
                 groups=a.groups, data_layout=data_layout, kernel_layout=kernel_layout,
                 out_layout=out_layout, out_dtype="float32")
             self._bind(binding, out, blocks.out)
-            return True
-
-        def _padded_conv2d(self, binding, call, blocks, padded: int) -> bool:
-            """The convolution with its output channels padded to ``padded`` (whole
-            vectors) by zero weights, back in NCHW and sliced to its own channels: its
-            consumers see the NCHW value (``_padded_channels`` says when)."""
-            import numpy as np
-
-            x, w = call.args
-            a = call.attrs
-            weight = w.value.numpy()
-            extra = np.zeros((padded - weight.shape[0], *weight.shape[1:]), weight.dtype)
-            wide = ConvBlocks(blocks.data, blocks.weight_in, self.lanes)
-            wb = relax.const(blocked_weight_value(np.concatenate([weight, extra]), wide))
-            data_layout, kernel_layout, out_layout = wide.layouts()
-            out = self.builder_.emit(R.nn.conv2d(
-                self._blocked_input(x, blocks.data), wb, strides=a.strides,
-                padding=a.padding, dilation=a.dilation, groups=a.groups,
-                data_layout=data_layout, kernel_layout=kernel_layout, out_layout=out_layout,
-                out_dtype="float32"), f"{binding.var.name}_padded")
-            _, back = _index_maps(self.lanes)
-            nchw = self.builder_.emit(R.layout_transform(out, index_map=back))
-            own = self.builder_.normalize(R.strided_slice(
-                nchw, axes=[1], begin=[0], end=[int(weight.shape[0])]))
-            self.builder_.emit_normalized(relax.VarBinding(binding.var, own))
-            self.changed = True
             return True
 
         def _tuple_item(self, binding, item) -> bool:
@@ -346,6 +302,8 @@ def _make_blocker():
             """An activation of a blocked tensor; its other arguments (``clip``'s bounds)
             are scalars, which the layout does not touch."""
             x, *rest = call.args
+            if x in self.padded and not rest:
+                return self.padded.unary(binding, call)
             if x not in self.blocked or any(isinstance(getattr(r, "ty", None),
                                                        relax.TensorType) for r in rest):
                 return False
@@ -361,8 +319,10 @@ def _make_blocker():
             # blocked per-channel vector (squeeze-excite's scale: ``s * x``, ``s`` first).
             source = next((arg for arg in (a, b) if arg in self.blocked
                            and static_shape(arg) == shape), None)
-            if source is None or shape is None:
+            if shape is None:
                 return False
+            if source is None:
+                return self.padded.binary(binding, call, shape)
             block = self.blocked[source][1]
             operands = [self._channel_operand(arg, shape[1], block) for arg in (a, b)]
             if any(o is None for o in operands):
@@ -398,8 +358,11 @@ def _make_blocker():
             ``(n, C/x, x)`` result is the ``(n, C)`` one in order, a reshape away."""
             (x,) = call.args
             axes = call.attrs.axis
-            if x not in self.blocked or axes is None or \
-                    sorted(int(a) % 4 for a in axes) != [2, 3]:
+            if axes is None or sorted(int(a) % 4 for a in axes) != [2, 3]:
+                return False
+            if x in self.padded:
+                return self.padded.mean(binding, x)
+            if x not in self.blocked:
                 return False
             xb, block = self.blocked[x]
             if call.attrs.keepdims:
