@@ -126,6 +126,38 @@ def test_pool_walks_several_windows_at_once_with_the_same_bits(monkeypatch):
     assert 0 < np.isnan(walked).sum() < walked.size / 4    # NaN windows, and others
 
 
+@pytest.mark.parametrize("columns,runs", [(28, 7), (27, 7), (35, 6)])
+def test_a_prime_width_is_walked_in_runs_with_a_short_last_one(columns, runs, monkeypatch):
+    """Kernel 3, stride 2, ceil mode: 28 -> 14 output columns (divisor 7, no bounds check),
+    27 -> 13 (prime: runs of 7, the last one 6), 35 -> 17 (runs of 6, the last one 5).  NaN,
+    -inf and +-0 give the bits of one window at a time (``blocked.pool_pixels``)."""
+    from mlclab.backend.schedules import blocked
+
+    model = ConvPool(3, 2, 0)
+    mod, x = _import(model, (1, 8, 9, columns))
+    (pool,) = [f for name, f in _scheduled(mod).items() if "max_pool2d" in name]
+    text = pool.script()
+    assert f"T.unroll(T.int64({runs}))" in text
+    assert (columns == 28) != ("< T.int64(" in text and "T.where" in text)  # bounds check
+    with torch.no_grad():
+        model.conv.weight.zero_()
+        model.conv.bias.copy_(torch.tensor([0.0, -0.0, float("-inf"), 1, 2, 3, 4, 5]
+                                           + [0.5] * 8))
+        model.conv.weight[5, 0, 1, 1] = 1.0
+    x[0, 0, 3, 7] = float("nan")
+    x[0, 0, 6, columns - 2] = float("nan")
+    mod, _ = _import(model, (1, 8, 9, columns))
+    walked = _run(mod, x)
+    monkeypatch.setattr(blocked, "POOL_PIXELS", 1)
+    single = _run(mod, x)
+    assert np.array_equal(walked.view(np.uint32), single.view(np.uint32))
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(walked, want, rtol=1e-5, atol=1e-5)
+    assert 0 < np.isnan(walked).sum() < walked.size / 2   # NaN windows, and others
+    assert blocked.pool_pixels(13, epilogue=True) == 1      # an epilogue keeps the divisor
+
+
 class ConvPadPool(torch.nn.Module):
     """A convolution and a max pool with padding, no activation between: NaN, -inf and
     -0.0 reach the pool's windows at the image's edges."""
