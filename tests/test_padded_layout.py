@@ -43,8 +43,9 @@ class Classifier(torch.nn.Module):
             torch.nn.functional.adaptive_avg_pool2d(y, 1), 1)
 
 
-class Squared(torch.nn.Module):
-    """A padded value read by an operator with no padded form (a product of two maps)."""
+class Mirrored(torch.nn.Module):
+    """A padded value read by an operator with no padded form: its product with another
+    map (itself mirrored, which is computed in NCHW)."""
 
     def __init__(self):
         super().__init__()
@@ -52,7 +53,7 @@ class Squared(torch.nn.Module):
 
     def forward(self, x):
         y = torch.relu(self.conv(x)) + 0.5
-        return y * y
+        return y * torch.flip(y, [3])
 
 
 def _specials(x):
@@ -99,11 +100,13 @@ def test_a_padded_classifier_is_blocked_through_its_mean(lanes, monkeypatch, kee
 
 
 def test_an_operator_without_a_padded_form_reads_the_sliced_nchw_view(lanes, monkeypatch):
-    """``y * y`` of a padded ``y`` (after a bias, a ReLU and a scalar add, all padded) reads
-    ``y`` transformed back to NCHW and sliced to its 200 channels: the same bits."""
-    (new, nchw, unpadded), text = _three_ways(Squared(), monkeypatch)
+    """``y * flip(y)`` of a padded ``y`` (after a bias, a ReLU and a scalar add, all padded)
+    reads ``y`` transformed back to NCHW and sliced to its 200 channels: the same bits."""
+    (new, nchw, unpadded), text = _three_ways(Mirrored(), monkeypatch)
     assert new.tobytes() == nchw.tobytes() == unpadded.tobytes()
     assert ("R.strided_slice" in text) == _cut(lanes)
+    (product,) = [line for line in text.splitlines() if "R.multiply(" in line]
+    assert "R.Tensor((1, 200, 7, 6)" in product                  # in NCHW, 200 channels
     assert new.shape == (1, 200, 7, 6)
 
 
