@@ -298,10 +298,38 @@ def test_fire_module_concatenates_in_the_blocked_layout():
     kernels = _scheduled(mod)
     (concat,) = [f for name, f in kernels.items() if "concat" in name]
     block = channel_block(64, lanes)
-    blocked = ", ".join(f"T.int64({d})" for d in (1, 64 // block, 15, 15, block))
+    # the parts pooled, then joined (``conv_layout.POOL_PARTS``): 15 x 15 -> 7 x 7
+    blocked = ", ".join(f"T.int64({d})" for d in (1, 64 // block, 7, 7, block))
     assert f"T.Buffer(({blocked})" in concat.script()   # its output is blocked
-    # one transform in (the image) and one out (after the pool): none around the concat
+    # one transform in (the image) and one out (after the join): none around the concat
     assert sum("layout_transform" in name for name in kernels) == 2
+
+
+class FireTwice(Fire):
+    """The join read by its pool and by a mean too: it is needed whole, so the pool reads
+    it as it is."""
+
+    def forward(self, x):
+        s = torch.relu(self.squeeze(x))
+        y = torch.cat([torch.relu(self.e1(s)), torch.relu(self.e3(s))], 1)
+        return self.pool(y) + y.mean((2, 3), keepdim=True)
+
+
+@pytest.mark.parametrize("model", [Fire(32, 16, 32, 48), FireTwice(32, 16, 32, 32)])
+def test_a_pool_of_a_join_pools_the_parts_with_the_same_bits(model, monkeypatch):
+    """Pooling each part and joining the pooled parts (``POOL_PARTS``) gives the bits of
+    the pooled join: NaN, +-inf and -0.0 in the image; a join read twice is pooled whole."""
+    from mlclab.backend import conv_layout
+
+    mod, x = _import(model, (1, 32, 15, 15))
+    x[0, 0, 3, 4], x[0, 5, 9, 9], x[0, 7, 0, 14] = float("nan"), float("inf"), -0.0
+    x[0, 2, 12, 1] = float("-inf")
+    parts = _run(mod, x)
+    pools = sum("max_pool2d" in name for name in _scheduled(mod))
+    monkeypatch.setattr(conv_layout, "POOL_PARTS", False)
+    whole = _run(mod, x)
+    assert np.isnan(parts).any() and parts.tobytes() == whole.tobytes()
+    assert pools == (1 if isinstance(model, FireTwice) else 2)   # 32 + 48: two kernels
 
 
 def test_concat_of_mismatched_blocks_stays_in_nchw():

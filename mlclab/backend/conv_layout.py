@@ -59,6 +59,10 @@ GROUPED_NAME = "group_conv2d_NCHWc"
 MIN_MACS = 1 << 13
 # Element-wise operators of one tensor (activations), which give the same result in any
 # layout; the graph stays blocked through them.
+# A pooling read only from a blocked concatenation pools each part and joins the pooled
+# parts (each channel is pooled on its own: the same values), so the copy is of the smaller
+# map: SqueezeNet's joins before its pools, 55 x 55 and 27 x 27.
+POOL_PARTS = True
 ELEMENTWISE = frozenset({
     "relax.nn.relu", "relax.nn.relu6", "relax.clip", "relax.nn.leakyrelu", "relax.nn.silu",
     "relax.nn.gelu", "relax.nn.gelu_tanh", "relax.sigmoid", "relax.tanh"})
@@ -82,12 +86,27 @@ def block_conv_layout(lanes: int):
             if not _has_blockable_conv(func, lanes):
                 continue
             rewriter = _Blocker(mod, lanes)
+            rewriter.uses = _uses(func)
             new = rewriter.visit_expr(func)
             if rewriter.changed:
                 updates[gv] = relax.analysis.remove_all_unused(new)
         return with_functions(mod, updates)
 
     return blocked
+
+
+def _uses(func) -> dict:
+    """Var -> how many times ``func``'s expressions read it."""
+    from tvm import relax
+
+    counts: dict = {}
+
+    def count(expr):
+        if isinstance(expr, relax.Var):
+            counts[expr] = counts.get(expr, 0) + 1
+
+    relax.analysis.post_order_visit(func.body, count)
+    return counts
 
 
 def _is_primitive(func) -> bool:
@@ -178,6 +197,8 @@ def _make_blocker():
             self.tuples = {}  # original var -> the relax.Tuple it was bound to
             self.reblocked = {}  # (original var, block) -> it in that other block
             self.padded = PaddedValues(self)  # values padded to whole vectors
+            self.joins = {}  # original var of a blocked concatenation -> its blocked parts
+            self.uses = {}   # var -> its reads in the function (``block_conv_layout`` sets)
             self.changed = False
 
         # -- helpers ------------------------------------------------------------
@@ -349,6 +370,7 @@ def _make_blocker():
                 return False
             blocked = relax.Tuple([self._blocked_input(p, block) for p in parts.fields])
             self._bind(binding, R.concat(blocked, axis=1), block)
+            self.joins[binding.var] = list(blocked.fields)
             return True
 
         def _global_mean(self, binding, call) -> bool:
@@ -378,6 +400,13 @@ def _make_blocker():
             """A max or average pooling over the blocked tensor, where ``blocked_pool``
             keeps it blocked."""
             (x,) = call.args
+            if POOL_PARTS and x in self.joins and self.uses.get(x) == 1:
+                block = self.blocked[x][1]
+                pooled = [blocked_pooling(call, p, block) for p in self.joins[x]]
+                if None not in pooled:   # each channel pooled on its own: join after
+                    pooled = relax.Tuple([self.builder_.emit(p) for p in pooled])
+                    self._bind(binding, R.concat(pooled, axis=1), block)
+                    return True
             out = blocked_pooling(call, *self.blocked[x]) if x in self.blocked else None
             if out is None:
                 return False
