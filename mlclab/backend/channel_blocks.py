@@ -83,3 +83,14 @@ def is_blocked(layout) -> bool:
     """Whether ``layout`` is a channel-blocked one such as ``NCHW16c``."""
     layout = str(layout)
     return layout.startswith("NCHW") and layout.endswith("c") and len(layout) > 4
+
+
+def index_maps(block: int):
+    """NCHW -> NCHW{block}c and back (``layout_transform``'s index maps)."""
+    def forward(n, c, h, w):
+        return n, c // block, h, w, c % block
+
+    def back(n, cc, h, w, c):
+        return n, cc * block + c, h, w
+
+    return forward, back

@@ -39,10 +39,11 @@ import math
 
 from .blocked_pool import blocked_pooling
 from .channel_blocks import (BLOCKED_OP, CONV2D, MIN_BLOCK,  # noqa: F401
-                             channel_block, is_blocked, min_block, nchw_part_joins,
-                             padded_channels)
+                             channel_block, index_maps, is_blocked, min_block,
+                             nchw_part_joins)
 from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
                            legalize_depthwise)
+from .padded_layout import PaddedValues, padded_width
 from .relax_exprs import dtype_of, is_constant, op_name, static_shape
 
 # The blocks' names (what the TIR view shows).  The schedules recognise the reductions by
@@ -58,6 +59,10 @@ GROUPED_NAME = "group_conv2d_NCHWc"
 MIN_MACS = 1 << 13
 # Element-wise operators of one tensor (activations), which give the same result in any
 # layout; the graph stays blocked through them.
+# A pooling read only from a blocked concatenation pools each part and joins the pooled
+# parts (each channel is pooled on its own: the same values), so the copy is of the smaller
+# map: SqueezeNet's joins before its pools, 55 x 55 and 27 x 27.
+POOL_PARTS = True
 ELEMENTWISE = frozenset({
     "relax.nn.relu", "relax.nn.relu6", "relax.clip", "relax.nn.leakyrelu", "relax.nn.silu",
     "relax.nn.gelu", "relax.nn.gelu_tanh", "relax.sigmoid", "relax.tanh"})
@@ -81,12 +86,27 @@ def block_conv_layout(lanes: int):
             if not _has_blockable_conv(func, lanes):
                 continue
             rewriter = _Blocker(mod, lanes)
+            rewriter.uses = _uses(func)
             new = rewriter.visit_expr(func)
             if rewriter.changed:
                 updates[gv] = relax.analysis.remove_all_unused(new)
         return with_functions(mod, updates)
 
     return blocked
+
+
+def _uses(func) -> dict:
+    """Var -> how many times ``func``'s expressions read it."""
+    from tvm import relax
+
+    counts: dict = {}
+
+    def count(expr):
+        if isinstance(expr, relax.Var):
+            counts[expr] = counts.get(expr, 0) + 1
+
+    relax.analysis.post_order_visit(func.body, count)
+    return counts
 
 
 def _is_primitive(func) -> bool:
@@ -137,26 +157,6 @@ def _conv_blocks(call, lanes: int, incoming=None):
     return ConvBlocks(ib, ib, ob)
 
 
-def _padded_channels(call, blocks, lanes: int):
-    """The output channels a convolution is computed with when its channel block is a
-    vector cut in pieces (``channel_blocks.padded_channels``) -- with a constant weight
-    (padded with zeros here) and no groups; else None."""
-    if int(call.attrs.groups) != 1 or not is_constant(call.args[1]):
-        return None
-    return padded_channels(int(static_shape(call.args[1])[0]), blocks.out, lanes)
-
-
-def _index_maps(block: int):
-    """NCHW -> NCHW{block}c and back."""
-    def forward(n, c, h, w):
-        return n, c // block, h, w, c % block
-
-    def back(n, cc, h, w, c):
-        return n, cc * block + c, h, w
-
-    return forward, back
-
-
 def _reblock_map(old: int, new: int):
     """NCHW{old}c -> NCHW{new}c."""
     def reblock(n, c, h, w, b):
@@ -196,6 +196,9 @@ def _make_blocker():
             self.blocked = {}
             self.tuples = {}  # original var -> the relax.Tuple it was bound to
             self.reblocked = {}  # (original var, block) -> it in that other block
+            self.padded = PaddedValues(self)  # values padded to whole vectors
+            self.joins = {}  # original var of a blocked concatenation -> its blocked parts
+            self.uses = {}   # var -> its reads in the function (``block_conv_layout`` sets)
             self.changed = False
 
         # -- helpers ------------------------------------------------------------
@@ -215,7 +218,7 @@ def _make_blocker():
                     known[0], index_map=_reblock_map(known[1], block)), f"{var.name}_reblocked")
                 self.reblocked[var, block] = value
                 return value
-            forward, _ = _index_maps(block)
+            forward, _ = index_maps(block)
             value = self.builder_.emit(R.layout_transform(self.visit_expr(var),
                                                           index_map=forward),
                                        f"{var.name}_blocked")
@@ -229,7 +232,7 @@ def _make_blocker():
             if not isinstance(blocked_value, relax.Var):
                 name = binding.var.name if isinstance(binding.var, relax.DataflowVar) else ""
                 blocked_value = self.builder_.emit(blocked_value, name)
-            _, back = _index_maps(block)
+            _, back = index_maps(block)
             nchw = self.builder_.normalize(R.layout_transform(blocked_value, index_map=back))
             self.builder_.emit_normalized(relax.VarBinding(binding.var, nchw))
             self.blocked[binding.var] = (blocked_value, block)
@@ -291,9 +294,9 @@ def _make_blocker():
             blocks = _conv_blocks(call, self.lanes, known[1] if known else None)
             if blocks is None:
                 return False
-            padded = _padded_channels(call, blocks, self.lanes)
+            padded = padded_width(call, blocks, self.lanes)
             if padded is not None:
-                return self._padded_conv2d(binding, call, blocks, padded)
+                return self.padded.conv2d(binding, call, blocks, padded)
             xb = self._blocked_input(x, blocks.data)
             wb = _blocked_weight(w if is_constant(w) else self.visit_expr(w), blocks)
             if not is_constant(wb):
@@ -305,32 +308,6 @@ def _make_blocker():
                 groups=a.groups, data_layout=data_layout, kernel_layout=kernel_layout,
                 out_layout=out_layout, out_dtype="float32")
             self._bind(binding, out, blocks.out)
-            return True
-
-        def _padded_conv2d(self, binding, call, blocks, padded: int) -> bool:
-            """The convolution with its output channels padded to ``padded`` (whole
-            vectors) by zero weights, back in NCHW and sliced to its own channels: its
-            consumers see the NCHW value (``_padded_channels`` says when)."""
-            import numpy as np
-
-            x, w = call.args
-            a = call.attrs
-            weight = w.value.numpy()
-            extra = np.zeros((padded - weight.shape[0], *weight.shape[1:]), weight.dtype)
-            wide = ConvBlocks(blocks.data, blocks.weight_in, self.lanes)
-            wb = relax.const(blocked_weight_value(np.concatenate([weight, extra]), wide))
-            data_layout, kernel_layout, out_layout = wide.layouts()
-            out = self.builder_.emit(R.nn.conv2d(
-                self._blocked_input(x, blocks.data), wb, strides=a.strides,
-                padding=a.padding, dilation=a.dilation, groups=a.groups,
-                data_layout=data_layout, kernel_layout=kernel_layout, out_layout=out_layout,
-                out_dtype="float32"), f"{binding.var.name}_padded")
-            _, back = _index_maps(self.lanes)
-            nchw = self.builder_.emit(R.layout_transform(out, index_map=back))
-            own = self.builder_.normalize(R.strided_slice(
-                nchw, axes=[1], begin=[0], end=[int(weight.shape[0])]))
-            self.builder_.emit_normalized(relax.VarBinding(binding.var, own))
-            self.changed = True
             return True
 
         def _tuple_item(self, binding, item) -> bool:
@@ -346,6 +323,8 @@ def _make_blocker():
             """An activation of a blocked tensor; its other arguments (``clip``'s bounds)
             are scalars, which the layout does not touch."""
             x, *rest = call.args
+            if x in self.padded and not rest:
+                return self.padded.unary(binding, call)
             if x not in self.blocked or any(isinstance(getattr(r, "ty", None),
                                                        relax.TensorType) for r in rest):
                 return False
@@ -361,8 +340,10 @@ def _make_blocker():
             # blocked per-channel vector (squeeze-excite's scale: ``s * x``, ``s`` first).
             source = next((arg for arg in (a, b) if arg in self.blocked
                            and static_shape(arg) == shape), None)
-            if source is None or shape is None:
+            if shape is None:
                 return False
+            if source is None:
+                return self.padded.binary(binding, call, shape)
             block = self.blocked[source][1]
             operands = [self._channel_operand(arg, shape[1], block) for arg in (a, b)]
             if any(o is None for o in operands):
@@ -389,6 +370,7 @@ def _make_blocker():
                 return False
             blocked = relax.Tuple([self._blocked_input(p, block) for p in parts.fields])
             self._bind(binding, R.concat(blocked, axis=1), block)
+            self.joins[binding.var] = list(blocked.fields)
             return True
 
         def _global_mean(self, binding, call) -> bool:
@@ -398,8 +380,11 @@ def _make_blocker():
             ``(n, C/x, x)`` result is the ``(n, C)`` one in order, a reshape away."""
             (x,) = call.args
             axes = call.attrs.axis
-            if x not in self.blocked or axes is None or \
-                    sorted(int(a) % 4 for a in axes) != [2, 3]:
+            if axes is None or sorted(int(a) % 4 for a in axes) != [2, 3]:
+                return False
+            if x in self.padded:
+                return self.padded.mean(binding, x)
+            if x not in self.blocked:
                 return False
             xb, block = self.blocked[x]
             if call.attrs.keepdims:
@@ -415,6 +400,13 @@ def _make_blocker():
             """A max or average pooling over the blocked tensor, where ``blocked_pool``
             keeps it blocked."""
             (x,) = call.args
+            if POOL_PARTS and x in self.joins and self.uses.get(x) == 1:
+                block = self.blocked[x][1]
+                pooled = [blocked_pooling(call, p, block) for p in self.joins[x]]
+                if None not in pooled:   # each channel pooled on its own: join after
+                    pooled = relax.Tuple([self.builder_.emit(p) for p in pooled])
+                    self._bind(binding, R.concat(pooled, axis=1), block)
+                    return True
             out = blocked_pooling(call, *self.blocked[x]) if x in self.blocked else None
             if out is None:
                 return False
