@@ -1120,3 +1120,99 @@ def test_a_row_tail_reads_and_writes_nothing_past_its_buffers(b, m, k, n):
 def test_the_guard_page_catches_a_read_past_the_end():
     done = _guarded_matmul([1, 5, 3], [1, 3, 16], mode="past-the-end")
     assert done.returncode == -signal.SIGSEGV, (done.returncode, done.stderr[-2000:])
+
+
+# ---------------------------------------------------------------------------------------
+# T5's attention: a scalar operand, and K^T copied into heads with a scale of 1.0
+
+
+@pytest.mark.parametrize("heads,seq", [(8, 128), (3, 5)])
+def test_a_scalar_input_leaves_an_elementwise_kernel_to_the_plain_schedule(heads, seq):
+    # T5 masks its scores with ``where(mask, scores, min)`` and adds the relative position
+    # bias, one kernel whose ``min`` is a 0-d tensor.  The transpose check indexed its
+    # last axis and raised, so no rule scheduled the kernel: 100 us a layer, 14 scheduled.
+    def body(bb, mask, x, low, bias):
+        masked = bb.emit(R.where(mask, x, low))
+        return R.add(masked, bb.emit(R.reshape(bias, (1, heads, seq, seq))))
+
+    bb = relax.BlockBuilder()
+    vs = [_var("mask", (1, 1, seq, seq), "bool"), _var("x", (1, heads, seq, seq)),
+          _var("low", ()), _var("bias", (heads, seq, seq))]
+    with bb.function("main", vs):
+        with bb.dataflow():
+            out = bb.emit_output(body(bb, *vs))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    mask = RNG.random((1, 1, seq, seq)) < 0.7
+    x, bias = _data((1, heads, seq, seq), (heads, seq, seq))
+    x.flat[:4] = [np.nan, np.inf, -0.0, -np.inf]
+    low = np.array(np.finfo(np.float32).min, dtype=np.float32)
+    want = np.where(mask, x, low) + bias.reshape(1, heads, seq, seq)
+    np.testing.assert_array_equal(_build(mod)(mask, x, low, bias), want)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    assert schedule_decision(func)[0] == "parallel_loops", schedule_decision(func)
+    assert "T.vectorized" in func.script()
+
+
+def _keys_into_heads(bb, k, seq, heads, width, scale):
+    """PyTorch's ``k.view(1, seq, heads, width).transpose(1, 2).transpose(2, 3) * scale``
+    as ``from_torch`` gives it: one copy reading K^T, scaled."""
+    shaped = bb.emit(R.reshape(k, (1, seq, heads, width)))
+    moved = bb.emit(R.permute_dims(shaped, [0, 2, 3, 1]))
+    return R.multiply(moved, relax.const(scale, "float32"))
+
+
+@pytest.mark.parametrize("seq,heads,width,scale", [(128, 8, 64, 1.0), (128, 8, 64, 0.125),
+                                                   (20, 3, 8, 1.0), (12, 2, 5, 0.5)])
+def test_keys_copied_into_heads_with_a_scale_match_numpy(seq, heads, width, scale):
+    # T5's K^T into heads reads its input 512 floats apart along the output's rows: it ran
+    # one scalar at a time (80 us a layer, one core), now in tiles of rows by vectors
+    # (12 us), like the plain copies.  The scale keeps its product per element: numpy's bits.
+    mod = _module([("k", (seq, heads * width))],
+                  lambda bb, k: _keys_into_heads(bb, k, seq, heads, width, scale))
+    k = _data((seq, heads * width))[0]
+    k.flat[:4] = [np.nan, np.inf, -0.0, -np.inf]
+    want = k.reshape(1, seq, heads, width).transpose(0, 2, 3, 1) * np.float32(scale)
+    np.testing.assert_array_equal(_build(mod)(k), want)
+
+
+def test_keys_copied_into_heads_with_a_scale_are_tiled():
+    mod = _module([("k", (128, 512))], lambda bb, k: _keys_into_heads(bb, k, 128, 8, 64, 1.0))
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    text = func.script()
+    lanes = vector_lanes(resolve_target("llvm"))
+    assert f"T.unroll(T.int64({lanes}))" in text, text
+    assert f"T.vectorized(T.int64({lanes}))" in text, text
+    assert "T.where" not in text, text
+
+
+def test_a_value_computed_from_an_iterator_is_not_a_copy():
+    # An iota (the output's own index in the value) or two loaded elements is not "a copy of
+    # one value": the gathered tile is for copies, scaled copies and casts only.
+    from tvm.script import tirx as T
+
+    from mlclab.backend.schedules.tir_util import blocks_of, is_copy_of_one_value
+
+    @T.prim_func(s_tir=True, private=True)
+    def kinds(a: T.Buffer((8, 4), "float32"), b: T.Buffer((4, 8), "float32"),
+              c: T.Buffer((4, 8), "float32"), d: T.Buffer((4, 8), "float32"),
+              e: T.Buffer((4, 8), "float32")):
+        for i, j in T.grid(4, 8):
+            with T.sblock("copy"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                b[vi, vj] = a[vj, vi]
+        for i, j in T.grid(4, 8):
+            with T.sblock("scaled"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                c[vi, vj] = T.max(a[vj, vi] * T.float32(0.5), T.float32(0))
+        for i, j in T.grid(4, 8):
+            with T.sblock("iota"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                d[vi, vj] = a[vj, vi] + T.Cast("float32", vi)
+        for i, j in T.grid(4, 8):
+            with T.sblock("two"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                e[vi, vj] = a[vj, vi] + b[vi, vj]
+
+    got = {b.name_hint: is_copy_of_one_value(b.body) for b in blocks_of(kinds)}
+    assert got == {"copy": True, "scaled": True, "iota": False, "two": False}

@@ -8,8 +8,8 @@ import math
 from .inline import inline_elementwise_prologue
 from .row_reductions import parallel_reduction
 from .tir_util import (PARALLEL_MIN_ELEMENTS, block_bindings, bound_iter, extents_of,
-                       free_vars, is_copy, is_reduction, largest_divisor, static_int,
-                       within_domains, worth_parallel)
+                       free_vars, is_copy_of_one_value, is_reduction, largest_divisor,
+                       static_int, within_domains, worth_parallel)
 
 
 def schedule_each_block(sch, blocks, lanes: int) -> None:
@@ -173,8 +173,9 @@ def _vectorize_contiguous_runs(sch, block, loops, extents, k: int, lanes: int) -
 
 
 def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
-    """For a copy whose input is not contiguous along the output's innermost loop (no run
-    of 4), but along some other loop (nearly): a transpose in tiles.  MobileViT unfolds
+    """For a copy (or a copy scaled by a constant, a cast: one loaded value) whose input
+    is not contiguous along the output's innermost loop (no run of 4), but along some other
+    loop (nearly): a transpose in tiles.  MobileViT unfolds
     2 x 2 patches, 96 x 32 x 32 into 4 x 256 x 96: the output's channels are 1024 floats
     apart in the input, its tokens 2 apart within each row of 16.  A tile of ``rows``
     consecutive values of that loop (unrolled) by a vector of the innermost loop: each
@@ -185,7 +186,7 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     otherwise than at the output's position, no vector width dividing the innermost loop,
     or no loop moving the input by at most ``MAX_TILE_STEP`` elements."""
     node = sch.get(block)
-    if k != 0 or extents[-1] < 4 or not is_copy(node.body):
+    if k != 0 or extents[-1] < 4 or not is_copy_of_one_value(node.body):
         return False
     bindings = block_bindings(sch, block)
     iters = [bound_iter(sch, loop, node, bindings) for loop in loops]
@@ -372,6 +373,8 @@ def _tile_transpose(sch, block, loops, extents, lanes: int) -> bool:
         return False
     analyzer = within_domains(node)
     for region in node.reads:
+        if not region.region:
+            continue  # a 0-d input (a scalar) is read at no position: a broadcast
         last = analyzer.simplify(region.region[-1].min)
         along = next((k for k, v in enumerate(iters[:inner]) if v is not None and last.same_as(v)),
                      None)

@@ -187,6 +187,31 @@ def is_copy(stmt) -> bool:
     return isinstance(stmt, BufferStore) and isinstance(stmt.value, BufferLoad)
 
 
+def is_copy_of_one_value(stmt) -> bool:
+    """Whether ``stmt`` stores a function of one loaded element and constants: a copy, or a
+    copy scaled by a constant (PyTorch's attention multiplies K^T by a scale of 1.0, which
+    strict math keeps behind fences)."""
+    from tvm.ir.expr import TensorLoad as BufferLoad
+    from tvm.tirx import BufferStore
+
+    if not isinstance(stmt, BufferStore):
+        return False
+    loads, pending = [], [stmt.value]
+    while pending:
+        node = pending.pop()
+        kind = type(node).__name__
+        if isinstance(node, BufferLoad):
+            loads.append(node)
+        elif kind in ("Var", "Let", "Ramp", "Broadcast", "Shuffle"):
+            return False  # an iterator's value (an iota), or forms not walked here
+        else:
+            for field in ("a", "b", "value", "condition", "true_value", "false_value"):
+                if hasattr(node, field):
+                    pending.append(getattr(node, field))
+            pending.extend(getattr(node, "args", []))
+    return len(loads) == 1
+
+
 def blocks_of(func) -> list:
     """The blocks of ``func`` below its root block, outermost first."""
     from tvm.s_tir import SBlockRealize
