@@ -197,7 +197,8 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     if len(irregular) != 1 or _contiguous_run(irregular[0], iters[-1], 4, domains):
         return False
     width = largest_divisor(extents[-1], lanes)
-    if width < 4:
+    tail = width < 4 and extents[-1] > lanes
+    if width < 4 and not tail:
         return False
     flat = _flat_index(irregular[0])
     best = None
@@ -213,6 +214,9 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     if best is None:
         return False
     axis, rows = best[:2]
+    if tail:
+        _tiles_and_a_tail(sch, block, loops, extents, axis, rows, lanes)
+        return True
     tiled = loops[axis]
     if rows < extents[axis]:
         outer, tiled = sch.split(tiled, factors=[None, rows])
@@ -230,6 +234,30 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     if above and worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
         sch.parallel(sch.fuse(*above) if len(above) > 1 else above[0])
     return True
+
+
+def _tiles_and_a_tail(sch, block, loops, extents, axis: int, rows: int, lanes: int) -> None:
+    """``_tile_gathered_copy``'s tiles when no vector divides the innermost loop (GPT-2's
+    decoding step copies its 129 cached keys into K^T): its whole vectors tiled, the rest
+    split off (``loop_partition``, no predicate) as a scalar loop of its own.  The innermost
+    loop goes above the tile's loop first, so that the split-off rest is a sibling of the
+    tiles, not inside them."""
+    inner = loops[-1]
+    others = [lp for k, lp in enumerate(loops[:-1]) if k != axis]
+    sch.reorder(*others, inner, loops[axis])
+    whole = extents[-1] // lanes * lanes
+    main, _rest = sch.loop_partition(inner, [whole, None])
+    (tiles,) = sch.get_child_blocks(main)
+    tiled = sch.get_loops(tiles)[-1]
+    column, vec = sch.split(main, factors=[None, lanes])
+    outer = None
+    if rows < extents[axis]:
+        outer, tiled = sch.split(tiled, factors=[None, rows])
+    sch.reorder(column, *([outer] if outer is not None else []), tiled, vec)
+    sch.unroll(tiled)
+    sch.vectorize(vec)
+    if others and worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
+        sch.parallel(sch.fuse(*others) if len(others) > 1 else others[0])
 
 
 # The largest step (in elements) by which consecutive values of a tile's loop may move the
