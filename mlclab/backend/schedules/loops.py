@@ -183,8 +183,10 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     while they are hot (one core: 183 us scalar, 29 us in 16 x 16 tiles).  The splits
     divide their loops, so nothing is read that the copy did not read.  False, with
     nothing changed, for any other block: a symbolic extent, more than one input read
-    otherwise than at the output's position, no vector width dividing the innermost loop,
-    or no loop moving the input by at most ``MAX_TILE_STEP`` elements."""
+    otherwise than at the output's position, an innermost loop of at most a vector that no
+    width from 4 divides, or no loop moving the input by at most ``MAX_TILE_STEP``
+    elements.  A longer innermost loop that no width divides is tiled in whole vectors, its
+    rest split off (``_tiles_and_a_tail``)."""
     node = sch.get(block)
     if k != 0 or extents[-1] < 4 or not is_copy_of_one_value(node.body):
         return False
@@ -215,7 +217,7 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
         return False
     axis, rows = best[:2]
     if tail:
-        _tiles_and_a_tail(sch, block, loops, extents, axis, rows, lanes)
+        _tiles_and_a_tail(sch, loops, extents, axis, rows, lanes)
         return True
     tiled = loops[axis]
     if rows < extents[axis]:
@@ -236,7 +238,7 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     return True
 
 
-def _tiles_and_a_tail(sch, block, loops, extents, axis: int, rows: int, lanes: int) -> None:
+def _tiles_and_a_tail(sch, loops, extents, axis: int, rows: int, lanes: int) -> None:
     """``_tile_gathered_copy``'s tiles when no vector divides the innermost loop (GPT-2's
     decoding step copies its 129 cached keys into K^T): its whole vectors tiled, the rest
     split off (``loop_partition``, no predicate) as a scalar loop of its own.  The innermost
