@@ -1217,24 +1217,3 @@ def test_a_value_computed_from_an_iterator_is_not_a_copy():
     got = {b.name_hint: is_copy_of_one_value(b.body) for b in blocks_of(kinds)}
     assert got == {"copy": True, "scaled": True, "iota": False, "two": False}
 
-
-@pytest.mark.parametrize("heads,tokens,width", [(12, 129, 64), (3, 37, 8), (2, 17, 5)])
-def test_cached_keys_no_vector_divides_are_tiled_with_the_rest_split_off(heads, tokens, width):
-    # GPT-2's decoding step copies its 129 cached keys into K^T (times 1.0) every step: no
-    # width from 4 to a vector divides 129, so the copy ran one scalar at a time (160 us a
-    # layer).  Whole vectors of tokens are tiled, the rest split off with no predicate.
-    def body(bb, k):
-        moved = bb.emit(R.permute_dims(k, [0, 1, 3, 2]))
-        return R.multiply(moved, relax.const(1.0, "float32"))
-
-    mod = _module([("k", (1, heads, tokens, width))], body)
-    k = _data((1, heads, tokens, width))[0]
-    k.flat[:4] = [np.nan, np.inf, -0.0, -np.inf]
-    np.testing.assert_array_equal(_build(mod)(k), k.transpose(0, 1, 3, 2) * np.float32(1.0))
-    assert np.signbit(_build(mod)(k)).sum() == np.signbit(k).sum()   # -0.0 kept
-    (func,) = _primfuncs(_scheduled(mod)).values()
-    text = func.script()
-    lanes = vector_lanes(resolve_target("llvm"))
-    assert f"T.vectorized(T.int64({lanes}))" in text, text
-    assert f"T.unroll(T.int64({min(width, lanes)}))" in text, text
-    assert "T.where" not in text, text

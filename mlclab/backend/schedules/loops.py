@@ -183,10 +183,8 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     while they are hot (one core: 183 us scalar, 29 us in 16 x 16 tiles).  The splits
     divide their loops, so nothing is read that the copy did not read.  False, with
     nothing changed, for any other block: a symbolic extent, more than one input read
-    otherwise than at the output's position, an innermost loop of at most a vector that no
-    width from 4 divides, or no loop moving the input by at most ``MAX_TILE_STEP``
-    elements.  A longer innermost loop that no width divides is tiled in whole vectors, its
-    rest split off (``_tiles_and_a_tail``)."""
+    otherwise than at the output's position, no vector width dividing the innermost loop,
+    or no loop moving the input by at most ``MAX_TILE_STEP`` elements."""
     node = sch.get(block)
     if k != 0 or extents[-1] < 4 or not is_copy_of_one_value(node.body):
         return False
@@ -199,8 +197,7 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     if len(irregular) != 1 or _contiguous_run(irregular[0], iters[-1], 4, domains):
         return False
     width = largest_divisor(extents[-1], lanes)
-    tail = width < 4 and extents[-1] > lanes
-    if width < 4 and not tail:
+    if width < 4:
         return False
     flat = _flat_index(irregular[0])
     best = None
@@ -216,9 +213,6 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     if best is None:
         return False
     axis, rows = best[:2]
-    if tail:
-        _tiles_and_a_tail(sch, loops, extents, axis, rows, lanes)
-        return True
     tiled = loops[axis]
     if rows < extents[axis]:
         outer, tiled = sch.split(tiled, factors=[None, rows])
@@ -236,30 +230,6 @@ def _tile_gathered_copy(sch, block, loops, extents, k: int, lanes: int) -> bool:
     if above and worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
         sch.parallel(sch.fuse(*above) if len(above) > 1 else above[0])
     return True
-
-
-def _tiles_and_a_tail(sch, loops, extents, axis: int, rows: int, lanes: int) -> None:
-    """``_tile_gathered_copy``'s tiles when no vector divides the innermost loop (GPT-2's
-    decoding step copies its 129 cached keys into K^T): its whole vectors tiled, the rest
-    split off (``loop_partition``, no predicate) as a scalar loop of its own.  The innermost
-    loop goes above the tile's loop first, so that the split-off rest is a sibling of the
-    tiles, not inside them."""
-    inner = loops[-1]
-    others = [lp for k, lp in enumerate(loops[:-1]) if k != axis]
-    sch.reorder(*others, inner, loops[axis])
-    whole = extents[-1] // lanes * lanes
-    main, _rest = sch.loop_partition(inner, [whole, None])
-    (tiles,) = sch.get_child_blocks(main)
-    tiled = sch.get_loops(tiles)[-1]
-    column, vec = sch.split(main, factors=[None, lanes])
-    outer = None
-    if rows < extents[axis]:
-        outer, tiled = sch.split(tiled, factors=[None, rows])
-    sch.reorder(column, *([outer] if outer is not None else []), tiled, vec)
-    sch.unroll(tiled)
-    sch.vectorize(vec)
-    if others and worth_parallel(extents, PARALLEL_MIN_ELEMENTS):
-        sch.parallel(sch.fuse(*others) if len(others) > 1 else others[0])
 
 
 # The largest step (in elements) by which consecutive values of a tile's loop may move the
