@@ -57,12 +57,12 @@ GROUPED_NAME = "group_conv2d_NCHWc"
 # more than they save (lesson 3's 1->4 channel 3x3 conv on 8x8, 2,304 multiply-adds: 6.7 us
 # a call blocked, 5.9 us not).
 MIN_MACS = 1 << 13
-# Element-wise operators of one tensor (activations), which give the same result in any
-# layout; the graph stays blocked through them.
 # A pooling read only from a blocked concatenation pools each part and joins the pooled
 # parts (each channel is pooled on its own: the same values), so the copy is of the smaller
 # map: SqueezeNet's joins before its pools, 55 x 55 and 27 x 27.
 POOL_PARTS = True
+# Element-wise operators of one tensor (activations), which give the same result in any
+# layout; the graph stays blocked through them.
 ELEMENTWISE = frozenset({
     "relax.nn.relu", "relax.nn.relu6", "relax.clip", "relax.nn.leakyrelu", "relax.nn.silu",
     "relax.nn.gelu", "relax.nn.gelu_tanh", "relax.sigmoid", "relax.tanh"})
