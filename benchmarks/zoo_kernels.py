@@ -8,11 +8,13 @@ kernel pays in a real call: weights that come from memory because the model's ot
 evicted them, an input its producer left in a farther cache.  Here both runtimes are timed
 inside whole calls, alternating call by call in one process so they see the same moments of
 a shared machine: mlclab's kernels by a VM instrument (a timestamp before and after each
-kernel), ONNX Runtime's operators by its own profiler (``enable_profiling``).  Each is the
-fastest of the rounds after the first three: on a machine shared with other processes a
-kernel's time is its own plus any preemption that landed in it (a 4 ms time slice in a 1 ms
-kernel), and calls repeat with a period that can land one on the same kernel round after
-round, so a median can still hold it; the minimum does not.  The convolutions are paired in
+kernel), ONNX Runtime's operators by its own profiler (``enable_profiling``), each runtime in
+turns of at least ``zoo.TURN_S`` with the turn's first call untimed, as the zoo times them
+(``turn``).  Each kernel's time is the fastest of its timed calls after the first three:
+on a machine shared with other processes a kernel's time is its own plus any preemption
+that landed in it (a 4 ms time slice in a 1 ms kernel), and calls repeat with a period that
+can land one on the same kernel round after round, so a median can still hold it; the
+minimum does not.  The convolutions are paired in
 execution order when both runtimes have the same number of them (one kernel per ``Conv``
 node, as in the ResNets); the rest are summed by kind.  Each (model, threads) runs in a
 process of its own (TVM's thread pool is sized once per process), with the zoo's model and
@@ -72,6 +74,20 @@ def fastest(runs) -> list:
             for i, n in enumerate(names)]
 
 
+def turn(seconds: float = zoo.TURN_S):
+    """A runtime's turn, as the zoo's: call numbers 0, 1, ... for at least ``seconds`` and
+    two calls, call 0 untimed.  Alternating single calls at two threads timed the first
+    ~5 ms of each of mlclab's calls at about one thread's speed (the other runtime's
+    workers still awake on the second core: ResNet-18d's first six convolutions 2x ONNX
+    Runtime's, its later ones even)."""
+    import time
+
+    start, call = time.perf_counter(), 0
+    while call < 2 or time.perf_counter() - start < seconds:
+        yield call
+        call += 1
+
+
 def measure(name: str, threads: int, rounds: int) -> dict:
     import io
     import time
@@ -112,19 +128,23 @@ def measure(name: str, threads: int, rounds: int) -> dict:
     session = ort.InferenceSession(buffer.getvalue(), options,
                                    providers=["CPUExecutionProvider"])
     feeds = {i.name: a for i, a in zip(session.get_inputs(), arrays)}
-    ours = []
+    ours, timed = [], []    # mlclab's timed calls; whether each ONNX Runtime run is timed
     for _ in range(rounds):
-        stamps.clear()
-        entry(*tensors)
-        ours.append([(stamps[i][0], stamps[i + 1][1] - stamps[i][1])
-                     for i in range(0, len(stamps), 2)])
-        session.run(None, feeds)
+        for call in turn():
+            stamps.clear()
+            entry(*tensors)
+            if call:
+                ours.append([(stamps[i][0], stamps[i + 1][1] - stamps[i][1])
+                             for i in range(0, len(stamps), 2)])
+        for call in turn():
+            session.run(None, feeds)
+            timed.append(call > 0)
     events = json.loads(Path(session.end_profiling()).read_text())
     nodes = [(f"{e['args'].get('op_name', '?')} {e['name'][:-len('_kernel_time')]}",
               e["dur"] / 1e6) for e in events
              if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
-    per_run = len(nodes) // rounds
-    theirs = [nodes[i:i + per_run] for i in range(0, per_run * rounds, per_run)]
+    per_run = len(nodes) // len(timed)
+    theirs = [nodes[k * per_run:(k + 1) * per_run] for k, kept in enumerate(timed) if kept]
     return {"model": name, "threads": threads, "load": os.getloadavg()[0],
             "mlclab": fastest(ours), "onnxruntime": fastest(theirs),
             "same_output": bool(np.allclose(fn(*arrays), session.run(None, feeds)[0],
@@ -177,7 +197,7 @@ def main(argv=None) -> int:
     parser.add_argument("--models", default="resnet18d,resnet50",
                         help="comma-separated zoo names (benchmarks/zoo.py --list)")
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
-    parser.add_argument("--rounds", type=int, default=25, help="calls of each runtime")
+    parser.add_argument("--rounds", type=int, default=25, help="turns of each runtime")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a child process's model
     args = parser.parse_args(argv)
     if args.rounds <= SKIPPED:

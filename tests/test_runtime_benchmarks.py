@@ -123,3 +123,15 @@ def test_zoo_kernels_report_pairs_convolutions_only_when_the_counts_match():
     result["onnxruntime"] = result["onnxruntime"][:2]
     assert "(2 convolution kernels against 1 Conv operators: not paired)" in \
         zoo_kernels.report(result)
+
+
+def test_zoo_kernels_turns_last_their_time_and_time_all_but_their_first_call():
+    import time
+
+    import zoo_kernels
+
+    start = time.perf_counter()
+    calls = list(zoo_kernels.turn(0.02))
+    assert time.perf_counter() - start >= 0.02
+    assert calls == list(range(len(calls))) and len(calls) >= 2
+    assert list(zoo_kernels.turn(0.0)) == [0, 1]   # one untimed call and one timed, at least
