@@ -255,19 +255,27 @@ def _short(exc: Exception) -> str:
 
 
 def _child(name: str, threads: int, rounds: int, with_compile: bool) -> dict:
+    return run_child(Path(__file__), RESULT, name, threads,
+                     ["--rounds", str(rounds)] + ([] if with_compile else ["--no-compile"]))
+
+
+def run_child(script: Path, marker: str, name: str, threads: int, args: list) -> dict:
+    """``script --one name --threads threads *args`` in a process of its own (TVM's thread
+    pool is sized once per process), with ``threads`` for TVM and OpenMP and the numpy-slowing
+    variables dropped: the JSON it prints after ``marker``, or ``{"error": ...}``."""
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     env.update(TVM_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", name, "--threads",
-           str(threads), "--rounds", str(rounds)] + ([] if with_compile else ["--no-compile"])
+    cmd = [sys.executable, str(Path(script).resolve()), "--one", name, "--threads",
+           str(threads), *args]
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True,
                              timeout=CHILD_TIMEOUT)
     except subprocess.TimeoutExpired:
         return {"model": name, "threads": threads, "error": f"over {CHILD_TIMEOUT} s"}
     for line in out.stdout.splitlines():
-        if line.startswith(RESULT):
-            return json.loads(line[len(RESULT):])
+        if line.startswith(marker):
+            return json.loads(line[len(marker):])
     tail = (out.stderr.strip().splitlines() or ["no output"])[-1]
     return {"model": name, "threads": threads, "error": f"exit {out.returncode}: {tail[:150]}"}
 

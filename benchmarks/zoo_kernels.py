@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -38,7 +37,6 @@ import zoo  # noqa: E402
 
 RESULT = "ZOO-KERNELS "     # the line a child process reports its measurement on
 SKIPPED = 3                 # first rounds not counted (first touches, ONNX Runtime's arenas)
-CHILD_TIMEOUT = 1800
 
 # Kinds, from mlclab's kernel names and ONNX Runtime's operator types.
 KINDS = (("conv", ("conv2d", "Conv")), ("pool", ("pool", "Pool")),
@@ -175,21 +173,7 @@ def report(result: dict) -> str:
 
 
 def _child(name: str, threads: int, rounds: int) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in zoo.DROPPED}
-    env.update(TVM_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", name, "--threads",
-           str(threads), "--rounds", str(rounds)]
-    try:
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                             timeout=CHILD_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return {"model": name, "threads": threads, "error": f"over {CHILD_TIMEOUT} s"}
-    for line in out.stdout.splitlines():
-        if line.startswith(RESULT):
-            return json.loads(line[len(RESULT):])
-    tail = (out.stderr.strip().splitlines() or ["no output"])[-1]
-    return {"model": name, "threads": threads, "error": f"exit {out.returncode}: {tail[:150]}"}
+    return zoo.run_child(Path(__file__), RESULT, name, threads, ["--rounds", str(rounds)])
 
 
 def main(argv=None) -> int:
