@@ -196,6 +196,7 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
 
     conv, prologue, epilogue = one_blocked_reduction(sch, blocks, CONV2D,
                                                      "blocked convolution")
+    prologue, ends = inline_join(sch, prologue)
     loops = list(sch.get_loops(conv))
     extents = extents_of(sch, loops)
     if len(loops) != 9 or None in extents:
@@ -210,6 +211,28 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
     finish_blocked_tile(sch, conv, prologue, epilogue, rows=(n, oc_outer, oh), tile=ow_outer,
                         vector=oc_block, unrolled=(ow_inner, oc_inner),
                         first_reduction=ic_chunk, lanes=lanes)
+    if ends:
+        pieces = [b - a for a, b in zip([0, *ends], ends)]
+        sch.loop_partition(ic_chunk, [*pieces, None])
+
+
+def inline_join(sch, prologue):
+    """``(prologue, ends)``: a channel join read by the convolution (``join_conv``, its
+    block marked ``JOIN_PARTS``) inlined -- each load of the join then picks its part -- and
+    the input channel blocks where its parts end, at which the schedule splits the
+    convolution's loop over them so each piece reads one part and the choice folds away;
+    the other prologue blocks as they were."""
+    from ..channel_blocks import JOIN_PARTS
+
+    rest, ends = [], []
+    for block in prologue:
+        marked = sch.get(block).annotations.get(JOIN_PARTS)
+        if marked is None:
+            rest.append(block)
+            continue
+        sch.compute_inline(block)
+        ends = [int(e) for e in marked]
+    return rest, ends
 
 
 # Output columns per tile of a layout transform (a divisor of the width, at most this).
