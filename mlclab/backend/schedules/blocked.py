@@ -50,6 +50,9 @@ def conv_tile(out_chunks: int, width: int, lanes: int, depth: int = 0):
     within the budget, each count dividing its loop; two channel blocks on a tie.
     ``depth``: the terms of each output's sum (input channels x taps)."""
     best = _best_tile(out_chunks, width, max_accumulators(lanes))
+    tail = _tail_tile(out_chunks, width, max_accumulators(lanes), best)
+    if tail is not None:
+        return tail
     if lanes >= 16 and depth >= MIN_DOUBLED_DEPTH and best[0] == OC_TILE \
             and best[0] * best[1] <= DOUBLED_ACCUMULATORS // 2:
         doubled = _best_tile(out_chunks, width, DOUBLED_ACCUMULATORS)
@@ -69,6 +72,30 @@ ODD_OC_TILE = 3
 # accumulators, fewer than the FMA pipes' latency hides) to 4 x 3, 363 -> 319 us a call
 # (one AVX-512 core, interleaved, bit-identical).  Only where it holds strictly more.
 QUAD_OC_TILE = 4
+
+
+# Where a prime width leaves a tile one channel block wide (SqueezeNet's 13 x 13: 1 x 13, a
+# weight vector and 13 broadcast loads for 13 FMAs), two or three blocks take the width in
+# equal runs with a short last one (13 -> 7 + 6, or 5 + 5 + 3; the split's bounds check
+# skips the missing pixels).  Its classifier (512 -> 1008 at 13 x 13) 810-839 -> 712-717 us
+# at 3 x 5 (2 x 7: 723; 3 x 4: 809), a 512 -> 512 376 against 403 (one core, hot, bits
+# identical).
+TAIL_TILE = True
+
+
+def _tail_tile(out_chunks: int, width: int, budget: int, best):
+    """``(blocks, pixels)`` of a tile whose pixels do not divide a prime ``width``, for
+    ``TAIL_TILE``; None where the divisors' ``best`` tile holds more than one channel block
+    (or the width has a divisor but 1 and itself)."""
+    if not TAIL_TILE or best != (1, width) or width <= 2 \
+            or largest_divisor(width, width - 1) != 1:
+        return None
+    for oc_tile in (OC_TILE, ODD_OC_TILE):
+        if out_chunks % oc_tile == 0:
+            most = budget // oc_tile
+            runs = -(-width // most)
+            return oc_tile, -(-width // runs)
+    return None
 
 
 def _best_tile(out_chunks: int, width: int, budget: int):
