@@ -7,50 +7,13 @@ boundaries, and leave joins it does not fit (read twice, padded) to the copy."""
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 import pytest
 
 import torch
 
-from mlclab.backend.passes import build_passes, resolve_target  # noqa: E402
-from mlclab.tvm_setup import tvm  # noqa: E402
-
-
-def _import(model, shape):
-    from tvm.relax.frontend.torch import from_exported_program
-
-    torch.manual_seed(0)
-    x = torch.randn(*shape)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.no_grad():
-            mod = from_exported_program(torch.export.export(model.eval(), (x,)))
-    return mod, x
-
-
-def _run(mod, x):
-    from tvm import relax
-
-    from mlclab.api.build import build_executable
-
-    executable, record = build_executable(mod, "llvm")
-    out = relax.VirtualMachine(executable, tvm().cpu())["main"](tvm().runtime.tensor(x.numpy()))
-    while not hasattr(out, "numpy"):   # the frontend returns a 1-tuple
-        out = out[0]
-    assert record.optimized, "mlclab's pipeline fell back to TVM's plain one"
-    return out.numpy()
-
-
-def _scheduled(mod):
-    from tvm import tirx
-
-    passes = build_passes("llvm")
-    names = [p.info.name for p in passes]
-    with resolve_target("llvm"):
-        mod = tvm().transform.Sequential(passes[:names.index("mlclab.ScheduleCPU") + 1])(mod)
-    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
+from tests.test_blocked_pool_concat import _import, _run, _scheduled
 
 
 def _poison(x):

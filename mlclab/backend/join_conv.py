@@ -26,30 +26,14 @@ NAME = "conv2d_NCHWc_parts"
 def read_join_parts():
     """The module pass (module doc)."""
     import tvm
-    from tvm import relax
 
-    from .fold_batchnorm import single_dataflow_block, with_functions
+    from .fold_batchnorm import rewrite_matched_bindings
 
     @tvm.transform.module_pass(opt_level=0, name="mlclab.ReadJoinParts")
     def rewrite(mod, _ctx):
         if not READ_PARTS:
             return mod
-        found = {}
-        for gv, func in mod.functions_items():
-            block = single_dataflow_block(func) if isinstance(func, relax.Function) else None
-            matches = _matches(block) if block is not None else None
-            if matches:
-                found[gv] = matches
-        if not found:
-            return mod
-        reader = _reader_class()(mod, {v: m for ms in found.values() for v, m in ms.items()})
-        updates = {gv: relax.analysis.remove_all_unused(reader.visit_expr(mod[gv]))
-                   for gv in found}
-        out = with_functions(mod, updates)
-        for gv, func in reader.builder_.get().functions_items():
-            if gv not in out:   # the kernels added
-                out[gv] = func
-        return out
+        return rewrite_matched_bindings(mod, _matches, _reader_class())
 
     return rewrite
 
@@ -60,13 +44,11 @@ def _matches(block) -> dict:
     from tvm import relax
 
     from .channel_blocks import is_blocked
+    from .fold_batchnorm import binding_uses
     from .relax_exprs import dtype_of, op_name, static_shape
 
     value_of = {b.var: b.value for b in block.bindings}
-    uses: dict = {}
-    for b in block.bindings:
-        for var in relax.analysis.free_vars(b.value):
-            uses[var] = uses.get(var, 0) + 1
+    uses = binding_uses(block)
 
     matches = {}
     for b in block.bindings:
