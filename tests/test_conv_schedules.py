@@ -170,7 +170,53 @@ def test_four_channel_blocks_where_the_width_leaves_two_few_pixels():
     assert conv_tile(8, 27, 16, depth=288) == (4, 3)
     assert conv_tile(4, 12, 16, depth=27) == (2, 6)
     assert conv_tile(6, 111, 16, depth=27) == (2, 3)
+
+
+def test_a_prime_width_is_tiled_in_runs_with_a_short_last_one(monkeypatch):
+    # SqueezeNet's 13 x 13 stage: 1 x 13 (a broadcast per FMA) -> two blocks by 7 + 6, or
+    # three (its classifier's 63 blocks) by 5 + 5 + 3; one block, or five, stays 1 x 13;
+    # a width with a divisor keeps it (ResNet's 7 fits whole: 2 x 7)
+    from mlclab.backend.schedules import blocked
+
+    assert conv_tile(4, 13, 16, depth=512) == (2, 7)
+    assert conv_tile(63, 13, 16, depth=512) == (3, 5)
+    assert conv_tile(1, 13, 16, depth=512) == (1, 13)
+    assert conv_tile(5, 13, 16, depth=512) == (1, 13)
+    assert conv_tile(4, 7, 16, depth=512) == (2, 7)
+    monkeypatch.setattr(blocked, "TAIL_TILE", False)
     assert conv_tile(4, 13, 16, depth=512) == (1, 13)
+
+
+class Stage13(torch.nn.Module):
+    """A 1x1 and a 3x3 convolution (padded) on a prime width, as SqueezeNet's last Fires,
+    and a 1x1 to 48 channels (three blocks on AVX-512)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(32, 64, 1)
+        self.b = torch.nn.Conv2d(64, 64, 3, padding=1)
+        self.c = torch.nn.Conv2d(64, 48, 1)
+
+    def forward(self, x):
+        return torch.relu(self.c(torch.relu(self.b(torch.relu(self.a(x))))))
+
+
+def test_tiles_with_a_short_last_run_give_the_same_bits(monkeypatch):
+    """The tiles over 13 columns with a short last run (``TAIL_TILE``): the bits of the
+    tiles of one block by 13 columns, NaN, +-inf and -0.0 in the image, and PyTorch's."""
+    from mlclab.backend.schedules import blocked
+
+    model = Stage13()
+    mod, (x,) = _import(model, (1, 32, 11, 13))
+    x[0, 0, 3, 4], x[0, 5, 9, 12], x[0, 7, 0, 12] = float("nan"), float("inf"), -0.0
+    x[0, 2, 10, 0] = float("-inf")
+    runs, optimized = _run(mod, (x,))
+    monkeypatch.setattr(blocked, "TAIL_TILE", False)
+    whole, _ = _run(mod, (x,))
+    assert optimized and np.isnan(runs).any() and runs.tobytes() == whole.tobytes()
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(np.nan_to_num(runs), np.nan_to_num(want), atol=TOL, rtol=TOL)
 
 
 def test_a_stem_in_tiles_of_four_blocks_matches_pytorch():

@@ -24,10 +24,10 @@ def steps():
 
 def test_steps_are_exactly_the_build_passes(steps):
     assert steps.names == [p.info.name for p in build_passes("llvm")]
-    assert steps.names[:12] == ["mlclab.PackWeights", "FuseTransposeMatmul", "DispatchSampling",
+    assert steps.names[:13] == ["mlclab.PackWeights", "FuseTransposeMatmul", "DispatchSampling",
                                 "DispatchSortScan",
                                 "mlclab.FoldBatchNorm", "mlclab.BlockConvLayout",
-                                "mlclab.FuseConcatNormRelu",
+                                "mlclab.FuseConcatNormRelu", "mlclab.ReadJoinParts",
                                 "LegalizeOps", "AnnotateTIROpPattern", "FoldConstant", "FuseOps",
                                 "FuseTIR"]
     # Applying the passes one at a time ends where the whole pipeline in one go does.
@@ -40,7 +40,7 @@ def test_steps_are_exactly_the_build_passes(steps):
 def test_each_step_knows_whether_it_changed_the_module(steps):
     assert not steps["DispatchSampling"].changed
     assert steps["LegalizeOps"].changed and steps["FuseOps"].changed
-    assert steps[7] is steps["LegalizeOps"]
+    assert steps[8] is steps["LegalizeOps"]
     with pytest.raises(KeyError, match="no pass 'Nope'"):
         steps["Nope"]
     assert "(no change)" in repr(steps)

@@ -9,6 +9,10 @@ from __future__ import annotations
 BLOCKED_OP = "mlclab.blocked_op"
 CONV2D, MAX_POOL2D = "conv2d_NCHWc", "max_pool2d_NCHWc"
 AVG_POOL2D = "avg_pool2d_NCHWc"
+# The annotation of a channel join's block inlined into the blocked convolution reading it
+# (``join_conv``): the input channel blocks at which one part ends and the next begins,
+# where the schedule splits the convolution's loop over them.
+JOIN_PARTS = "mlclab.join_parts"
 DEPTHWISE_CONV2D = "depthwise_conv2d_NCHWc"
 # Not a blocked layout: a 1x1 convolution left in NCHW, lowered as a matmul of the weights
 # by the pixels (``pointwise_conv``), which its own schedule recognises by the same mark.

@@ -122,32 +122,16 @@ def fuse_concat_norm_relu(fast_math: bool = False):
     (``ops.strict.float_arithmetic``, ``ops.lowering.relu_of``), so the results are the
     same bits.  Runs after ``conv_layout.block_conv_layout``, before legalization."""
     import tvm
-    from tvm import relax
 
-    from .fold_batchnorm import single_dataflow_block, with_functions
+    from .fold_batchnorm import rewrite_matched_bindings
 
     @tvm.transform.module_pass(opt_level=0, name="mlclab.FuseConcatNormRelu")
     def fuse(mod, _ctx):
         if not FUSE_NORM_RELU:
             return mod
-        found = {}
-        for gv, func in mod.functions_items():
-            block = single_dataflow_block(func) if isinstance(func, relax.Function) else None
-            matches = _norm_relu_matches(block) if block is not None else None
-            if matches:
-                found[gv] = matches
-        if not found:
-            return mod
-        # one builder for the module: the kernels it adds get names unique in it
-        fuser = _fuser_class()(mod, {v: m for ms in found.values() for v, m in ms.items()},
-                               fast_math)
-        updates = {gv: relax.analysis.remove_all_unused(fuser.visit_expr(mod[gv]))
-                   for gv in found}
-        out = with_functions(mod, updates)
-        for gv, func in fuser.builder_.get().functions_items():
-            if gv not in out:   # the kernels added
-                out[gv] = func
-        return out
+        return rewrite_matched_bindings(
+            mod, _norm_relu_matches,
+            lambda mod, matches: _fuser_class()(mod, matches, fast_math))
 
     return fuse
 
@@ -157,13 +141,11 @@ def _norm_relu_matches(block) -> dict:
     of the dataflow ``block`` that ``fuse_concat_norm_relu`` rewrites."""
     from tvm import relax
 
+    from .fold_batchnorm import binding_uses
     from .relax_exprs import dtype_of, is_constant, op_name, static_shape
 
     value_of = {b.var: b.value for b in block.bindings}
-    uses: dict = {}
-    for b in block.bindings:
-        for var in relax.analysis.free_vars(b.value):
-            uses[var] = uses.get(var, 0) + 1
+    uses = binding_uses(block)
 
     def single(var, name):
         """The call ``var`` is bound to, if it is ``name``'s and read only by one binding

@@ -55,6 +55,42 @@ def with_functions(mod, updates: dict):
     return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
 
 
+def rewrite_matched_bindings(mod, find, make_mutator):
+    """``mod`` with each binding ``find(block)`` matches (``{var: match}`` over a function's
+    single dataflow block) rebound by ``make_mutator(mod, matches)`` -- one mutator for the
+    module, so the kernels it adds get names unique in it -- with what the rewrite leaves
+    unused removed and the added kernels kept.  ``mod`` itself where nothing matches."""
+    from tvm import relax
+
+    found = {}
+    for gv, func in mod.functions_items():
+        block = single_dataflow_block(func) if isinstance(func, relax.Function) else None
+        matches = find(block) if block is not None else None
+        if matches:
+            found[gv] = matches
+    if not found:
+        return mod
+    mutator = make_mutator(mod, {v: m for ms in found.values() for v, m in ms.items()})
+    updates = {gv: relax.analysis.remove_all_unused(mutator.visit_expr(mod[gv]))
+               for gv in found}
+    out = with_functions(mod, updates)
+    for gv, func in mutator.builder_.get().functions_items():
+        if gv not in out:   # the kernels added
+            out[gv] = func
+    return out
+
+
+def binding_uses(block) -> dict:
+    """var -> how many bindings of the dataflow ``block`` read it."""
+    from tvm import relax
+
+    uses: dict = {}
+    for b in block.bindings:
+        for var in relax.analysis.free_vars(b.value):
+            uses[var] = uses.get(var, 0) + 1
+    return uses
+
+
 def single_dataflow_block(func):
     """The one dataflow block of ``func``'s body (as torch.export's and most DSL functions
     have), or None.  The graph rewrites here and in ``conv_layout`` only touch such

@@ -187,6 +187,7 @@ def _llvm_passes(target, optimized: bool, fast_math: bool = False) -> list:
     from .extra_passes import active as extra_passes
     from .fold_batchnorm import fold_batchnorm
     from .fold_kernels import fold_constants
+    from .join_conv import read_join_parts
     from .own_constants import own_constants
     from .pack_weights import pack_weights
     from .record import own_pass
@@ -222,6 +223,9 @@ def _llvm_passes(target, optimized: bool, fast_math: bool = False) -> list:
         # A blocked concatenation followed by a folded batch norm and a ReLU (DenseNet's
         # layers) as one kernel, without the copy in between (see concat.py).
         *mlclab(fuse_concat_norm_relu(fast_math)),
+        # A convolution reading a join reads the join's parts, without the copy in between
+        # (SqueezeNet's Fire modules; see join_conv.py).
+        *mlclab(read_join_parts()),
         # the user's own graph rewrites (mlclab.extra_passes), in both pipelines, guarded
         *[own_pass(p) for p in extra_passes()],
         *legalize,

@@ -50,6 +50,9 @@ def conv_tile(out_chunks: int, width: int, lanes: int, depth: int = 0):
     within the budget, each count dividing its loop; two channel blocks on a tie.
     ``depth``: the terms of each output's sum (input channels x taps)."""
     best = _best_tile(out_chunks, width, max_accumulators(lanes))
+    tail = _tail_tile(out_chunks, width, max_accumulators(lanes), best)
+    if tail is not None:
+        return tail
     if lanes >= 16 and depth >= MIN_DOUBLED_DEPTH and best[0] == OC_TILE \
             and best[0] * best[1] <= DOUBLED_ACCUMULATORS // 2:
         doubled = _best_tile(out_chunks, width, DOUBLED_ACCUMULATORS)
@@ -69,6 +72,30 @@ ODD_OC_TILE = 3
 # accumulators, fewer than the FMA pipes' latency hides) to 4 x 3, 363 -> 319 us a call
 # (one AVX-512 core, interleaved, bit-identical).  Only where it holds strictly more.
 QUAD_OC_TILE = 4
+
+
+# Where a prime width leaves a tile one channel block wide (SqueezeNet's 13 x 13: 1 x 13, a
+# weight vector and 13 broadcast loads for 13 FMAs), two or three blocks take the width in
+# equal runs with a short last one (13 -> 7 + 6, or 5 + 5 + 3; the split's bounds check
+# skips the missing pixels).  Its classifier (512 -> 1008 at 13 x 13) 810-839 -> 712-717 us
+# at 3 x 5 (2 x 7: 723; 3 x 4: 809), a 512 -> 512 376 against 403 (one core, hot, bits
+# identical).
+TAIL_TILE = True
+
+
+def _tail_tile(out_chunks: int, width: int, budget: int, best):
+    """``(blocks, pixels)`` of a tile whose pixels do not divide a prime ``width``, for
+    ``TAIL_TILE``; None where the divisors' ``best`` tile holds more than one channel block
+    (or the width has a divisor but 1 and itself)."""
+    if not TAIL_TILE or best != (1, width) or width <= 2 \
+            or largest_divisor(width, width - 1) != 1:
+        return None
+    for oc_tile in (OC_TILE, ODD_OC_TILE):
+        if out_chunks % oc_tile == 0:
+            most = budget // oc_tile
+            runs = -(-width // most)
+            return oc_tile, -(-width // runs)
+    return None
 
 
 def _best_tile(out_chunks: int, width: int, budget: int):
@@ -196,6 +223,7 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
 
     conv, prologue, epilogue = one_blocked_reduction(sch, blocks, CONV2D,
                                                      "blocked convolution")
+    prologue, ends = inline_join(sch, prologue)
     loops = list(sch.get_loops(conv))
     extents = extents_of(sch, loops)
     if len(loops) != 9 or None in extents:
@@ -210,6 +238,28 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
     finish_blocked_tile(sch, conv, prologue, epilogue, rows=(n, oc_outer, oh), tile=ow_outer,
                         vector=oc_block, unrolled=(ow_inner, oc_inner),
                         first_reduction=ic_chunk, lanes=lanes)
+    if ends:
+        pieces = [b - a for a, b in zip([0, *ends], ends)]
+        sch.loop_partition(ic_chunk, [*pieces, None])
+
+
+def inline_join(sch, prologue):
+    """``(prologue, ends)``: a channel join read by the convolution (``join_conv``, its
+    block marked ``JOIN_PARTS``) inlined -- each load of the join then picks its part -- and
+    the input channel blocks where its parts end, at which the schedule splits the
+    convolution's loop over them so each piece reads one part and the choice folds away;
+    the other prologue blocks as they were."""
+    from ..channel_blocks import JOIN_PARTS
+
+    rest, ends = [], []
+    for block in prologue:
+        marked = sch.get(block).annotations.get(JOIN_PARTS)
+        if marked is None:
+            rest.append(block)
+            continue
+        sch.compute_inline(block)
+        ends = [int(e) for e in marked]
+    return rest, ends
 
 
 # Output columns per tile of a layout transform (a divisor of the width, at most this).
