@@ -501,3 +501,54 @@ def test_a_conv_inside_an_if_is_left_to_the_general_schedule():
         xs = np.abs(x) * sign
         np.testing.assert_allclose(fn(xs, w), fn.reference(xs, w), atol=TOL, rtol=TOL)
     assert not fn.pipeline()["mlclab.BlockConvLayout"].changed
+
+
+# ------------------------------------------------- the border read in the kernel (issue 32)
+def _special_border(shape, seed):
+    """Random values with NaN, +-inf and -0.0 on the border rows and columns (and one NaN
+    inside): what a padded copy and a read through the padding's test must treat alike."""
+    torch.manual_seed(seed)
+    x = torch.randn(*shape)
+    x[0, 0, 0, 1] = float("nan")
+    x[0, 1, -1, 2] = float("inf")
+    x[0, 2, 3, 0] = float("-inf")
+    x[0, 3, 2, -1] = float("nan")
+    x[0, 4, 0, :] = -0.0
+    x[0, 5, :, -1] = -0.0
+    x[0, 6, shape[2] // 2, shape[3] // 2] = float("nan")
+    return x
+
+
+BORDER_CASES = [(ConvBnRelu(16, 32, 3, 1, 1), 7), (ConvBnRelu(16, 32, 3, 2, 1), 13),
+                (ConvBnRelu(16, 16, 3, 1, 1), 13), (Residual(16, 16, 1), 7),
+                (Residual(16, 16, 1), 13), (Residual(16, 32, 2), 13),
+                (ConvBnRelu(3, 32, 3, 2, 1), 13)]   # a stem: blocks of 3 channels
+
+
+@pytest.mark.parametrize("case", range(len(BORDER_CASES)))
+def test_a_convolution_reading_through_its_padding_gives_the_copys_bits(case, monkeypatch):
+    """``BORDER_IN_KERNEL``: no padded copy, the input read through the padding's test, the
+    column tests ``likely`` so TVM's LoopPartition frees the interior tiles of them.  The
+    same values are summed in the same order: the same bits as the copy, NaN, +-inf and
+    -0.0 on the border included, and PyTorch's values."""
+    from mlclab.backend.schedules import blocked
+
+    model, size = BORDER_CASES[case]
+    model = model.eval()
+    cin = next(model.parameters()).shape[1]
+    x = _special_border((1, max(cin, 7), size, size), case)[:, :cin].contiguous()
+    mod, _ = _import(model, (1, cin, size, size))
+    results = {}
+    for on in (False, True):
+        monkeypatch.setattr(blocked, "BORDER_IN_KERNEL", on)
+        texts = [f.script() for name, f in _kernels(_until(mod, "mlclab.ScheduleCPU")).items()
+                 if "conv2d_NCHWc" in name]
+        padded = [t for t in texts if "conv2d_NCHWc_pad" in t]
+        assert bool(padded) != on and any(("T.likely" in t) == on for t in texts), on
+        results[on], optimized = _run(mod, (x,))
+        assert optimized
+    assert np.array_equal(results[True].view(np.uint32), results[False].view(np.uint32))
+    with torch.no_grad():
+        want = model(x).numpy()
+    assert np.isnan(want).any() and np.array_equal(np.isnan(results[True]), np.isnan(want))
+    np.testing.assert_allclose(results[True], want, atol=TOL, rtol=TOL)

@@ -126,13 +126,13 @@ def one_blocked_reduction(sch, blocks, op: str, what: str):
 
 
 def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrolled,
-                        first_reduction, lanes: int) -> None:
+                        first_reduction, lanes: int, read_through: bool = False) -> None:
     """What a blocked convolution's schedule does once its loops are split and ordered:
     the ``rows`` loops fused (parallel if the work is worth it), the epilogue blocks --
     or a tile-sized accumulator LLVM keeps in registers -- applied under ``tile`` (None:
     the fused rows loop itself) while the tile is hot, the channel block ``vector``-ized,
     the ``unrolled`` loops unrolled, the init split off at ``first_reduction``, and the
-    padding a vectorized copy."""
+    padding a vectorized copy -- or, ``read_through``, inlined (``BORDER_IN_KERNEL``)."""
     if not epilogue:
         epilogue = [sch.cache_write(conv, 0, "global")]
     fused = sch.fuse(*rows)
@@ -147,7 +147,10 @@ def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrol
         sch.unroll(loop)
     sch.decompose_reduction(conv, first_reduction)
     for b in prologue:
-        schedule_padding(sch, b, lanes)
+        if read_through:
+            sch.compute_inline(b)
+        else:
+            schedule_padding(sch, b, lanes)
     return fused
 
 
@@ -181,6 +184,19 @@ def schedule_padding(sch, block, lanes: int) -> None:
         sch.parallel(sch.fuse(n, c, h))
 
 
+# A blocked convolution may read its input through the padding's condition instead of a
+# padded copy made first (861 KB written and read back for 64 channels at 56 x 56): the
+# column tests are ``likely`` (``grouped_conv.padded_at_border``) and TVM's ``LoopPartition``
+# (``partition_const_loop``, ``passes.build_config``) splits the column tiles into the
+# first, the interior and the last, so the interior reads its input with no test.  (Left to
+# LLVM, the kernels adding a residual kept a test and a branch per input channel in the hot
+# loop: 105-122 us slower, section 15.)  Bit-identical, and faster: ResNet-18d at one
+# thread 0.97x; but LLVM fully unrolls the border tiles' short loops (2,000 FMAs in a 3x3
+# kernel instead of 84), +0.2 s of compile a convolution kernel, ResNet-18d's compile 3.1 ->
+# 5.7 s, so it is off (docs/performance.md section 15, "The border in the kernel").
+BORDER_IN_KERNEL = False
+
+
 def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
     """``[n * oc_outer * oh (parallel), ow_outer] x [ic_chunk, ky, kx, ic_block] x
     [oc_inner, ow_inner (unrolled), oc_block (vector)]``: ``ow_inner`` output pixels times
@@ -209,7 +225,8 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
                 oc_block)
     finish_blocked_tile(sch, conv, prologue, epilogue, rows=(n, oc_outer, oh), tile=ow_outer,
                         vector=oc_block, unrolled=(ow_inner, oc_inner),
-                        first_reduction=ic_chunk, lanes=lanes)
+                        first_reduction=ic_chunk, lanes=lanes,
+                        read_through=BORDER_IN_KERNEL)
 
 
 # Output columns per tile of a layout transform (a divisor of the width, at most this).
