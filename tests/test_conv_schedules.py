@@ -522,7 +522,8 @@ def _special_border(shape, seed):
 BORDER_CASES = [(ConvBnRelu(16, 32, 3, 1, 1), 7), (ConvBnRelu(16, 32, 3, 2, 1), 13),
                 (ConvBnRelu(16, 16, 3, 1, 1), 13), (Residual(16, 16, 1), 7),
                 (Residual(16, 16, 1), 13), (Residual(16, 32, 2), 13),
-                (ConvBnRelu(3, 32, 3, 2, 1), 13)]   # a stem: blocks of 3 channels
+                (ConvBnRelu(3, 32, 3, 2, 1), 13),   # a stem: blocks of 3 channels
+                (ConvBnRelu(16, 16, 3, 1, 1), 56)]  # 8 column tiles: 6 in the interior
 
 
 @pytest.mark.parametrize("case", range(len(BORDER_CASES)))
@@ -552,3 +553,22 @@ def test_a_convolution_reading_through_its_padding_gives_the_copys_bits(case, mo
         want = model(x).numpy()
     assert np.isnan(want).any() and np.array_equal(np.isnan(results[True]), np.isnan(want))
     np.testing.assert_allclose(results[True], want, atol=TOL, rtol=TOL)
+
+
+@pytest.mark.parametrize("cin, cout, kernel, stride, size", [(3, 16, 7, 2, 224),
+                                                           (16, 16, 5, 1, 13)])
+def test_a_padding_wider_than_one_column_keeps_its_copy(cin, cout, kernel, stride, size,
+                                                         monkeypatch):
+    """A padding of 2 or 3 columns (5x5, 7x7) is not read through: LoopPartition would split
+    the unrolled pixel loop at a bound that depends on the kernel column, which UnrollLoop
+    refuses (ResNet-50's 7x7 stem fell back to TVM's plain pipeline).  Its copy stays, and
+    mlclab's pipeline builds it."""
+    from mlclab.backend.schedules import blocked
+
+    monkeypatch.setattr(blocked, "BORDER_IN_KERNEL", True)
+    model = ConvBnRelu(cin, cout, kernel, stride, kernel // 2)
+    mod = _check_against_torch(model, (1, cin, size, size))
+    texts = [f.script() for name, f in _kernels(_until(mod, "mlclab.ScheduleCPU")).items()
+             if "conv2d_NCHWc" in name]
+    assert texts and all("T.likely" not in t for t in texts)
+    assert any("conv2d_NCHWc_pad" in t for t in texts)

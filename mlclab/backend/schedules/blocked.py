@@ -132,7 +132,8 @@ def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrol
     or a tile-sized accumulator LLVM keeps in registers -- applied under ``tile`` (None:
     the fused rows loop itself) while the tile is hot, the channel block ``vector``-ized,
     the ``unrolled`` loops unrolled, the init split off at ``first_reduction``, and the
-    padding a vectorized copy -- or, ``read_through``, inlined (``BORDER_IN_KERNEL``)."""
+    padding a vectorized copy -- or, ``read_through``, one made to be read through
+    (``channel_blocks.READ_THROUGH``) inlined (``BORDER_IN_KERNEL``)."""
     if not epilogue:
         epilogue = [sch.cache_write(conv, 0, "global")]
     fused = sch.fuse(*rows)
@@ -146,8 +147,10 @@ def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrol
     for loop in unrolled:
         sch.unroll(loop)
     sch.decompose_reduction(conv, first_reduction)
+    from ..channel_blocks import READ_THROUGH
+
     for b in prologue:
-        if read_through:
+        if read_through and READ_THROUGH in sch.get(b).annotations:
             sch.compute_inline(b)
         else:
             schedule_padding(sch, b, lanes)
