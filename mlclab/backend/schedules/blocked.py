@@ -198,6 +198,11 @@ def schedule_padding(sch, block, lanes: int) -> None:
 # kernel instead of 84), +0.2 s of compile a convolution kernel, ResNet-18d's compile 3.1 ->
 # 5.7 s, so it is off (docs/performance.md section 15, "The border in the kernel").
 BORDER_IN_KERNEL = False
+# The fewest output pixels a tile needs for the read through to pay: SqueezeNet's 3x3
+# 32 -> 128 at 27 x 27 (tiles of 4 blocks x 3 pixels) went 199 -> 245 us read through, its
+# tiles of 11 and 13 pixels (55 and 13 wide) 0.95-0.97x, ResNet's of 7 0.96-0.99x (one
+# core, ``fn.profile()``, best of four, bit-identical).  Where fewer, the copy is kept.
+READ_THROUGH_MIN_PIXELS = 5
 
 
 def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
@@ -229,7 +234,7 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
     finish_blocked_tile(sch, conv, prologue, epilogue, rows=(n, oc_outer, oh), tile=ow_outer,
                         vector=oc_block, unrolled=(ow_inner, oc_inner),
                         first_reduction=ic_chunk, lanes=lanes,
-                        read_through=BORDER_IN_KERNEL)
+                        read_through=BORDER_IN_KERNEL and pixels >= READ_THROUGH_MIN_PIXELS)
 
 
 # Output columns per tile of a layout transform (a divisor of the width, at most this).
