@@ -193,10 +193,12 @@ def schedule_padding(sch, block, lanes: int) -> None:
 # (``partition_const_loop``, ``passes.build_config``) splits the column tiles into the
 # first, the interior and the last, so the interior reads its input with no test.  (Left to
 # LLVM, the kernels adding a residual kept a test and a branch per input channel in the hot
-# loop: 105-122 us slower, section 15.)  Bit-identical, and faster: ResNet-18d at one
-# thread 0.97x; but LLVM fully unrolls the border tiles' short loops (2,000 FMAs in a 3x3
-# kernel instead of 84), +0.2 s of compile a convolution kernel, ResNet-18d's compile 3.1 ->
-# 5.7 s, so it is off (docs/performance.md section 15, "The border in the kernel").
+# loop: 105-122 us slower, section 15.)  Bit-identical, and faster at one thread, whole
+# calls A/B in one process: ResNet-18d 0.966x, ResNet-50 0.970x, SqueezeNet 0.980x,
+# DenseNet-121 0.980x.  But LLVM unrolls the border tiles' short loops (2,026 FMAs in a 3x3
+# kernel instead of 84): a 3x3 kernel compiles in 0.25 s instead of 0.05, ResNet-18d's
+# compile 2.7 -> 4.9 s of CPU; so it is off (docs/performance.md section 15, "The border
+# read in the kernel").
 BORDER_IN_KERNEL = False
 # The fewest output pixels a tile needs for the read through to pay: SqueezeNet's 3x3
 # 32 -> 128 at 27 x 27 (tiles of 4 blocks x 3 pixels) went 199 -> 245 us read through, its
