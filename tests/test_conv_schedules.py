@@ -239,9 +239,10 @@ def test_a_narrow_blocked_padding_is_a_fill_and_a_vector_copy(cin, groups, kerne
     """A stem's RGB image is blocked by 3: its zero padding was one float at a time under
     a bounds test (210 of ResNet-18d's stem's 309 us).  It is now a fill of zeros and a
     copy of the image rows in vectors; the convolution reads the same values, so the
-    results are the same bits."""
+    results are the same bits.  (The copy's test: the padding is made, not read through.)"""
     from mlclab.backend.schedules import blocked
 
+    monkeypatch.setattr(blocked, "BORDER_IN_KERNEL", False)
     cout = 32 if groups == 1 else cin
     model = ConvBnRelu(cin, cout, kernel, stride, kernel // 2, groups=groups)
     mod = _check_against_torch(model, (1, cin, *size))
@@ -547,3 +548,94 @@ def test_a_conv_inside_an_if_is_left_to_the_general_schedule():
         xs = np.abs(x) * sign
         np.testing.assert_allclose(fn(xs, w), fn.reference(xs, w), atol=TOL, rtol=TOL)
     assert not fn.pipeline()["mlclab.BlockConvLayout"].changed
+
+
+# ------------------------------------------------- the border read in the kernel (issue 32)
+def _special_border(shape, seed):
+    """Random values with NaN, +-inf and -0.0 on the border rows and columns (and one NaN
+    inside): what a padded copy and a read through the padding's test must treat alike."""
+    torch.manual_seed(seed)
+    x = torch.randn(*shape)
+    x[0, 0, 0, 1] = float("nan")
+    x[0, 1, -1, 2] = float("inf")
+    x[0, 2, 3, 0] = float("-inf")
+    x[0, 3, 2, -1] = float("nan")
+    x[0, 4, 0, :] = -0.0
+    x[0, 5, :, -1] = -0.0
+    x[0, 6, shape[2] // 2, shape[3] // 2] = float("nan")
+    return x
+
+
+BORDER_CASES = [(ConvBnRelu(16, 32, 3, 1, 1), 7), (ConvBnRelu(16, 32, 3, 2, 1), 13),
+                (ConvBnRelu(16, 16, 3, 1, 1), 13), (Residual(16, 16, 1), 7),
+                (Residual(16, 16, 1), 13), (Residual(16, 32, 2), 13),
+                (ConvBnRelu(3, 32, 3, 2, 1), 13),   # a stem: blocks of 3 channels
+                (ConvBnRelu(16, 16, 3, 1, 1), 56)]  # 8 column tiles: 6 in the interior
+
+
+@pytest.mark.parametrize("case", range(len(BORDER_CASES)))
+def test_a_convolution_reading_through_its_padding_gives_the_copys_bits(case, monkeypatch):
+    """``BORDER_IN_KERNEL``: no padded copy, the input read through the padding's test, the
+    column tests ``likely`` so TVM's LoopPartition frees the interior tiles of them.  The
+    same values are summed in the same order: the same bits as the copy, NaN, +-inf and
+    -0.0 on the border included, and PyTorch's values."""
+    from mlclab.backend.schedules import blocked
+
+    model, size = BORDER_CASES[case]
+    model = model.eval()
+    cin = next(model.parameters()).shape[1]
+    x = _special_border((1, max(cin, 7), size, size), case)[:, :cin].contiguous()
+    mod, _ = _import(model, (1, cin, size, size))
+    results = {}
+    for on in (False, True):
+        monkeypatch.setattr(blocked, "BORDER_IN_KERNEL", on)
+        texts = [f.script() for name, f in _kernels(_until(mod, "mlclab.ScheduleCPU")).items()
+                 if "conv2d_NCHWc" in name]
+        padded = [t for t in texts if "conv2d_NCHWc_pad" in t]
+        assert bool(padded) != on and any(("T.likely" in t) == on for t in texts), on
+        results[on], optimized = _run(mod, (x,))
+        assert optimized
+    assert np.array_equal(results[True].view(np.uint32), results[False].view(np.uint32))
+    with torch.no_grad():
+        want = model(x).numpy()
+    assert np.isnan(want).any() and np.array_equal(np.isnan(results[True]), np.isnan(want))
+    np.testing.assert_allclose(results[True], want, atol=TOL, rtol=TOL)
+
+
+@pytest.mark.parametrize("cin, cout, kernel, stride, size", [(3, 16, 7, 2, 224),
+                                                           (16, 16, 5, 1, 13)])
+def test_a_padding_wider_than_one_column_keeps_its_copy(cin, cout, kernel, stride, size,
+                                                         monkeypatch):
+    """A padding of 2 or 3 columns (5x5, 7x7) is not read through: LoopPartition would split
+    the unrolled pixel loop at a bound that depends on the kernel column, which UnrollLoop
+    refuses (ResNet-50's 7x7 stem fell back to TVM's plain pipeline).  Its copy stays, and
+    mlclab's pipeline builds it."""
+    from mlclab.backend.schedules import blocked
+
+    monkeypatch.setattr(blocked, "BORDER_IN_KERNEL", True)
+    model = ConvBnRelu(cin, cout, kernel, stride, kernel // 2)
+    mod = _check_against_torch(model, (1, cin, size, size))
+    texts = [f.script() for name, f in _kernels(_until(mod, "mlclab.ScheduleCPU")).items()
+             if "conv2d_NCHWc" in name]
+    assert texts and all("T.likely" not in t for t in texts)
+    assert any("conv2d_NCHWc_pad" in t for t in texts)
+
+
+def test_a_tile_of_few_pixels_keeps_its_copy(lanes, monkeypatch):
+    """Tiles of fewer than ``READ_THROUGH_MIN_PIXELS`` output pixels keep the padded copy
+    (SqueezeNet's 27-wide 3x3, in tiles of 3 pixels, was 1.2x slower read through); the
+    same bits either way."""
+    from mlclab.backend.schedules import blocked
+
+    model = ConvBnRelu(32, 128, 3, 1, 1)
+    mod, inputs = _import(model, (1, 32, 27, 27))
+    _, pixels = conv_tile(128 // channel_block(128, lanes), 27, lanes, 32 * 9)
+    results = {}
+    for on in (False, True):
+        monkeypatch.setattr(blocked, "BORDER_IN_KERNEL", on)
+        texts = [f.script() for name, f in _kernels(_until(mod, "mlclab.ScheduleCPU")).items()
+                 if "conv2d_NCHWc" in name]
+        read = pixels >= blocked.READ_THROUGH_MIN_PIXELS and on
+        assert texts and all(("conv2d_NCHWc_pad" in t) != read for t in texts)
+        results[on], _ = _run(mod, inputs)
+    assert np.array_equal(results[True].view(np.uint32), results[False].view(np.uint32))

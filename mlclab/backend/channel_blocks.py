@@ -17,6 +17,9 @@ DEPTHWISE_CONV2D = "depthwise_conv2d_NCHWc"
 # Not a blocked layout: a 1x1 convolution left in NCHW, lowered as a matmul of the weights
 # by the pixels (``pointwise_conv``), which its own schedule recognises by the same mark.
 POINTWISE_CONV2D = "conv2d_1x1_NCHW"
+# The annotation of a convolution's padding made to be read through
+# (``grouped_conv.padded_at_border``): its schedule inlines it instead of making the copy.
+READ_THROUGH = "mlclab.read_through"
 # The smallest channel block worth a vector: fewer output channels per block than this
 # (fewer than 4 channels, or a prime count wider than a vector such as 17) leaves the
 # convolution to the general schedule; wider vectors ask more (``min_block``).  Input

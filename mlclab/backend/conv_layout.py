@@ -42,7 +42,7 @@ from .channel_blocks import (BLOCKED_OP, CONV2D, MIN_BLOCK,  # noqa: F401
                              channel_block, index_maps, is_blocked, min_block,
                              nchw_part_joins)
 from .grouped_conv import (ConvBlocks, blocked_weight_value, blocks_of_grouped, is_depthwise,
-                           legalize_depthwise)
+                           legalize_depthwise, padded_at_border)
 from .padded_layout import PaddedValues, padded_width
 from .relax_exprs import dtype_of, is_constant, op_name, static_shape
 
@@ -456,15 +456,13 @@ def _conv2d_nchwc(data, kernel, strides, padding, groups=1):
     kernel[oc, ic, ky, kx, i, o])`` over ``ic, ky, kx, i`` in that order.  Grouped
     (``grouped_conv``): output block ``oc`` reads input block ``g(oc) * group_icc + ic`` of
     its own group ``g(oc)``, ``group_icc`` being a group's input blocks (the kernel's)."""
-    from tvm import te, topi
+    from tvm import te
 
     n, _, ih, iw, ib = data.shape
     occ, group_icc, kh, kw, _, ob = kernel.shape
     top, left, bottom, right = padding
     sh, sw = strides
-    if any(padding):
-        data = topi.nn.pad(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0],
-                           name=PAD_NAME)
+    data = padded_at_border(data, padding, PAD_NAME)
     oh = (ih + top + bottom - kh) // sh + 1
     ow = (iw + left + right - kw) // sw + 1
     out_blocks_per_group = occ // groups

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .channel_blocks import (BLOCKED_OP, DEPTHWISE_CONV2D, MIN_BLOCK, channel_block,
-                             min_block)
+from .channel_blocks import (BLOCKED_OP, DEPTHWISE_CONV2D, MIN_BLOCK, READ_THROUGH,
+                             channel_block, min_block)
 
 # The block's name (what the TIR view shows); the schedules read the annotation instead.
 DEPTHWISE_NAME = "depthwise_conv2d_NCHWc"
@@ -127,6 +127,34 @@ def _padded(data, padding, name):
     if not any(padding):
         return data
     return topi.nn.pad(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0], name=name)
+
+
+def padded_at_border(data, padding, name):
+    """``data`` zero-padded as ``topi.nn.pad`` pads it (the input, or +0.0 outside it).  With
+    ``schedules.blocked.BORDER_IN_KERNEL``, and a column padding of at most 1 a side (a 3x3
+    convolution's), its column tests marked ``likely`` and the block ``READ_THROUGH``: read
+    through by the convolution, TVM's ``LoopPartition`` splits the column loops at the
+    image's edges, so the interior tiles read their input with no test.  (A wider padding
+    splits the unrolled pixel loop at a bound that depends on the kernel column, which
+    ``UnrollLoop`` refuses: ResNet-50's 7x7 stem.)  The row tests stay plain: partitioned
+    too, they tripled the code LLVM compiles for a gain within the noise."""
+    from tvm import te, tirx
+
+    from .schedules.blocked import BORDER_IN_KERNEL
+
+    top, left, bottom, right = padding
+    if not any(padding) or not BORDER_IN_KERNEL or max(left, right) > 1:
+        return _padded(data, padding, name)
+    n, c, h, w, b = data.shape
+
+    def value(i, j, y, x, k):
+        inside = tirx.all(y >= top, y < h + top, tirx.likely(x >= left),
+                          tirx.likely(x < w + left))
+        return tirx.if_then_else(inside, data[i, j, y - top, x - left, k],
+                                 tirx.const(0.0, data.dtype))
+
+    return te.compute((n, c, h + top + bottom, w + left + right, b), value, name=name,
+                      attrs={READ_THROUGH: 1})
 
 
 def _out_size(size, before, after, kernel, stride):

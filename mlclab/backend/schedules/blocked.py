@@ -153,13 +153,14 @@ def one_blocked_reduction(sch, blocks, op: str, what: str):
 
 
 def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrolled,
-                        first_reduction, lanes: int) -> None:
+                        first_reduction, lanes: int, read_through: bool = False) -> None:
     """What a blocked convolution's schedule does once its loops are split and ordered:
     the ``rows`` loops fused (parallel if the work is worth it), the epilogue blocks --
     or a tile-sized accumulator LLVM keeps in registers -- applied under ``tile`` (None:
     the fused rows loop itself) while the tile is hot, the channel block ``vector``-ized,
     the ``unrolled`` loops unrolled, the init split off at ``first_reduction``, and the
-    padding a vectorized copy."""
+    padding a vectorized copy -- or, ``read_through``, one made to be read through
+    (``channel_blocks.READ_THROUGH``) inlined (``BORDER_IN_KERNEL``)."""
     if not epilogue:
         epilogue = [sch.cache_write(conv, 0, "global")]
     fused = sch.fuse(*rows)
@@ -173,8 +174,13 @@ def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrol
     for loop in unrolled:
         sch.unroll(loop)
     sch.decompose_reduction(conv, first_reduction)
+    from ..channel_blocks import READ_THROUGH
+
     for b in prologue:
-        schedule_padding(sch, b, lanes)
+        if read_through and READ_THROUGH in sch.get(b).annotations:
+            sch.compute_inline(b)
+        else:
+            schedule_padding(sch, b, lanes)
     return fused
 
 
@@ -208,6 +214,26 @@ def schedule_padding(sch, block, lanes: int) -> None:
         sch.parallel(sch.fuse(n, c, h))
 
 
+# A blocked convolution may read its input through the padding's condition instead of a
+# padded copy made first (861 KB written and read back for 64 channels at 56 x 56): the
+# column tests are ``likely`` (``grouped_conv.padded_at_border``) and TVM's ``LoopPartition``
+# (``partition_const_loop``, ``passes.build_config``) splits the column tiles into the
+# first, the interior and the last, so the interior reads its input with no test.  (Left to
+# LLVM, the kernels adding a residual kept a test and a branch per input channel in the hot
+# loop: 105-122 us slower, section 15.)  Bit-identical, and faster at one thread, whole
+# calls A/B in one process: ResNet-18d 0.966x, ResNet-50 0.970x, SqueezeNet 0.980x,
+# DenseNet-121 0.980x.  But LLVM unrolls the border tiles' short loops (2,026 FMAs in a 3x3
+# kernel instead of 84): a 3x3 kernel compiles in 0.25 s instead of 0.05, ResNet-18d's
+# compile 2.7 -> 4.9 s of CPU; so it is off (docs/performance.md section 15, "The border
+# read in the kernel").
+BORDER_IN_KERNEL = False
+# The fewest output pixels a tile needs for the read through to pay: SqueezeNet's 3x3
+# 32 -> 128 at 27 x 27 (tiles of 4 blocks x 3 pixels) went 199 -> 245 us read through, its
+# tiles of 11 and 13 pixels (55 and 13 wide) 0.95-0.97x, ResNet's of 7 0.96-0.99x (one
+# core, ``fn.profile()``, best of four, bit-identical).  Where fewer, the copy is kept.
+READ_THROUGH_MIN_PIXELS = 5
+
+
 def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
     """``[n * oc_outer * oh (parallel), ow_outer] x [ic_chunk, ky, kx, ic_block] x
     [oc_inner, ow_inner (unrolled), oc_block (vector)]``: ``ow_inner`` output pixels times
@@ -237,7 +263,8 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
                 oc_block)
     finish_blocked_tile(sch, conv, prologue, epilogue, rows=(n, oc_outer, oh), tile=ow_outer,
                         vector=oc_block, unrolled=(ow_inner, oc_inner),
-                        first_reduction=ic_chunk, lanes=lanes)
+                        first_reduction=ic_chunk, lanes=lanes,
+                        read_through=BORDER_IN_KERNEL and pixels >= READ_THROUGH_MIN_PIXELS)
     if ends:
         pieces = [b - a for a, b in zip([0, *ends], ends)]
         sch.loop_partition(ic_chunk, [*pieces, None])
