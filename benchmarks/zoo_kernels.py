@@ -9,7 +9,8 @@ evicted them, an input its producer left in a farther cache.  Here both runtimes
 inside whole calls, alternating call by call in one process so they see the same moments of
 a shared machine: mlclab's kernels by a VM instrument (a timestamp before and after each
 kernel), ONNX Runtime's operators by its own profiler (``enable_profiling``), each runtime in
-turns of at least ``zoo.TURN_S`` with the turn's first call untimed, as the zoo times them
+turns of at least ``zoo.TURN_S`` after ``zoo.SETTLE_S`` idle with the turn's first call
+untimed, as the zoo times them
 (``turn``).  Each kernel's time is the fastest of its timed calls after the first three:
 on a machine shared with other processes a kernel's time is its own plus any preemption
 that landed in it (a 4 ms time slice in a 1 ms kernel), and calls repeat with a period that
@@ -72,14 +73,19 @@ def fastest(runs) -> list:
             for i, n in enumerate(names)]
 
 
-def turn(seconds: float = zoo.TURN_S):
-    """A runtime's turn, as the zoo's: call numbers 0, 1, ... for at least ``seconds`` and
-    two calls, call 0 untimed.  Alternating single calls at two threads timed the first
-    ~5 ms of each of mlclab's calls at about one thread's speed (the other runtime's
-    workers still awake on the second core: ResNet-18d's first six convolutions 2x ONNX
-    Runtime's, its later ones even)."""
+def turn(seconds: float = zoo.TURN_S, settle: float = zoo.SETTLE_S):
+    """A runtime's turn, as the zoo's: after ``settle`` seconds idle, call numbers 0, 1, ...
+    for at least ``seconds`` and two calls, call 0 untimed.  Alternating single calls at
+    two threads timed the first ~5 ms of each of mlclab's calls at about one thread's speed
+    (the other runtime's workers still awake on the second core: ResNet-18d's first six
+    convolutions 2x ONNX Runtime's, its later ones even).  Turns without the idle still
+    did: ONNX Runtime's worker spins ~30 ms after its turn, and ResNet-18d's calls right
+    after it took, by position in mlclab's turn, 41.9, 18.3, then 9.6-10.1 ms (medians of
+    25 turns, 2 threads, load 2.0; after 0.2 s idle 9.6-9.9 from the first) -- a 50 ms turn
+    then timed only the second, its kernels at up to one thread's speed."""
     import time
 
+    time.sleep(settle)
     start, call = time.perf_counter(), 0
     while call < 2 or time.perf_counter() - start < seconds:
         yield call

@@ -135,3 +135,17 @@ def test_zoo_kernels_turns_last_their_time_and_time_all_but_their_first_call():
     assert time.perf_counter() - start >= 0.02
     assert calls == list(range(len(calls))) and len(calls) >= 2
     assert list(zoo_kernels.turn(0.0)) == [0, 1]   # one untimed call and one timed, at least
+
+
+def test_zoo_kernels_turns_start_after_the_zoos_idle(monkeypatch):
+    """Each runtime's turn starts after ``zoo.SETTLE_S`` idle (the other runtime's workers
+    stop spinning), then makes at least two calls and lasts at least ``seconds``."""
+    import time
+
+    import zoo
+    import zoo_kernels
+
+    slept = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    assert list(zoo_kernels.turn(seconds=0.0)) == [0, 1]
+    assert slept == [zoo.SETTLE_S] and zoo.SETTLE_S > 0
