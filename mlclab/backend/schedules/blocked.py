@@ -225,26 +225,15 @@ def schedule_padding(sch, block, lanes: int) -> None:
 # DenseNet-121 0.980x: ResNet-18d and ResNet-50 at or below ONNX Runtime on one core.  The
 # price is compile time: LLVM unrolls the border tiles' short loops (2,026 FMAs in a 3x3
 # kernel instead of 84), a 3x3 kernel compiles in 0.1-0.25 s instead of 0.05, ResNet-18d
-# 2.9 -> 4.3 s of CPU with ``READ_THROUGH_MIN_TILES`` (4.9-5.2 without), once per model
-# with the compile cache (docs/performance.md section 15, "The border read in the kernel").
+# 2.9 -> 5.2 s of CPU, once per model with the compile cache (docs/performance.md section
+# 15, "The border read in the kernel": rows whose tiles are all at the border, 7 and 14
+# wide, gain too, 0.977x at one and two threads, so they are read through as well).
 BORDER_IN_KERNEL = True
 # The fewest output pixels a tile needs for the read through to pay: SqueezeNet's 3x3
 # 32 -> 128 at 27 x 27 (tiles of 4 blocks x 3 pixels) went 199 -> 245 us read through, its
 # tiles of 11 and 13 pixels (55 and 13 wide) 0.95-0.97x, ResNet's of 7 0.96-0.99x (one
 # core, ``fn.profile()``, best of four, bit-identical).  Where fewer, the copy is kept.
 READ_THROUGH_MIN_PIXELS = 5
-# The fewest column tiles a row needs for the read through: with fewer than three every tile
-# is at the border and none runs free of tests, while LLVM's unrolled border tiles cost the
-# compile time.  ResNet-18d's layers 3 and 4 (14 and 7 wide, tiles of 7: two and one) gained
-# nothing read through (-184..+44 us in a call against ONNX Runtime, -40..+54 with the copy).
-READ_THROUGH_MIN_TILES = 3
-
-
-def reads_through(width: int, pixels: int) -> bool:
-    """Whether a blocked convolution whose rows of ``width`` pixels are tiled ``pixels`` at a
-    time reads its input through the padding (``BORDER_IN_KERNEL``)."""
-    return (BORDER_IN_KERNEL and pixels >= READ_THROUGH_MIN_PIXELS
-            and -(-width // pixels) >= READ_THROUGH_MIN_TILES)
 
 
 def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
@@ -277,7 +266,7 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
     finish_blocked_tile(sch, conv, prologue, epilogue, rows=(n, oc_outer, oh), tile=ow_outer,
                         vector=oc_block, unrolled=(ow_inner, oc_inner),
                         first_reduction=ic_chunk, lanes=lanes,
-                        read_through=reads_through(extents[3], pixels))
+                        read_through=BORDER_IN_KERNEL and pixels >= READ_THROUGH_MIN_PIXELS)
     if ends:
         pieces = [b - a for a, b in zip([0, *ends], ends)]
         sch.loop_partition(ic_chunk, [*pieces, None])
