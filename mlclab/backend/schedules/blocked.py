@@ -232,7 +232,9 @@ BORDER_IN_KERNEL = True
 # The fewest output pixels a tile needs for the read through to pay: SqueezeNet's 3x3
 # 32 -> 128 at 27 x 27 (tiles of 4 blocks x 3 pixels) went 199 -> 245 us read through, its
 # tiles of 11 and 13 pixels (55 and 13 wide) 0.95-0.97x, ResNet's of 7 0.96-0.99x (one
-# core, ``fn.profile()``, best of four, bit-identical).  Where fewer, the copy is kept.
+# core, ``fn.profile()``, best of four, bit-identical).  Where fewer, the copy is kept; so
+# it is where the tiles do not divide the row (a prime width in runs, ``TAIL_TILE``):
+# SqueezeNet's 13-wide 3x3s in tiles of 7 + 6 made the whole model 1.09x slower read through.
 READ_THROUGH_MIN_PIXELS = 5
 
 
@@ -266,7 +268,8 @@ def schedule_blocked_conv(sch, blocks, lanes: int) -> None:
     finish_blocked_tile(sch, conv, prologue, epilogue, rows=(n, oc_outer, oh), tile=ow_outer,
                         vector=oc_block, unrolled=(ow_inner, oc_inner),
                         first_reduction=ic_chunk, lanes=lanes,
-                        read_through=BORDER_IN_KERNEL and pixels >= READ_THROUGH_MIN_PIXELS)
+                        read_through=BORDER_IN_KERNEL and pixels >= READ_THROUGH_MIN_PIXELS
+                        and extents[3] % pixels == 0)
     if ends:
         pieces = [b - a for a, b in zip([0, *ends], ends)]
         sch.loop_partition(ic_chunk, [*pieces, None])
