@@ -130,8 +130,7 @@ def fuse_concat_norm_relu(fast_math: bool = False):
         if not FUSE_NORM_RELU:
             return mod
         return rewrite_matched_bindings(
-            mod, _norm_relu_matches,
-            lambda mod, matches: _fuser_class()(mod, matches, fast_math))
+            mod, _norm_relu_matches, lambda match: _norm_relu_call(match, fast_math))
 
     return fuse
 
@@ -183,40 +182,15 @@ def _norm_relu_matches(block) -> dict:
     return matches
 
 
-def _make_fuser():
-    from tvm import relax
+def _norm_relu_call(match, fast_math: bool):
+    """``(prim_func, name, args)`` of the one kernel a matched ``relu(concat * scale + shift)``
+    becomes (``rewrite_matched_bindings``)."""
+    from .relax_exprs import static_shape
 
-    @relax.expr_functor.mutator
-    class Fuser(relax.PyExprMutator):
-        """Binds each matched relu var to the one kernel (its intermediates left dead)."""
-
-        def __init__(self, mod, matches: dict, fast_math: bool):
-            super().__init__(mod)
-            self.matches, self.fast_math = matches, fast_math
-
-        def visit_var_binding_(self, binding):
-            match = self.matches.get(binding.var)
-            if match is None:
-                super().visit_var_binding_(binding)
-                return
-            from .relax_exprs import static_shape
-
-            parts, scale, shift = match
-            shapes = tuple(tuple(static_shape(p)) for p in parts.fields)
-            func = _norm_relu_primfunc(shapes, self.fast_math)
-            gv = self.builder_.add_func(func, NORM_RELU_NAME)
-            call = relax.call_tir(gv, [self.visit_expr(p) for p in parts.fields]
-                                  + [scale, shift], binding.var.ty)
-            self.builder_.emit_normalized(relax.VarBinding(binding.var,
-                                                           self.builder_.normalize(call)))
-
-    return Fuser
-
-
-@functools.cache
-def _fuser_class():
-    """The mutator class, made on first use (defining it imports TVM)."""
-    return _make_fuser()
+    parts, scale, shift = match
+    shapes = tuple(tuple(static_shape(p)) for p in parts.fields)
+    return (_norm_relu_primfunc(shapes, fast_math), NORM_RELU_NAME,
+            [*parts.fields, scale, shift])
 
 
 @functools.lru_cache(maxsize=256)

@@ -55,11 +55,12 @@ def with_functions(mod, updates: dict):
     return tvm.IRModule(funcs, attrs=mod.attrs, global_infos=mod.global_infos)
 
 
-def rewrite_matched_bindings(mod, find, make_mutator):
+def rewrite_matched_bindings(mod, find, kernel_call):
     """``mod`` with each binding ``find(block)`` matches (``{var: match}`` over a function's
-    single dataflow block) rebound by ``make_mutator(mod, matches)`` -- one mutator for the
-    module, so the kernels it adds get names unique in it -- with what the rewrite leaves
-    unused removed and the added kernels kept.  ``mod`` itself where nothing matches."""
+    single dataflow block) rebound to one kernel: ``kernel_call(match)`` gives ``(prim_func,
+    name, args)``, and the binding becomes ``call_tir`` of that PrimFunc (added to the module
+    under a name unique in it) on ``args``.  What the rewrite leaves unused is removed.
+    ``mod`` itself where nothing matches."""
     from tvm import relax
 
     found = {}
@@ -70,7 +71,9 @@ def rewrite_matched_bindings(mod, find, make_mutator):
             found[gv] = matches
     if not found:
         return mod
-    mutator = make_mutator(mod, {v: m for ms in found.values() for v, m in ms.items()})
+    # one mutator for the module: the kernels it adds get names unique in it
+    mutator = _rebinder_class()(mod, {v: m for ms in found.values() for v, m in ms.items()},
+                                kernel_call)
     updates = {gv: relax.analysis.remove_all_unused(mutator.visit_expr(mod[gv]))
                for gv in found}
     out = with_functions(mod, updates)
@@ -78,6 +81,38 @@ def rewrite_matched_bindings(mod, find, make_mutator):
         if gv not in out:   # the kernels added
             out[gv] = func
     return out
+
+
+def _make_rebinder():
+    from tvm import relax
+
+    @relax.expr_functor.mutator
+    class Rebinder(relax.PyExprMutator):
+        """Binds each matched var to its kernel's call (what it was computed from left
+        dead), every other binding as it was."""
+
+        def __init__(self, mod, matches: dict, kernel_call):
+            super().__init__(mod)
+            self.matches, self.kernel_call = matches, kernel_call
+
+        def visit_var_binding_(self, binding):
+            match = self.matches.get(binding.var)
+            if match is None:
+                super().visit_var_binding_(binding)
+                return
+            func, name, args = self.kernel_call(match)
+            gv = self.builder_.add_func(func, name)
+            call = relax.call_tir(gv, [self.visit_expr(a) for a in args], binding.var.ty)
+            self.builder_.emit_normalized(relax.VarBinding(binding.var,
+                                                           self.builder_.normalize(call)))
+
+    return Rebinder
+
+
+@functools.cache
+def _rebinder_class():
+    """The mutator class, made on first use (defining it imports TVM)."""
+    return _make_rebinder()
 
 
 def binding_uses(block) -> dict:

@@ -33,7 +33,7 @@ def read_join_parts():
     def rewrite(mod, _ctx):
         if not READ_PARTS:
             return mod
-        return rewrite_matched_bindings(mod, _matches, _reader_class())
+        return rewrite_matched_bindings(mod, _matches, _parts_conv_call)
 
     return rewrite
 
@@ -78,40 +78,15 @@ def _matches(block) -> dict:
     return matches
 
 
-def _make_reader():
-    from tvm import relax
+def _parts_conv_call(match):
+    """``(prim_func, name, args)`` of the one kernel a matched ``conv2d(concat(parts))``
+    becomes (``rewrite_matched_bindings``), its join left dead."""
+    from .relax_exprs import static_shape
 
-    @relax.expr_functor.mutator
-    class Reader(relax.PyExprMutator):
-        """Binds each matched convolution to the one kernel (its join left dead)."""
-
-        def __init__(self, mod, matches: dict):
-            super().__init__(mod)
-            self.matches = matches
-
-        def visit_var_binding_(self, binding):
-            match = self.matches.get(binding.var)
-            if match is None:
-                super().visit_var_binding_(binding)
-                return
-            from .relax_exprs import static_shape
-
-            parts, weight, strides = match
-            shapes = tuple(tuple(static_shape(p)) for p in parts.fields)
-            func = _parts_conv_primfunc(shapes, tuple(static_shape(weight)), strides)
-            gv = self.builder_.add_func(func, NAME)
-            call = relax.call_tir(gv, [self.visit_expr(p) for p in parts.fields]
-                                  + [self.visit_expr(weight)], binding.var.ty)
-            self.builder_.emit_normalized(relax.VarBinding(binding.var,
-                                                           self.builder_.normalize(call)))
-
-    return Reader
-
-
-@functools.cache
-def _reader_class():
-    """The mutator class, made on first use (defining it imports TVM)."""
-    return _make_reader()
+    parts, weight, strides = match
+    shapes = tuple(tuple(static_shape(p)) for p in parts.fields)
+    func = _parts_conv_primfunc(shapes, tuple(static_shape(weight)), strides)
+    return func, NAME, [*parts.fields, weight]
 
 
 @functools.lru_cache(maxsize=64)

@@ -161,6 +161,8 @@ def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrol
     the ``unrolled`` loops unrolled, the init split off at ``first_reduction``, and the
     padding a vectorized copy -- or, ``read_through``, one made to be read through
     (``channel_blocks.READ_THROUGH``) inlined (``BORDER_IN_KERNEL``)."""
+    from ..channel_blocks import READ_THROUGH
+
     if not epilogue:
         epilogue = [sch.cache_write(conv, 0, "global")]
     fused = sch.fuse(*rows)
@@ -174,8 +176,6 @@ def finish_blocked_tile(sch, conv, prologue, epilogue, rows, tile, vector, unrol
     for loop in unrolled:
         sch.unroll(loop)
     sch.decompose_reduction(conv, first_reduction)
-    from ..channel_blocks import READ_THROUGH
-
     for b in prologue:
         if read_through and READ_THROUGH in sch.get(b).annotations:
             sch.compute_inline(b)
