@@ -6,6 +6,7 @@ TVM's indexing kernels segfault or return garbage on a bad index, so the calls r
 subprocess; each case here is one (model, index) pair and what PyTorch does with it.
 """
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -141,3 +142,32 @@ def test_an_index_computed_from_an_input_keeps_validate_inside_the_table():
     assert fn.input_ranges() == {"idx": (0, 4)}
     report = mlclab.validate(fn, seed=0)
     assert report.ok
+
+
+def test_a_check_that_folding_decides_is_not_run_at_every_call():
+    # Position ids from arange (GPT-2's and BERT's): constant, so their check passes at
+    # compile time and the VM does not call back into Python for it (passed_asserts.py);
+    # an index computed from an input keeps its check.
+    import mlclab
+    import numpy as np
+    import torch
+
+    class Positions(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.e = torch.nn.Embedding(8, 3)
+
+        def forward(self, x, idx):
+            return x + self.e(torch.arange(x.shape[0]) + 2) + self.e(idx + 1)
+
+    torch.manual_seed(0)
+    model = Positions().eval()
+    x, idx = torch.zeros(3, 3), torch.tensor([0, 1, 2])
+    fn = mlclab.from_torch(model, x, idx)
+    assert fn.text("relax").count("R.assert_op") == 2
+    calls = re.findall(r"call +relax\.run\.assert_op", fn.program.built.executable.as_text())
+    assert len(calls) == 1                                      # idx's, not arange's
+    with torch.no_grad():
+        np.testing.assert_array_equal(fn(x.numpy(), idx.numpy()), model(x, idx).numpy())
+    with pytest.raises(IndexError, match="outside 0..7"):
+        fn(x.numpy(), np.array([0, 1, 7]))

@@ -216,12 +216,16 @@ class TorchProgram(Program):
 
 
 class RelaxSizes:
-    """Each operator's bytes (its result and tensor arguments) as functions of the symbolic
-    sizes, read once from the Relax types: the memory guard of an imported model, whose
-    dynamic batch can ask for more than the machine has."""
+    """Each operator's bytes (its result and the tensor arguments that are not constants)
+    as functions of the symbolic sizes, read once from the Relax types: the memory guard of
+    an imported model, whose dynamic batch can ask for more than the machine has.  The
+    constants (the weights) are not counted: the process holds them already, and counting
+    GPT-2's 154 MB embedding table made every call of its decoding step read
+    ``/proc/meminfo`` (``shapes.check_memory``)."""
 
     def __init__(self, func, params):
         from tvm import relax
+        from tvm.ir.expr import Constant
 
         self.steps: list = []          # [(dims, itemsize) of each tensor an operator touches]
         for block in func.body.blocks:
@@ -230,7 +234,8 @@ class RelaxSizes:
                     continue
                 tensors = _tensor_types(b.var.ty)
                 for arg in b.value.args:
-                    tensors += _tensor_types(getattr(arg, "ty", None))
+                    if not isinstance(arg, Constant):
+                        tensors += _tensor_types(getattr(arg, "ty", None))
                 self.steps.append([(tuple(_dim(d) for d in t.shape.values),
                                     np.dtype(str(t.dtype)).itemsize if str(t.dtype) != "bool"
                                     else 1) for t in tensors if t.shape is not None

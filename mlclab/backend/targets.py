@@ -189,6 +189,7 @@ def _llvm_passes(target, optimized: bool, fast_math: bool = False) -> list:
     from .fold_kernels import fold_constants
     from .join_conv import read_join_parts
     from .own_constants import own_constants
+    from .passed_asserts import drop_passed_asserts
     from .pack_weights import pack_weights
     from .record import own_pass
     from .schedules import schedule_cpu, vector_lanes
@@ -230,6 +231,9 @@ def _llvm_passes(target, optimized: bool, fast_math: bool = False) -> list:
         *[own_pass(p) for p in extra_passes()],
         *legalize,
         *mlclab(schedule_cpu(target)),
+        # index checks whose condition folding made a constant true (position ids from
+        # arange): none left for the VM to call back into Python for (passed_asserts.py)
+        *mlclab(drop_passed_asserts),
         *dataflow_lower_passes(target),
         # in both pipelines: TVM's VM cannot load an empty constant back
         make_empty_constants_at_run_time,
