@@ -5,10 +5,9 @@ An imported model's computed indices are checked in the graph by a Relax ``asser
 Python: the GIL, the condition converted to numpy, tens of microseconds a call.  Many such
 indices are computed from constants only -- GPT-2's and BERT's position ids, ``arange``
 plus the cache's fixed length -- and once ``FoldConstant`` has run the check's condition is
-itself a constant.
-A constant true condition can never fail, so its check is dropped (the binding kept, bound
-to the empty tuple ``assert_op`` returns); a constant false one stays, and fails at every
-call with its located message, as before.
+itself a constant.  A constant true condition can never fail, so its check is dropped (the
+binding kept, bound to the empty tuple ``assert_op`` returns); a constant false one stays,
+and fails at every call with its located message, as before.
 """
 from __future__ import annotations
 
