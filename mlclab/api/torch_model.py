@@ -225,7 +225,8 @@ class RelaxSizes:
 
     def __init__(self, func, params):
         from tvm import relax
-        from tvm.ir.expr import Constant
+
+        from ..backend.relax_exprs import is_constant
 
         self.steps: list = []          # [(dims, itemsize) of each tensor an operator touches]
         for block in func.body.blocks:
@@ -234,7 +235,7 @@ class RelaxSizes:
                     continue
                 tensors = _tensor_types(b.var.ty)
                 for arg in b.value.args:
-                    if not isinstance(arg, Constant):
+                    if not is_constant(arg):
                         tensors += _tensor_types(getattr(arg, "ty", None))
                 self.steps.append([(tuple(_dim(d) for d in t.shape.values),
                                     np.dtype(str(t.dtype)).itemsize if str(t.dtype) != "bool"

@@ -15,29 +15,21 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from .fold_kernels import tvm_op
+from .relax_exprs import is_constant
 
-# What LegalizeOps makes of ``relax.assert_op``: a call of this packed function, the condition
-# first.
+# What LegalizeOps makes of ``relax.assert_op`` (this pass runs after it): a call of this
+# packed function, the condition first.
 _PACKED_ASSERT = "relax.run.assert_op"
 
 
-def _is_assert(call) -> bool:
-    op = call.op
-    if isinstance(op, relax.ExternFunc):
-        return op.global_symbol == _PACKED_ASSERT
-    return op.same_as(tvm_op("relax.assert_op"))
-
-
-def _always_true(condition, values: dict) -> bool:
-    """Whether ``condition`` (an ``assert_op``'s first argument) is a constant whose every
-    element is true."""
-    from tvm.ir.expr import Constant
-
-    if isinstance(condition, relax.Var):
-        condition = values.get(condition, condition)
-    if not isinstance(condition, Constant) or not isinstance(condition.value,
-                                                              tvm.runtime.Tensor):
+def _passed(call) -> bool:
+    """Whether ``call`` is an ``assert_op`` whose condition is a constant, every element
+    true."""
+    if not (isinstance(call, relax.Call) and isinstance(call.op, relax.ExternFunc)
+            and call.op.global_symbol == _PACKED_ASSERT and call.args):
+        return False
+    condition = call.args[0]
+    if not is_constant(condition) or not isinstance(condition.value, tvm.runtime.Tensor):
         return False
     value = condition.value.numpy()
     return value.size > 0 and bool(np.all(value))
@@ -45,15 +37,12 @@ def _always_true(condition, values: dict) -> bool:
 
 @relax.expr_functor.mutator
 class _PassedAsserts(relax.PyExprMutator):
-    def __init__(self, mod, values: dict):
+    def __init__(self, mod):
         super().__init__(mod)
-        self.values = values
         self.removed = 0
 
     def visit_var_binding_(self, binding):
-        call = binding.value
-        if (isinstance(call, relax.Call) and _is_assert(call) and call.args
-                and _always_true(call.args[0], self.values)):
+        if _passed(binding.value):
             self.removed += 1
             self.builder_.emit_normalized(relax.VarBinding(binding.var, relax.Tuple([])))
             return
@@ -66,7 +55,7 @@ def drop_passed_asserts(mod, _ctx):
     for gv, func in list(mod.functions_items()):
         if not isinstance(func, relax.Function):
             continue
-        mutator = _PassedAsserts(mod, relax.analysis.get_var2val(func))
+        mutator = _PassedAsserts(mod)
         new = mutator.visit_expr(func)
         if mutator.removed:
             mod[gv] = new
