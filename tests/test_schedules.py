@@ -951,7 +951,7 @@ def test_an_elementwise_nest_whose_vectors_straddle_rows_reads_them_whole(shape)
     ex = tvm.compile(mod, target=resolve_target("llvm"),
                      relax_pipeline=tvm.transform.Sequential(build_passes("llvm")))
     llvm_ir = "".join(m.inspect_source("ll") for m in ex.mod.imports)
-    assert re.search(r"load <(16|32) x float>", llvm_ir), llvm_ir[:2000]
+    assert re.search(r"load <\d+ x float>", llvm_ir), llvm_ir[:2000]
     assert not re.search(r"load float, ptr", llvm_ir), llvm_ir[:2000]
     x, y = _data(shape, shape)
     fn = relax.VirtualMachine(ex, tvm.cpu())["main"]
