@@ -54,10 +54,15 @@ def _module(params, body):
     return bb.get()
 
 
+def _executable(mod, target="llvm", before=()):
+    """Compiled with mlclab's pipeline, optionally preceded by the Relax passes ``before``."""
+    return tvm.compile(mod, target=resolve_target(target),
+                       relax_pipeline=tvm.transform.Sequential([*before, *build_passes(target)]))
+
+
 def _build(mod, target="llvm", before=()):
-    """Compile with mlclab's pipeline, optionally preceded by the Relax passes ``before``."""
-    ex = tvm.compile(mod, target=resolve_target(target),
-                     relax_pipeline=tvm.transform.Sequential([*before, *build_passes(target)]))
+    """``_executable``'s ``main`` as a function of numpy arrays."""
+    ex = _executable(mod, target, before)
     fn = relax.VirtualMachine(ex, tvm.cpu())["main"]
     return lambda *arrays: fn(*[tvm.runtime.tensor(np.array(a, order="C")) for a in arrays]).numpy()
 
@@ -948,15 +953,11 @@ def test_an_elementwise_nest_whose_vectors_straddle_rows_reads_them_whole(shape)
     # and the loads gathered (ReLU of 1 x 96 x 56 x 56 on one Zen 4 core: 337 us, 7 GB/s;
     # 27 us fused over 56 x 56 alone).  The kernel's LLVM IR loads whole vectors, no float alone.
     mod = _module([("x", shape), ("y", shape)], lambda bb, x, y: R.nn.relu(bb.emit(R.add(x, y))))
-    ex = tvm.compile(mod, target=resolve_target("llvm"),
-                     relax_pipeline=tvm.transform.Sequential(build_passes("llvm")))
-    llvm_ir = "".join(m.inspect_source("ll") for m in ex.mod.imports)
+    llvm_ir = "".join(m.inspect_source("ll") for m in _executable(mod).mod.imports)
     assert re.search(r"load <\d+ x float>", llvm_ir), llvm_ir[:2000]
     assert not re.search(r"load float, ptr", llvm_ir), llvm_ir[:2000]
     x, y = _data(shape, shape)
-    fn = relax.VirtualMachine(ex, tvm.cpu())["main"]
-    got = fn(tvm.runtime.tensor(x), tvm.runtime.tensor(y)).numpy()
-    np.testing.assert_array_equal(got, np.maximum(x + y, 0))
+    np.testing.assert_array_equal(_build(mod)(x, y), np.maximum(x + y, 0))
 
 
 def _unfold(shape, patch):

@@ -52,18 +52,17 @@ def vectorize_spatial(sch, block, lanes: int) -> None:
         factor = vector_factor(size, lanes)
         if not _fusing_pays(factor, parallel):
             return
+        j = k if factor is None else _divisible_suffix(extents, k, factor)
+        outer.extend(loops[k:j])
+        inner = sch.fuse(*loops[j:]) if len(loops) - j > 1 else loops[j]
         if factor is None:
-            outer.append(sch.fuse(*static) if len(static) > 1 else static[0])
+            outer.append(inner)
+        elif math.prod(extents[j:]) > factor:
+            rest, vec = sch.split(inner, factors=[None, factor])
+            outer.append(rest)
+            sch.vectorize(vec)
         else:
-            j = _divisible_suffix(extents, k, factor)
-            outer.extend(loops[k:j])
-            inner = sch.fuse(*loops[j:]) if len(loops) - j > 1 else loops[j]
-            if math.prod(extents[j:]) > factor:
-                rest, vec = sch.split(inner, factors=[None, factor])
-                outer.append(rest)
-                sch.vectorize(vec)
-            else:
-                sch.vectorize(inner)
+            sch.vectorize(inner)
     if outer and parallel:
         sch.parallel(sch.fuse(*outer) if len(outer) > 1 else outer[0])
 
