@@ -471,7 +471,7 @@ def test_every_kernel_records_the_rule_that_scheduled_it():
     (matmul,) = [d for n, d in decisions.items() if "matmul" in n]
     (softmax,) = [d for n, d in decisions.items() if "softmax" in n]
     assert matmul[0] == "register_tile_packed"
-    assert softmax[0] == "parallel_loops"
+    assert softmax[0] == "row_chain"
     # softmax's max and sum are two reductions: each register-tile rule says so
     assert "register_tile_packed: 2 reductions, not one" in softmax[1]
     assert [reason.split(":")[0] for reason in softmax[1]] == [
@@ -604,11 +604,13 @@ def test_a_linear_layer_with_gelu_is_one_register_tiled_kernel(m, k, n):
     assert "T.erf" not in str(scheduled)
 
 
-@pytest.mark.parametrize("shape", [(3, 197, 197), (1, 197, 192), (2, 64, 40), (3, 192, 197)])
+@pytest.mark.parametrize("shape", [(3, 197, 197), (1, 197, 192), (2, 64, 40), (3, 192, 197),
+                                   (2, 48, 64)])
 def test_row_reductions_with_rows_split_off_match_numpy_on_every_thread_count(shape):
     # rows in the lanes of a vector, the rows no vector fills split off: run in parallel,
     # each thread's accumulators were written back over rows another thread had not
-    # finished (softmax gave inf, layer norm garbage) -- in a subprocess per thread count
+    # finished (softmax gave inf, layer norm garbage) -- in a subprocess per thread count;
+    # 48 rows of 64: the passes of a row chain, groups of rows in parallel
     code = f"""
 import sys, numpy as np, tvm
 sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
@@ -833,12 +835,12 @@ def test_a_softmax_reduces_its_rows_in_groups(shape, rows, partial, monkeypatch)
 def _built_without_partial_maxima(mod):
     from mlclab.backend.schedules import row_reductions
 
-    saved = row_reductions._vector_partials
-    row_reductions._vector_partials = lambda *args: False
+    saved = row_reductions.order_free    # read by the block-by-block and the chain rules
+    row_reductions.order_free = lambda *args: False
     try:
         return _build(mod)
     finally:
-        row_reductions._vector_partials = saved
+        row_reductions.order_free = saved
 
 
 @pytest.mark.parametrize("shape", [(4, 4, 256, 256), (2, 3, 64), (5, 32), (6, 48)])
@@ -862,6 +864,81 @@ def test_a_softmax_max_in_vector_partials_gives_the_same_bits(shape):
     e = np.exp(rows[finite].astype("float64") - rows[finite].max(axis=-1, keepdims=True))
     np.testing.assert_allclose(new.reshape(rows.shape)[finite], e / e.sum(axis=-1, keepdims=True),
                                rtol=RTOL, atol=ATOL * np.sqrt(shape[-1]))
+
+
+# ------------------------------------------------- a chain of passes over the same rows
+def _layer_norm(n):
+    return lambda bb, x: R.nn.layer_norm(
+        x, relax.const(np.linspace(0.5, 2, n, dtype="float32")),
+        relax.const(np.linspace(-1, 1, n, dtype="float32")), axes=[-1])
+
+
+def _built_block_by_block(mod):
+    from mlclab.backend.schedules import rules
+
+    def declined(self, sch, blocks, lanes):
+        raise rules.Declined("off")
+
+    saved, rules.RowChain.schedule = rules.RowChain.schedule, declined
+    try:
+        return _build(mod)
+    finally:
+        rules.RowChain.schedule = saved
+
+
+ROW_CHAINS = [("softmax", (4, 4, 64, 64), lambda bb, x: R.nn.softmax(x, axis=-1)),
+              ("softmax", (4, 32, 256), lambda bb, x: R.nn.softmax(x, axis=-1)),
+              ("layer_norm", (1, 48, 768), _layer_norm(768)),
+              ("layer_norm", (4, 128, 64), _layer_norm(64))]
+
+
+@pytest.mark.parametrize("op,shape,body", ROW_CHAINS,
+                         ids=[f"{op}-{'x'.join(map(str, s))}" for op, s, _ in ROW_CHAINS])
+def test_a_row_chain_runs_every_pass_one_group_of_rows_at_a_time(op, shape, body):
+    # Softmax (max, exp, sum, division) and layer norm (mean, variance, normalisation):
+    # every pass under one parallel loop over groups of a vector's rows, so a group's rows
+    # stay in cache from the first pass to the last (MobileViT's 4 MB of exponentials
+    # went out of L2 between passes); each row's terms summed in their own order, bit for
+    # bit the block-by-block schedule's results, special values included.
+    mod = _module([("x", shape)], body)
+    (func,) = _primfuncs(_scheduled(mod)).values()
+    rule, declined = schedule_decision(func)
+    assert rule == "row_chain", declined
+    text = func.script()
+    lanes = vector_lanes(resolve_target("llvm"))
+    groups = math.prod(shape[:-1]) // lanes
+    (extent,) = re.findall(r"T\.parallel\(T\.int64\((\d+)\)\)", text)
+    assert int(extent) == groups, text
+    # no other loop at the parallel loop's depth: every pass is inside it
+    indent = re.search(r"^( *)for \w+ in T\.parallel", text, re.M).group(1)
+    assert len(re.findall(rf"^{indent}for ", text, re.M)) == 1, text
+    x = (RNG.standard_normal(shape) * 4).astype("float32")
+    rows = x.reshape(-1, shape[-1])
+    rows[1, 3] = 40.0                                   # one large term: an order would show
+    rows[2, 5], rows[3, 7], rows[4, 9] = np.nan, np.inf, -np.inf
+    rows[5, :] = -np.inf
+    chained, alone = _build(mod)(x), _built_block_by_block(mod)(x)
+    assert np.array_equal(chained.view(np.uint32), alone.view(np.uint32))
+    finite = np.isfinite(rows).all(axis=-1)
+    want = _numpy_row_reduction(op, rows[finite].astype("float64"))
+    np.testing.assert_allclose(chained.reshape(rows.shape)[finite], want, rtol=RTOL,
+                               atol=ATOL * np.sqrt(shape[-1]))
+
+
+@pytest.mark.parametrize("shape,body,reason", [
+    ((3, 197, 197), lambda bb, x: R.nn.softmax(x, axis=-1), "not whole vectors"),
+    ((2, 32, 33), lambda bb, x: R.nn.softmax(x, axis=-1), "not whole vectors"),
+    ((16, 8192), lambda bb, x: R.nn.softmax(x, axis=-1), "exceeds"),
+    # a column mean taken from every row: a group of rows cannot compute it alone
+    ((2, 32, 32), lambda bb, x: R.subtract(x, R.mean(x, axis=-2, keepdims=True)),
+     "not one of each row's columns"),
+])
+def test_what_is_not_a_row_chain_is_declined_with_the_reason(shape, body, reason):
+    from mlclab.backend.schedules.rules import RowChain
+
+    (func,) = _primfuncs(_legalized(_module([("x", shape)], body))).values()
+    sch, why = RowChain().try_schedule(func, lanes=16)
+    assert sch is None and reason in why, why
 
 
 def test_only_softmaxs_maximum_is_compared_in_partials():

@@ -24,6 +24,10 @@ the function which rule that was and why the earlier ones declined (``apply.py``
   applied once per tile, and column blocks of tiles spread over the cores.  As in a BLAS,
   matmul's B is copied one column panel at a time into contiguous memory that every row
   block then streams; for ``x @ w.T`` that copy is also the transpose (``register_tile.py``);
+* ``row_chain``: reductions of rows and the element-wise passes over the same rows
+  (softmax's max, exponentials, sum and division; a layer norm's mean, variance and
+  normalisation): every pass computed under one parallel loop over groups of a vector's rows,
+  so that a group stays in cache from the first pass to the last (``row_chain.py``);
 * ``parallel_loops``: anything else.  Spatial blocks (elementwise chains, broadcasts,
   transposes, padding) have their loop nest fused, whole SIMD vectors vectorized and the
   rest parallel; above each reduction (softmax, pooling, symbolic or prime widths) the
@@ -39,9 +43,9 @@ LLVM contracts ``a*b+c`` into a fused multiply-add on a target that has FMA (abo
 absolute for values near 1).  The blocked convolution sums its input channels block by
 block, which moves results by float32 rounding (about 1e-6 relative).  A reduction whose
 order cannot change a result (an integer max, min or sum; softmax's row maximum) runs in
-vector partials (``row_reductions._vector_partials``), with the same results.  Splits only use
-factors that divide their loop, so no loop gets a bounds predicate, and a symbolic or
-indivisible loop simply stays scalar.
+vector partials (``row_reductions.reduce_in_vector_partials``), with the same results.
+Splits only use factors that divide their loop, so no loop gets a bounds predicate, and a
+symbolic or indivisible loop simply stays scalar.
 
 Scheduling is an optimisation, never a requirement: when a rule declines or a schedule
 primitive refuses (a symbolic size, a zero-size tensor, an operator no rule was written

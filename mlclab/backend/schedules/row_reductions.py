@@ -47,7 +47,7 @@ def parallel_reduction(sch, block, lanes: int = 1) -> None:
 
 
 def _vector_partials(sch, block, lanes: int) -> bool:
-    """A row reduction whose order cannot change a result (``_order_free``) in ``lanes``
+    """A row reduction whose order cannot change a result (``order_free``) in ``lanes``
     partial results per row, one vector operation per ``lanes`` terms, then the partials
     reduced: the scalar chain of one compare per term was a third of MobileViT's softmax,
     and its safe softmax's "any finite score" check (an int8 max) the same.  False, with
@@ -55,7 +55,7 @@ def _vector_partials(sch, block, lanes: int) -> bool:
     (at least two)."""
     from tvm.tirx import IterVar
 
-    if not _order_free(sch, block) or lanes < 2:
+    if not order_free(sch, block) or lanes < 2:
         return False
     loops = list(sch.get_loops(block))
     kinds = loop_kinds(sch, block, loops)
@@ -68,17 +68,10 @@ def _vector_partials(sch, block, lanes: int) -> bool:
 
     def partials(s):
         rows = list(s.get_loops(block))[:-1]
-        _, lane = s.split(s.get_loops(block)[-1], factors=[None, lanes])
-        factored = s.rfactor(lane, len(rows))
-        if rows:  # the partials of a row computed right before they are reduced
-            row = s.fuse(*rows) if len(rows) > 1 else rows[0]
-            if parallel:  # before compute_at: the partials' block is not a reduction's form
-                s.parallel(row)
-            s.compute_at(factored, row)
-        *_, lane, over = s.get_loops(factored)
-        s.reorder(over, lane)
-        s.vectorize(lane)
-        s.decompose_reduction(factored, over)
+        row = s.fuse(*rows) if len(rows) > 1 else (rows[0] if rows else None)
+        if row is not None and parallel:  # before rfactor: its blocks are not a reduction
+            s.parallel(row)
+        reduce_in_vector_partials(s, block, row, lanes)
 
     if _refused(partials, sch):
         return False
@@ -86,7 +79,21 @@ def _vector_partials(sch, block, lanes: int) -> bool:
     return True
 
 
-def _order_free(sch, block) -> bool:
+def reduce_in_vector_partials(sch, block, row, lanes: int) -> None:
+    """The innermost (reduction) loop of ``block`` in ``lanes`` partial results per row,
+    stored along a last axis of their own so that a step is one contiguous vector, computed
+    under loop ``row`` (None: at the root) right before they are reduced."""
+    _, lane = sch.split(sch.get_loops(block)[-1], factors=[None, lanes])
+    factored = sch.rfactor(lane, len(sch.get(block).writes[0].source.shape))
+    if row is not None:
+        sch.compute_at(factored, row)
+    *_, lane, over = sch.get_loops(factored)
+    sch.reorder(over, lane)
+    sch.vectorize(lane)
+    sch.decompose_reduction(factored, over)
+
+
+def order_free(sch, block) -> bool:
     """Whether the order a reduction combines its terms in cannot change a result: an
     integer max, min or sum (exact and associative, wrapping included), or softmax's row
     maximum (``fast_math.ORDER_FREE_MAX``: see there)."""
@@ -130,7 +137,7 @@ def _row_group(sch, block, spatial, reduction, kinds):
     inner = bound_iter(sch, reduction[-1], node, bindings)
     reduced = [bound_iter(sch, loop, node, bindings) for loop in reduction]
     if inner is None or None in reduced or not all(
-            _along_row(r, inner, reduced) for r in node.reads):
+            along_row(r, inner, reduced) for r in node.reads):
         return None
     extents = [static_int(sch.get(loop).extent) for loop in spatial]
     for axis in reversed(range(len(spatial))):
@@ -190,7 +197,7 @@ def _rows_in_lanes(sch, block, spatial, reduction, lanes: int, parallel: bool) -
     sch.decompose_reduction(block, reduction[0])
 
 
-def _along_row(region, inner, reduced) -> bool:
+def along_row(region, inner, reduced) -> bool:
     """Whether an input is read along its last axis by ``inner``, or once per row (a
     layer norm's mean, read by every term of the variance)."""
     indices = [r.min for r in region.region]

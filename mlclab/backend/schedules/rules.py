@@ -16,6 +16,7 @@ from .packed_matmul import packed_width, schedule_packed_matmul
 from .padded_tile import awkward_extents, pad_and_tile
 from .pointwise import PointwiseConv2d
 from .register_tile import tile_single_reduction
+from .row_chain import schedule_row_chain
 from .rule import CPURule
 
 
@@ -116,6 +117,19 @@ class PaddedRegisterTile(CPURule):
         pad_and_tile(sch, blocks, lanes)
 
 
+class RowChain(CPURule):
+    """Reductions of rows and the element-wise passes over the same rows (softmax, layer
+    norm): every pass computed one group of rows at a time, in cache (``row_chain.py``)."""
+
+    name = "row_chain"
+
+    def is_applicable(self, func):
+        return None if _reductions(func) else "no reduction"
+
+    def schedule(self, sch, blocks, lanes):
+        schedule_row_chain(sch, blocks, lanes)
+
+
 class ParallelLoops(CPURule):
     """Anything else: spatial loops fused, vectorized and parallel; reductions with their
     spatial loops parallel and the reduction one serial loop."""
@@ -139,6 +153,7 @@ CPU_RULES = (
     PaddedRegisterTile(),
     RegisterTile(pack=True),
     RegisterTile(pack=False),
+    RowChain(),
     ParallelLoops(),
 )
 
